@@ -1,0 +1,53 @@
+// pool/backend.h: what the pool needs from a device, and nothing more. The shim implements it with
+// the CUDA driver; SimulatedBackend implements it with fake addresses for tests and replay. The
+// pool never calls CUDA itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cudapool::pool {
+
+// Outcome of a backend call that can fail. kOutOfMemory makes the pool free cached memory and
+// retry; any other failure is passed to the caller unchanged (error holds the backend's own code).
+enum class BackendStatus : std::uint8_t { kOk, kOutOfMemory, kError };
+
+struct BackendResult {
+  BackendStatus status = BackendStatus::kOk;
+  int error = 0;  // backend-specific code when status is kError (a CUresult in the shim)
+  bool ok() const { return status == BackendStatus::kOk; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Total device memory in bytes: the base of per_process_memory_fraction.
+  virtual std::size_t total_memory() const = 0;
+
+  // A new segment of `bytes` (a multiple of 2 MiB) for the pool; *ptr is its base address.
+  virtual BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) = 0;
+  // Gives a whole segment back to the device.
+  virtual void free_segment(std::uintptr_t ptr, std::size_t bytes) = 0;
+
+  // Expandable segments: address space is reserved once, then backed page by page.
+  virtual BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) = 0;
+  virtual void release_address_space(std::uintptr_t ptr, std::size_t bytes) = 0;
+  // Backs [ptr, ptr + bytes) with `bytes / page_size` new pages; all or nothing.
+  virtual BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) = 0;
+  // Unbacks [ptr, ptr + bytes), after the device is done with it.
+  virtual void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) = 0;
+
+  // Reuse fences. When a block is freed the backend may return a nonzero fence: the block is then
+  // not handed out again until fence_passed() (polled, never blocking) or fence_wait() (blocking,
+  // used when memory is short) says the device is done with it. Each fence is released once.
+  virtual std::uint64_t fence_after_free(std::uintptr_t /*ptr*/, std::size_t /*size*/,
+                                         std::uintptr_t /*stream*/) {
+    return 0;
+  }
+  virtual bool fence_passed(std::uint64_t /*fence*/) { return true; }
+  virtual void fence_wait(std::uint64_t /*fence*/) {}
+  virtual void fence_release(std::uint64_t /*fence*/) {}
+};
+
+}  // namespace cudapool::pool

@@ -1,0 +1,379 @@
+// pool/device_pool.cpp: allocation and free (see device_pool.h). Releasing memory, garbage
+// collection and reuse fences are in device_pool_release.cpp; expandable segments in
+// device_pool_expandable.cpp.
+#include "pool/device_pool.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "pool/constants.h"
+#include "pool/rounding.h"
+
+namespace cudapool::pool {
+
+namespace {
+// Requests above this are refused as out of memory before any rounding could overflow.
+constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
+}  // namespace
+
+DevicePool::DevicePool(const config::Options& options, Backend& backend, int device,
+                       EventSink* sink)
+    : options_(options),
+      backend_(backend),
+      device_(device),
+      sink_(sink),
+      small_(true, &set_nodes_),
+      large_(false, &set_nodes_) {
+  stats_.max_split_size = static_cast<std::int64_t>(options_.max_split_size);
+  set_memory_fraction(options_.per_process_memory_fraction);
+}
+
+DevicePool::~DevicePool() {
+  // Drops the bookkeeping only: device memory is the backend's to reclaim (a context teardown
+  // must not free memory through a dead context).
+  std::vector<Block*> all;
+  active_.for_each([&](std::uintptr_t, Block* b) { all.push_back(b); });
+  for (const PendingFence& p : pending_) all.push_back(p.block);
+  for (BlockPool* pool : {&small_, &large_}) {
+    all.insert(all.end(), pool->blocks.begin(), pool->blocks.end());
+    all.insert(all.end(), pool->unmapped.begin(), pool->unmapped.end());
+    pool->blocks.clear();
+    pool->unmapped.clear();
+  }
+  for (Block* b : all) destroy_cached(block_nodes_, b);
+  for (ExpandableSegment* es : expandable_segments_) delete es;
+}
+
+void DevicePool::set_memory_fraction(double fraction) {
+  allowed_memory_.reset();
+  if (fraction < 1.0) {
+    allowed_memory_ =
+        static_cast<std::size_t>(fraction * static_cast<double>(backend_.total_memory()));
+  }
+}
+
+bool DevicePool::gc_active() const {
+  return allowed_memory_.has_value() && options_.garbage_collection_threshold > 0.0;
+}
+
+void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
+                      std::uintptr_t segment, std::uintptr_t stream, bool cache_hit) {
+  if (sink_ == nullptr) return;
+  PoolEvent event;
+  event.action = action;
+  event.device = device_;
+  event.ptr = ptr;
+  event.size = size;
+  event.block_size = block_size;
+  event.segment = segment;
+  event.stream = stream;
+  event.cache_hit = cache_hit;
+  sink_->on_pool_event(event);
+}
+
+Block* DevicePool::new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream,
+                             BlockPool* pool) {
+  Block* b = make_cached<Block>(block_nodes_);
+  b->ptr = ptr;
+  b->size = size;
+  b->stream = stream;
+  b->pool = pool;
+  return b;
+}
+
+void DevicePool::delete_block(Block* block) { destroy_cached(block_nodes_, block); }
+
+void DevicePool::insert_cached(BlockPool& pool, Block* block) {
+  block->gc_count_base = pool.lookups;
+  pool.blocks.insert(block);
+}
+
+AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream) {
+  AllocResult result;
+  if (requested > kLargestRequest) {
+    stats_.num_ooms += 1;
+    emit(Action::kOom, 0, requested, 0, 0, stream);
+    result.status = AllocStatus::kOutOfMemory;
+    return result;
+  }
+  process_fences();
+
+  Request r;
+  r.size = round_size(requested, options_);
+  r.stream = stream;
+  r.pool = r.size <= kSmallSize ? &small_ : &large_;
+  r.alloc_size = segment_size_for(r.size, options_);
+  r.expandable_active = options_.expandable_segments;
+
+  bool found = get_free_block(r);
+  const bool cache_hit = found;
+  if (!found) {
+    if (gc_active()) garbage_collect_cached_blocks();
+    // PyTorch's order: a new segment; then free oversize cached blocks and retry; then free
+    // every idle segment and retry. Only out-of-memory goes on to the next step.
+    found = alloc_block(r, false);
+    if (!found && r.err.status == BackendStatus::kOutOfMemory) {
+      found = release_available_cached_blocks(r) && alloc_block(r, false);
+    }
+    if (!found && r.err.status == BackendStatus::kOutOfMemory) {
+      release_cached_blocks();
+      found = alloc_block(r, true);
+    }
+  }
+  if (!found) {
+    if (r.err.status == BackendStatus::kError) {
+      result.status = AllocStatus::kBackendError;
+      result.backend_error = r.err.error;
+      return result;
+    }
+    stats_.num_ooms += 1;
+    emit(Action::kOom, 0, requested, r.size, 0, stream);
+    result.status = AllocStatus::kOutOfMemory;
+    return result;
+  }
+
+  const bool split = should_split(r.block, r.size, r.expandable_active);
+  Block* block = take_found_block(r, requested, split);
+  emit(Action::kAlloc, block->ptr, requested, block->size, block->segment, stream, cache_hit);
+  result.ptr = block->ptr;
+  result.block_size = block->size;
+  result.cache_hit = cache_hit;
+  return result;
+}
+
+bool DevicePool::get_free_block(Request& r) {
+  BlockPool& pool = *r.pool;
+  if (gc_active()) ++pool.lookups;  // ages are counted only while GC can run
+  Block key;
+  key.stream = r.stream;
+  key.size = r.size;
+  auto it = pool.blocks.lower_bound(&key);
+  if (it == pool.blocks.end() || (*it)->stream != r.stream) return false;
+
+  if ((*it)->expandable != nullptr) {
+    if (r.expandable_active) {
+      // An expandable block counts as the size it can grow to (with the unbacked range after it).
+      auto growable = [](const Block* b) {
+        return b->size + (b->next != nullptr && !b->next->mapped ? b->next->size : 0);
+      };
+      auto next = std::next(it);
+      while ((*it)->expandable != nullptr && next != pool.blocks.end() &&
+             (*next)->stream == r.stream && growable(*next) < growable(*it)) {
+        it = next++;
+      }
+    } else {
+      do {
+        ++it;
+      } while (it != pool.blocks.end() && (*it)->expandable != nullptr &&
+               (*it)->stream == r.stream);
+      if (it == pool.blocks.end() || (*it)->stream != r.stream) return false;
+    }
+  }
+
+  const std::size_t max_split = options_.max_split_size;
+  // A request below max_split_size never takes an oversize block.
+  if (r.size < max_split && (*it)->size >= max_split) return false;
+  // An oversize request takes an oversize block only within max_non_split_rounding of its size.
+  if (r.size >= max_split && (*it)->size >= r.size + options_.max_non_split_rounding) return false;
+
+  r.block = *it;
+  pool.blocks.erase(it);
+  return true;
+}
+
+bool DevicePool::alloc_block(Request& r, bool is_retry) {
+  const std::size_t size = r.alloc_size;
+  if (is_retry) stats_.num_alloc_retries += 1;
+
+  if (allowed_memory_.has_value() && reserved_ + size > *allowed_memory_) {
+    r.err = BackendResult{BackendStatus::kOutOfMemory, 0};
+    return false;
+  }
+  if (r.expandable_active) {
+    backend_failure_ = BackendResult{};
+    r.block = try_allocate_expandable_block(r.stream, *r.pool, r.size);
+    if (r.block == nullptr) {
+      r.err = backend_failure_.ok() ? BackendResult{BackendStatus::kOutOfMemory, 0}
+                                    : backend_failure_;
+      return false;
+    }
+    r.err = BackendResult{};
+    return true;
+  }
+
+  std::uintptr_t ptr = 0;
+  const BackendResult res = backend_.allocate_segment(size, &ptr);
+  if (!res.ok()) {
+    r.err = res;
+    return false;
+  }
+  r.err = BackendResult{};
+  reserved_ += size;
+  r.block = new_block(ptr, size, r.stream, r.pool);
+  r.block->segment = ptr;
+  update(*r.pool, [&](std::size_t t) {
+    stats_.segment[t].increase(1);
+    stats_.reserved_bytes[t].increase(size);
+  });
+  if (size >= options_.max_split_size) stats_.oversize_segments.increase(1);
+  stats_.num_device_alloc += 1;
+  emit(Action::kSegmentAlloc, ptr, size, size, ptr, r.stream);
+  return true;
+}
+
+bool DevicePool::should_split(const Block* block, std::size_t size,
+                              bool expandable_active) const {
+  const std::size_t remaining = block->size - size;
+  if (block->pool->is_small || expandable_active) return remaining >= kMinBlockSize;
+  return size < options_.max_split_size && remaining > kSmallSize;
+}
+
+Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool split_remainder) {
+  Block* block = r.block;
+  BlockPool& pool = *r.pool;
+  const bool already_split = block->is_split();
+
+  if (split_remainder) {
+    Block* remaining = block;
+    block = new_block(remaining->ptr, r.size, r.stream, &pool);
+    block->segment = remaining->segment;
+    block->expandable = remaining->expandable;
+    block->prev = remaining->prev;
+    if (block->prev != nullptr) block->prev->next = block;
+    block->next = remaining;
+    remaining->prev = block;
+    remaining->ptr += r.size;
+    remaining->size -= r.size;
+    insert_cached(pool, remaining);
+
+    if (block->expandable == nullptr) {
+      if (already_split) {
+        // An already split free block shrinks by the bytes handed out.
+        update(pool, [&](std::size_t t) { stats_.inactive_split_bytes[t].decrease(block->size); });
+      } else {
+        // A whole segment is split for the first time: its remainder is inactive split memory.
+        update(pool, [&](std::size_t t) {
+          stats_.inactive_split_bytes[t].increase(remaining->size);
+          stats_.inactive_split[t].increase(1);
+        });
+      }
+    }
+  } else if (already_split && block->expandable == nullptr) {
+    update(pool, [&](std::size_t t) {
+      stats_.inactive_split_bytes[t].decrease(block->size);
+      stats_.inactive_split[t].decrease(1);
+    });
+  }
+
+  block->allocated = true;
+  block->requested_size = requested;
+  active_.insert(block->ptr, block);
+  update(pool, [&](std::size_t t) {
+    stats_.allocation[t].increase(1);
+    stats_.allocated_bytes[t].increase(block->size);
+    stats_.active[t].increase(1);
+    stats_.active_bytes[t].increase(block->size);
+    stats_.requested_bytes[t].increase(requested);
+  });
+  if (block->size >= options_.max_split_size) stats_.oversize_allocations.increase(1);
+  return block;
+}
+
+FreeStatus DevicePool::free(std::uintptr_t ptr) {
+  Block* block = active_.erase(ptr);
+  if (block == nullptr) return FreeStatus::kNotOwned;
+  block->allocated = false;
+  update(*block->pool, [&](std::size_t t) {
+    stats_.allocation[t].decrease(1);
+    stats_.allocated_bytes[t].decrease(block->size);
+  });
+  emit(Action::kFreeRequested, block->ptr, block->requested_size, block->size, block->segment,
+       block->stream);
+  if (block->size >= options_.max_split_size) stats_.oversize_allocations.decrease(1);
+
+  const std::uint64_t fence = backend_.fence_after_free(block->ptr, block->size, block->stream);
+  if (fence != 0) {
+    block->fence = fence;
+    pending_.push_back(PendingFence{fence, block});
+  } else {
+    free_block(block);
+  }
+  return FreeStatus::kOk;
+}
+
+void DevicePool::free_block(Block* block) {
+  emit(Action::kFreeCompleted, block->ptr, block->requested_size, block->size, block->segment,
+       block->stream);
+  const std::size_t original_size = block->size;
+  const std::size_t requested = block->requested_size;
+  BlockPool& pool = *block->pool;
+
+  std::int64_t net_split_blocks = 0;
+  std::int64_t net_split_bytes = 0;
+  for (Block* candidate : {block->prev, block->next}) {
+    const std::size_t subsumed = try_merge_blocks(block, candidate, pool);
+    if (subsumed > 0) {
+      net_split_blocks -= 1;
+      net_split_bytes -= static_cast<std::int64_t>(subsumed);
+    }
+  }
+  block->requested_size = 0;
+  insert_cached(pool, block);
+  if (block->is_split()) {
+    net_split_blocks += 1;
+    net_split_bytes += static_cast<std::int64_t>(block->size);
+  }
+
+  update(pool, [&](std::size_t t) {
+    // Expandable segments are left out of inactive_split, as in PyTorch: their free pages can
+    // always be released.
+    if (block->expandable == nullptr) {
+      if (net_split_blocks > 0) stats_.inactive_split[t].increase(static_cast<std::size_t>(net_split_blocks));
+      if (net_split_blocks < 0) stats_.inactive_split[t].decrease(static_cast<std::size_t>(-net_split_blocks));
+      if (net_split_bytes > 0) stats_.inactive_split_bytes[t].increase(static_cast<std::size_t>(net_split_bytes));
+      if (net_split_bytes < 0) stats_.inactive_split_bytes[t].decrease(static_cast<std::size_t>(-net_split_bytes));
+    }
+    stats_.active[t].decrease(1);
+    stats_.active_bytes[t].decrease(original_size);
+    stats_.requested_bytes[t].decrease(requested);
+  });
+}
+
+std::size_t DevicePool::try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+  if (src == nullptr || src->allocated || src->fence != 0 || dst->mapped != src->mapped) return 0;
+  // Take src out of its set while its key fields are intact.
+  if (src->mapped) {
+    erase_block(pool.blocks, src);
+  } else {
+    erase_block(pool.unmapped, src);
+  }
+  if (dst->prev == src) {  // [src dst]
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev != nullptr) dst->prev->next = dst;
+  } else {  // [dst src]
+    dst->next = src->next;
+    if (dst->next != nullptr) dst->next->prev = dst;
+  }
+  const std::size_t subsumed = src->size;
+  dst->size += subsumed;
+  delete_block(src);
+  return subsumed;
+}
+
+std::size_t DevicePool::idle_cached_bytes() const {
+  const std::size_t all = static_cast<std::size_t>(StatType::kAll);
+  return static_cast<std::size_t>(stats_.reserved_bytes[all].current -
+                                  stats_.active_bytes[all].current);
+}
+
+void DevicePool::for_each_block(const std::function<void(const Block&)>& fn) const {
+  active_.for_each([&](std::uintptr_t, const Block* b) { fn(*b); });
+  for (const PendingFence& p : pending_) fn(*p.block);
+  for (const BlockPool* pool : {&small_, &large_}) {
+    for (const Block* b : pool->blocks) fn(*b);
+    for (const Block* b : pool->unmapped) fn(*b);
+  }
+}
+
+}  // namespace cudapool::pool

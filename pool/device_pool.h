@@ -1,0 +1,192 @@
+// pool/device_pool.h: one device's caching allocator, with PyTorch 2.11 CUDACachingAllocator's
+// policy (rounding, small/large pools, best fit, splitting, merging, oversize blocks, garbage
+// collection, memory fraction, expandable segments, the retry order on out-of-memory, statistics).
+// Not thread-safe: the caller serializes calls (the shim holds a lock per device). No CUDA, no
+// environment, no I/O: device memory comes from a Backend, events go to an optional EventSink.
+// The rules and where they come from: docs/pool-policy.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "config/options.h"
+#include "pool/backend.h"
+#include "pool/block.h"
+#include "pool/events.h"
+#include "pool/node_cache.h"
+#include "pool/ptr_map.h"
+#include "pool/stats.h"
+
+namespace cudapool::pool {
+
+struct BlockBySize {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->ptr < b->ptr;
+  }
+};
+
+struct BlockByAddress {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    return a->ptr < b->ptr;
+  }
+};
+
+// Erases one block from an ordered set with a single descent (set::erase(key) makes two).
+template <class Set>
+void erase_block(Set& set, Block* block) {
+  auto it = set.find(block);
+  if (it != set.end()) set.erase(it);
+}
+
+using SizeOrderedBlocks = std::set<Block*, BlockBySize, CachingAllocator<Block*>>;
+using AddressOrderedBlocks = std::set<Block*, BlockByAddress, CachingAllocator<Block*>>;
+
+// The cached blocks of one pool (small or large).
+struct BlockPool {
+  BlockPool(bool small, NodeCache* nodes)
+      : blocks(BlockBySize{}, CachingAllocator<Block*>(nodes)),
+        unmapped(BlockByAddress{}, CachingAllocator<Block*>(nodes)),
+        is_small(small) {}
+
+  SizeOrderedBlocks blocks;        // free, mapped blocks: best fit by (stream, size, address)
+  AddressOrderedBlocks unmapped;   // unbacked ranges of expandable segments
+  const bool is_small;
+  std::int64_t lookups = 0;        // cache lookups counted for garbage-collection ages
+};
+
+// Address space reserved for one expandable segment, backed page by page.
+struct ExpandableSegment {
+  std::uintptr_t base = 0;
+  std::size_t page_size = 0;   // 2 MiB (small pool) or large_segment_size (large pool)
+  std::size_t pages = 0;       // capacity in pages
+  std::uintptr_t stream = 0;
+  std::vector<bool> backed;    // one entry per page
+  std::size_t size() const { return pages * page_size; }
+};
+
+enum class AllocStatus : std::uint8_t { kOk, kOutOfMemory, kBackendError };
+
+struct AllocResult {
+  std::uintptr_t ptr = 0;
+  AllocStatus status = AllocStatus::kOk;
+  int backend_error = 0;     // with kBackendError
+  std::size_t block_size = 0;
+  bool cache_hit = false;
+};
+
+enum class FreeStatus : std::uint8_t { kOk, kNotOwned };
+
+class DevicePool {
+ public:
+  DevicePool(const config::Options& options, Backend& backend, int device = 0,
+             EventSink* sink = nullptr);
+  ~DevicePool();
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+
+  // A block of at least `size` bytes usable on `stream`. Callers reject size 0 before this
+  // (PyTorch hands out nothing for 0; the driver answers CUDA_ERROR_INVALID_VALUE).
+  AllocResult malloc(std::size_t size, std::uintptr_t stream = 0);
+  // Frees the block that starts at `ptr`; kNotOwned when no allocated block starts there.
+  FreeStatus free(std::uintptr_t ptr);
+  // Gives every idle segment back to the device (waiting for pending reuse fences first).
+  void empty_cache();
+
+  // PyTorch's setMemoryFraction: caps reserved memory at fraction * total memory (1 = no cap).
+  void set_memory_fraction(double fraction);
+  std::optional<std::size_t> allowed_memory() const { return allowed_memory_; }
+
+  const DeviceStats& stats() const { return stats_; }
+  const config::Options& options() const { return options_; }
+  int device() const { return device_; }
+  std::size_t reserved_bytes() const { return reserved_; }
+  // Bytes held in the cache and free for the program (idle cached blocks).
+  std::size_t idle_cached_bytes() const;
+  // The allocated block starting at ptr, or nullptr.
+  const Block* find_allocated(std::uintptr_t ptr) const { return active_.find(ptr); }
+  // Every block of every segment, for checks and snapshots: fn(block).
+  void for_each_block(const std::function<void(const Block&)>& fn) const;
+  std::size_t pending_fences() const { return pending_.size(); }
+
+ private:
+  // One malloc in progress (PyTorch's AllocParams).
+  struct Request {
+    std::size_t size = 0;  // rounded request
+    std::uintptr_t stream = 0;
+    BlockPool* pool = nullptr;
+    std::size_t alloc_size = 0;  // size of a new segment for it
+    bool expandable_active = false;
+    Block* block = nullptr;  // the block found or made
+    BackendResult err;
+  };
+
+  // malloc steps, in PyTorch's order.
+  bool get_free_block(Request& r);
+  bool alloc_block(Request& r, bool is_retry);
+  bool release_available_cached_blocks(const Request& r);
+  void release_cached_blocks();
+  void garbage_collect_cached_blocks();
+  Block* take_found_block(Request& r, std::size_t requested, bool split_remainder);
+  bool should_split(const Block* block, std::size_t size, bool expandable_active) const;
+
+  // free steps.
+  void free_block(Block* block);
+  std::size_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
+  void release_block(Block* block);
+  void release_blocks(BlockPool& pool);
+
+  // reuse fences.
+  void process_fences();
+  void wait_all_fences();
+
+  // expandable segments.
+  Block* find_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
+  bool map_block(Block* to_map, std::size_t size);
+  Block* try_allocate_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
+  void unmap_block(Block* block);
+  void release_expandable_segment(Block* block);
+
+  void insert_cached(BlockPool& pool, Block* block);
+  Block* new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream, BlockPool* pool);
+  void delete_block(Block* block);
+  // Applies fn to the device-wide statistics index and to the index of the block's pool.
+  template <class Fn>
+  void update(const BlockPool& pool, Fn&& fn) {
+    fn(static_cast<std::size_t>(StatType::kAll));
+    fn(static_cast<std::size_t>(pool.is_small ? StatType::kSmallPool : StatType::kLargePool));
+  }
+  void emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
+            std::uintptr_t segment, std::uintptr_t stream, bool cache_hit = false);
+  bool gc_active() const;
+
+  config::Options options_;
+  Backend& backend_;
+  int device_;
+  EventSink* sink_;
+
+  NodeCache block_nodes_;  // Block objects
+  NodeCache set_nodes_;    // std::set nodes (declared before the sets that use it)
+  BlockPool small_;
+  BlockPool large_;
+  PtrMap active_;          // allocated blocks by address
+  struct PendingFence {
+    std::uint64_t fence;
+    Block* block;
+  };
+  std::vector<PendingFence> pending_;
+  std::vector<ExpandableSegment*> expandable_segments_;
+
+  std::size_t reserved_ = 0;  // PyTorch's total_allocated_memory
+  std::optional<std::size_t> allowed_memory_;
+  BackendResult backend_failure_;  // a non-OOM failure inside an expandable-segment step
+  DeviceStats stats_;
+};
+
+}  // namespace cudapool::pool

@@ -1,0 +1,43 @@
+// pool/events.h: what the pool reports as it works, named as in PyTorch's memory-snapshot trace.
+// The pool calls an EventSink synchronously under its lock; a sink must be cheap (log/ copies the
+// event into a buffer and formats it on another thread). No sink, no cost.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cudapool::pool {
+
+enum class Action : std::uint8_t {
+  kAlloc,          // a block was handed to the program
+  kFreeRequested,  // the program freed a block
+  kFreeCompleted,  // the block went back to the cache (after its reuse fence, if any)
+  kSegmentAlloc,   // a new segment was taken from the device
+  kSegmentFree,    // a segment was given back to the device
+  kSegmentMap,     // pages of an expandable segment were backed
+  kSegmentUnmap,   // pages of an expandable segment were given back
+  kOom,            // a request failed: out of memory
+  kEmptyCache,     // every idle segment was given back on request
+};
+
+std::string_view action_name(Action action);
+
+struct PoolEvent {
+  Action action = Action::kAlloc;
+  int device = 0;
+  std::uintptr_t ptr = 0;
+  std::size_t size = 0;        // requested bytes (segment bytes for segment events)
+  std::size_t block_size = 0;  // rounded size of the block, where a block is involved
+  std::uintptr_t segment = 0;  // base of the segment holding the block
+  std::uintptr_t stream = 0;
+  bool cache_hit = false;      // kAlloc: served from cached memory without a device allocation
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_pool_event(const PoolEvent& event) = 0;
+};
+
+}  // namespace cudapool::pool

@@ -1,0 +1,114 @@
+// pool/simulated_backend.cpp: see simulated_backend.h.
+#include "pool/simulated_backend.h"
+
+namespace cudapool::pool {
+
+namespace {
+constexpr std::uintptr_t kRangeAlignment = 2 * 1024 * 1024;
+}
+
+SimulatedBackend::SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address)
+    : capacity_(device_memory), next_address_(first_address) {}
+
+bool SimulatedBackend::take(std::size_t bytes) {
+  if (bytes > capacity_ - in_use_) return false;
+  in_use_ += bytes;
+  if (in_use_ > peak_in_use_) peak_in_use_ = in_use_;
+  return true;
+}
+
+std::uintptr_t SimulatedBackend::next_range(std::size_t bytes) {
+  const std::uintptr_t ptr = next_address_;
+  // Leave a gap so that no two ranges touch: a merge across segments would show as a bug.
+  next_address_ += (bytes + 2 * kRangeAlignment - 1) / kRangeAlignment * kRangeAlignment;
+  return ptr;
+}
+
+BackendResult SimulatedBackend::forced_failure() {
+  if (forced_failures_ == 0) return BackendResult{};
+  --forced_failures_;
+  return forced_result_;
+}
+
+BackendResult SimulatedBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
+  if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
+  if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
+  *ptr = next_range(bytes);
+  segments_[*ptr] = bytes;
+  ++segment_allocs_;
+  return BackendResult{};
+}
+
+void SimulatedBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
+  auto it = segments_.find(ptr);
+  if (it == segments_.end() || it->second != bytes) {
+    ++misuse_;
+    return;
+  }
+  segments_.erase(it);
+  in_use_ -= bytes;
+  ++segment_frees_;
+}
+
+BackendResult SimulatedBackend::reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) {
+  *ptr = next_range(bytes);
+  reservations_[*ptr] = bytes;
+  return BackendResult{};
+}
+
+void SimulatedBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
+  auto it = reservations_.find(ptr);
+  if (it == reservations_.end() || it->second != bytes) {
+    ++misuse_;
+    return;
+  }
+  // Every page inside must have been unbacked first.
+  auto page = pages_.lower_bound(ptr);
+  if (page != pages_.end() && *page < ptr + bytes) ++misuse_;
+  reservations_.erase(it);
+}
+
+BackendResult SimulatedBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
+                                          std::size_t page_size) {
+  if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
+  if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
+  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+    if (!pages_.insert(p).second) ++misuse_;
+  }
+  return BackendResult{};
+}
+
+void SimulatedBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
+  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+    if (pages_.erase(p) == 0) ++misuse_;
+  }
+  in_use_ -= bytes;
+}
+
+std::uint64_t SimulatedBackend::fence_after_free(std::uintptr_t, std::size_t, std::uintptr_t) {
+  if (!fences_enabled_) return 0;
+  const std::uint64_t fence = next_fence_++;
+  live_fences_.insert(fence);
+  return fence;
+}
+
+bool SimulatedBackend::fence_passed(std::uint64_t fence) {
+  if (live_fences_.count(fence) == 0) ++misuse_;
+  return fences_complete_;
+}
+
+void SimulatedBackend::fence_wait(std::uint64_t fence) {
+  if (live_fences_.count(fence) == 0) ++misuse_;
+  ++fences_waited_;
+}
+
+void SimulatedBackend::fence_release(std::uint64_t fence) {
+  if (live_fences_.erase(fence) == 0) ++misuse_;
+}
+
+void SimulatedBackend::fail_next_allocations(int count, BackendStatus status, int error) {
+  forced_failures_ = count;
+  forced_result_ = BackendResult{status, error};
+}
+
+}  // namespace cudapool::pool

@@ -1,0 +1,78 @@
+// pool/simulated_backend.h: a Backend with fake device addresses and a device of a chosen size, so
+// the pool runs on a CPU (tests, cudapool-replay). It models only capacity: an allocation or a page
+// mapping fails with out-of-memory when it would take more bytes than the device has. Addresses are
+// never reused. Tests can also force failures and fences.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include "pool/backend.h"
+
+namespace cudapool::pool {
+
+class SimulatedBackend : public Backend {
+ public:
+  explicit SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address = 0x7f0000000000);
+
+  std::size_t total_memory() const override { return capacity_; }
+  BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
+  void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
+  BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
+  void release_address_space(std::uintptr_t ptr, std::size_t bytes) override;
+  BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
+  void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
+
+  std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
+                                 std::uintptr_t stream) override;
+  bool fence_passed(std::uint64_t fence) override;
+  void fence_wait(std::uint64_t fence) override;
+  void fence_release(std::uint64_t fence) override;
+
+  // Device bytes in use (segments plus backed pages) and their high-water mark.
+  std::size_t in_use() const { return in_use_; }
+  std::size_t peak_in_use() const { return peak_in_use_; }
+  std::size_t live_segments() const { return segments_.size(); }
+  std::size_t live_reservations() const { return reservations_.size(); }
+  std::size_t backed_pages() const { return pages_.size(); }
+  std::uint64_t segment_allocs() const { return segment_allocs_; }
+  std::uint64_t segment_frees() const { return segment_frees_; }
+
+  // Test controls.
+  void fail_next_allocations(int count, BackendStatus status = BackendStatus::kOutOfMemory,
+                             int error = 0);
+  void set_fences(bool enabled) { fences_enabled_ = enabled; }
+  void complete_fences() { fences_complete_ = true; }
+  void hold_fences() { fences_complete_ = false; }
+  std::size_t live_fences() const { return live_fences_.size(); }
+  std::uint64_t fences_waited() const { return fences_waited_; }
+  // Calls that were inconsistent (a free of an unknown segment, a double map...): must stay 0.
+  std::uint64_t misuse() const { return misuse_; }
+
+ private:
+  bool take(std::size_t bytes);
+  std::uintptr_t next_range(std::size_t bytes);
+  BackendResult forced_failure();
+
+  std::size_t capacity_;
+  std::uintptr_t next_address_;
+  std::size_t in_use_ = 0;
+  std::size_t peak_in_use_ = 0;
+  std::map<std::uintptr_t, std::size_t> segments_;
+  std::map<std::uintptr_t, std::size_t> reservations_;
+  std::set<std::uintptr_t> pages_;
+  std::uint64_t segment_allocs_ = 0;
+  std::uint64_t segment_frees_ = 0;
+  int forced_failures_ = 0;
+  BackendResult forced_result_;
+  bool fences_enabled_ = false;
+  bool fences_complete_ = false;
+  std::uint64_t next_fence_ = 1;
+  std::set<std::uint64_t> live_fences_;
+  std::uint64_t fences_waited_ = 0;
+  std::uint64_t misuse_ = 0;
+};
+
+}  // namespace cudapool::pool

@@ -1,0 +1,64 @@
+// pool/stats.h: the allocator statistics, one struct per device, with the meaning and the names of
+// PyTorch's torch.cuda.memory_stats(). Defined once here; printed as a table by summary.h and as
+// flat name/value pairs by for_each_stat().
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace cudapool::pool {
+
+struct Stat {
+  std::int64_t current = 0;
+  std::int64_t peak = 0;
+  std::int64_t allocated = 0;  // total ever added
+  std::int64_t freed = 0;      // total ever removed
+
+  void increase(std::size_t amount) {
+    current += static_cast<std::int64_t>(amount);
+    if (current > peak) peak = current;
+    allocated += static_cast<std::int64_t>(amount);
+  }
+  void decrease(std::size_t amount) {
+    current -= static_cast<std::int64_t>(amount);
+    freed += static_cast<std::int64_t>(amount);
+  }
+  void reset_peak() { peak = current; }
+  void reset_accumulated() { allocated = freed = 0; }
+};
+
+// Index of a StatArray: the whole device, or one of the two pools.
+enum class StatType : std::uint8_t { kAll = 0, kSmallPool = 1, kLargePool = 2 };
+inline constexpr std::size_t kStatTypes = 3;
+using StatArray = std::array<Stat, kStatTypes>;
+
+struct DeviceStats {
+  StatArray allocation;            // blocks handed to the program
+  StatArray segment;               // device allocations (cudaMalloc) held
+  StatArray active;                // blocks allocated or waiting on a reuse fence
+  StatArray inactive_split;        // free blocks inside partly used segments
+  StatArray allocated_bytes;
+  StatArray reserved_bytes;        // bytes of device memory held
+  StatArray active_bytes;
+  StatArray inactive_split_bytes;  // "non-releasable" memory
+  StatArray requested_bytes;       // bytes the program asked for (before rounding)
+
+  std::int64_t num_alloc_retries = 0;
+  std::int64_t num_ooms = 0;
+  std::int64_t num_sync_all_streams = 0;
+  std::int64_t num_device_alloc = 0;
+  std::int64_t num_device_free = 0;
+  Stat oversize_allocations;
+  Stat oversize_segments;
+  std::int64_t max_split_size = 0;  // as PyTorch reports it: -1 when unlimited
+};
+
+// Calls fn(name, value) for every statistic under its torch.cuda.memory_stats() name, in
+// PyTorch's (sorted) order, e.g. "allocated_bytes.all.peak".
+void for_each_stat(const DeviceStats& stats,
+                   const std::function<void(std::string_view, std::int64_t)>& fn);
+
+}  // namespace cudapool::pool

@@ -1,0 +1,112 @@
+// tools/replay/log_event.cpp: see log_event.h.
+#include "tools/replay/log_event.h"
+
+#include <nlohmann/json.hpp>
+
+#include "tools/replay/flat_json.h"
+
+namespace cudapool::replay {
+
+namespace {
+
+bool parse_header(std::string_view line, LogHeader& header, std::string& problem) {
+  const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    problem = "header is not valid JSON";
+    return false;
+  }
+  header.schema = json.value("schema", "");
+  if (auto it = json.find("conf"); it != json.end() && it->is_string()) {
+    header.conf = it->get<std::string>();
+  }
+  if (auto it = json.find("devices"); it != json.end() && it->is_array()) {
+    for (const auto& dev : *it) {
+      if (!dev.is_object()) continue;
+      const auto id = dev.find("id");
+      const auto total = dev.find("total_memory");
+      if (id != dev.end() && id->is_number_integer() && total != dev.end() &&
+          total->is_number_unsigned()) {
+        header.device_memory[id->get<int>()] = total->get<std::uint64_t>();
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
+  ParsedLine out;
+  bool blank = true;
+  for (const char c : line) {
+    if (c != ' ' && c != '\t' && c != '\r') {
+      blank = false;
+      break;
+    }
+  }
+  if (blank) return out;
+
+  std::string_view action, schema;
+  std::optional<std::uint64_t> ptr, size, stream, dev;
+  bool bad_number = false;
+  const bool ok = scan_flat_object(line, [&](const JsonField& f) {
+    if (f.key == "action" && f.kind == JsonKind::kString) {
+      action = f.value;
+    } else if (f.key == "schema" && f.kind == JsonKind::kString) {
+      schema = f.value;
+    } else if (f.key == "ptr") {
+      ptr = parse_unsigned(f);
+      bad_number |= !ptr;
+    } else if (f.key == "size") {
+      size = parse_unsigned(f);
+      bad_number |= !size;
+    } else if (f.key == "stream") {
+      stream = parse_unsigned(f);
+    } else if (f.key == "dev") {
+      dev = parse_unsigned(f);
+      bad_number |= !dev;
+    }
+  });
+  if (!ok) {
+    out.kind = LineKind::kMalformed;
+    out.problem = "not a JSON object";
+    return out;
+  }
+  if (schema.substr(0, 13) == "cudapool.log/") {
+    out.kind = LineKind::kHeader;
+    LogHeader scratch;
+    if (!parse_header(line, header != nullptr ? *header : scratch, out.problem)) {
+      out.kind = LineKind::kMalformed;
+    }
+    return out;
+  }
+
+  out.kind = LineKind::kEvent;
+  LogEvent& e = out.event;
+  if (action == "alloc") {
+    e.kind = EventKind::kAlloc;
+  } else if (action == "free_requested") {
+    e.kind = EventKind::kFree;
+  } else if (action == "oom") {
+    e.kind = EventKind::kOom;
+  } else if (action == "empty_cache") {
+    e.kind = EventKind::kEmptyCache;
+  } else {
+    return out;  // another action (or none): skipped
+  }
+  const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree;
+  const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom;
+  if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16)) {
+    out.kind = LineKind::kMalformed;
+    out.problem = std::string(action) + " event without a valid " +
+                  (needs_ptr && !ptr ? "ptr" : needs_size && !size ? "size" : "number");
+    return out;
+  }
+  e.ptr = ptr.value_or(0);
+  e.size = size.value_or(0);
+  e.stream = stream.value_or(0);
+  e.device = static_cast<int>(dev.value_or(0));
+  return out;
+}
+
+}  // namespace cudapool::replay

@@ -1,0 +1,42 @@
+// tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
+// the header (conf string, device memory) and the events alloc, free_requested, oom and
+// empty_cache. Everything else is classified as "other" and skipped. Format: docs/log-format.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cudapool::replay {
+
+struct LogHeader {
+  std::string schema;
+  std::optional<std::string> conf;           // the conf string the logged process used
+  std::map<int, std::uint64_t> device_memory;  // device id -> total memory in bytes
+};
+
+enum class EventKind : std::uint8_t { kAlloc, kFree, kOom, kEmptyCache, kOther };
+
+struct LogEvent {
+  EventKind kind = EventKind::kOther;
+  int device = 0;
+  std::uint64_t ptr = 0;
+  std::uint64_t size = 0;
+  std::uint64_t stream = 0;
+};
+
+enum class LineKind : std::uint8_t { kEvent, kHeader, kBlank, kMalformed };
+
+struct ParsedLine {
+  LineKind kind = LineKind::kBlank;
+  LogEvent event;
+  std::string problem;  // why a line is malformed
+};
+
+// Parses one line. A header is an object whose "schema" starts with "cudapool.log/"; it is parsed
+// into *header when header is not null.
+ParsedLine parse_log_line(std::string_view line, LogHeader* header);
+
+}  // namespace cudapool::replay

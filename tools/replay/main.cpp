@@ -1,0 +1,112 @@
+// tools/replay/main.cpp: the cudapool-replay command line. Usage: see kUsage.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "tools/replay/replayer.h"
+#include "tools/replay/report.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cudapool-replay [--conf STRING] [--device-memory BYTES] [--json] LOG\n"
+    "  Replays the alloc/free events of a cudapool.log/1 file (LOG, or - for stdin) through\n"
+    "  the pool with a simulated device and prints the memory summary (or, with --json, one\n"
+    "  JSON object with torch.cuda.memory_stats() names).\n"
+    "  --conf STRING         pool settings (default: the conf string in the log header)\n"
+    "  --device-memory BYTES simulated device size (suffixes K, M, G, T: binary; default:\n"
+    "                        the log header's, else 80G)\n";
+
+bool parse_bytes(const std::string& text, std::uint64_t& out) {
+  if (text.empty()) return false;
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &used, 10);
+  } catch (...) {
+    return false;
+  }
+  if (text[0] == '-') return false;
+  std::string suffix = text.substr(used);
+  unsigned shift = 0;
+  if (suffix == "K" || suffix == "KiB") shift = 10;
+  else if (suffix == "M" || suffix == "MiB") shift = 20;
+  else if (suffix == "G" || suffix == "GiB") shift = 30;
+  else if (suffix == "T" || suffix == "TiB") shift = 40;
+  else if (!suffix.empty()) return false;
+  if (shift != 0 && value > (~0ull >> shift)) return false;
+  out = value << shift;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cudapool::replay::ReplaySettings settings;
+  bool json = false;
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name) -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cudapool-replay: %s needs a value\n%s", name, kUsage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--conf") {
+      settings.conf = value("--conf");
+    } else if (arg == "--device-memory") {
+      const std::string text = value("--device-memory");
+      std::uint64_t bytes = 0;
+      if (!parse_bytes(text, bytes) || bytes == 0) {
+        std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n",
+                     text.c_str());
+        return 2;
+      }
+      settings.device_memory = bytes;
+    } else if (arg != "-" && arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "cudapool-replay: unknown option %s\n%s", arg.c_str(), kUsage);
+      return 2;
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      std::fprintf(stderr, "cudapool-replay: one LOG only\n%s", kUsage);
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+
+  cudapool::replay::Replayer replayer(settings);
+  const auto start = std::chrono::steady_clock::now();
+  if (path == "-") {
+    std::ios::sync_with_stdio(false);
+    replayer.feed_stream(std::cin);
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "cudapool-replay: cannot open %s: %s\n", path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+    replayer.feed_stream(in);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& d : replayer.conf_diagnostics()) std::fprintf(stderr, "%s\n", d.c_str());
+  const std::string out = json ? cudapool::replay::json_report(replayer, seconds)
+                               : cudapool::replay::text_report(replayer, seconds);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}

@@ -1,0 +1,209 @@
+// tools/replay/replayer.cpp: see replayer.h.
+#include "tools/replay/replayer.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "config/parse.h"
+
+namespace cudapool::replay {
+
+namespace {
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+}  // namespace
+
+Replayer::Replayer(ReplaySettings settings) : settings_(std::move(settings)) {}
+
+void Replayer::settle_conf() {
+  // The conf is fixed by the first event: the header (if any) comes before it.
+  if (conf_settled_) return;
+  conf_settled_ = true;
+  if (settings_.conf) {
+    conf_ = *settings_.conf;
+    conf_origin_ = "--conf";
+  } else if (header_.conf) {
+    conf_ = *header_.conf;
+    conf_origin_ = "log header";
+  } else {
+    conf_origin_ = "default";
+  }
+  const config::ParseResult parsed = config::parse_conf(conf_);
+  options_ = parsed.options;
+  for (const auto& d : parsed.diagnostics) conf_diagnostics_.push_back(d.message());
+}
+
+Replayer::Device& Replayer::device(int id) {
+  if (id == last_device_id_) return *last_device_;
+  auto it = devices_.find(id);
+  if (it != devices_.end()) {
+    last_device_id_ = id;
+    last_device_ = &it->second;
+    return it->second;
+  }
+  std::uint64_t memory = kDefaultDeviceMemory;
+  if (settings_.device_memory) {
+    memory = *settings_.device_memory;
+  } else if (auto h = header_.device_memory.find(id); h != header_.device_memory.end()) {
+    memory = h->second;
+  }
+  Device& d = devices_[id];
+  // Distinct address ranges per device, so a pointer shows which device it came from.
+  const std::uintptr_t base = 0x100000000000ull + static_cast<std::uintptr_t>(id) * 0x10000000000000ull;
+  d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
+  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id);
+  last_device_id_ = id;
+  last_device_ = &d;
+  return d;
+}
+
+void Replayer::problem(std::uint64_t line_number, std::string what) {
+  if (problems_.size() < kMaxProblemsKept) problems_.push_back(Problem{line_number, std::move(what)});
+}
+
+void Replayer::feed(std::uint64_t line_number, std::string_view line) {
+  ++counts_.lines;
+  const ParsedLine parsed = parse_log_line(line, &header_);
+  switch (parsed.kind) {
+    case LineKind::kBlank:
+      ++counts_.blank_lines;
+      return;
+    case LineKind::kHeader:
+      ++counts_.other_lines;
+      if (conf_settled_) problem(line_number, "a second header after events: ignored");
+      return;
+    case LineKind::kMalformed:
+      ++counts_.malformed_lines;
+      problem(line_number, "malformed line: " + parsed.problem);
+      return;
+    case LineKind::kEvent:
+      if (parsed.event.kind == EventKind::kOther) {
+        ++counts_.other_lines;
+        return;
+      }
+      settle_conf();
+      apply(line_number, parsed.event);
+      return;
+  }
+}
+
+void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
+  Device& d = device(e.device);
+  switch (e.kind) {
+    case EventKind::kAlloc: {
+      ++counts_.allocs;
+      if (e.size == 0) {
+        ++counts_.zero_size_allocs;
+        return;
+      }
+      if (e.ptr == ~std::uint64_t{0}) {
+        ++counts_.malformed_lines;
+        problem(line_number, "alloc of the reserved pointer 0xffffffffffffffff: skipped");
+        return;
+      }
+      if (d.live.contains(e.ptr)) {
+        ++counts_.duplicate_allocs;
+        problem(line_number, "alloc of " + hex(e.ptr) + ", which is still allocated: skipped");
+        return;
+      }
+      ++counts_.events_replayed;
+      d.failed.erase(e.ptr);
+      const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
+      if (r.status == pool::AllocStatus::kOk) {
+        d.live.insert(e.ptr, r.ptr);
+      } else {
+        ++counts_.failed_allocs;
+        d.failed.insert(e.ptr, 1);
+      }
+      return;
+    }
+    case EventKind::kFree: {
+      ++counts_.frees;
+      const std::uint64_t ours = e.ptr == ~std::uint64_t{0} ? 0 : d.live.erase(e.ptr);
+      if (ours == 0) {
+        if (e.ptr != ~std::uint64_t{0} && d.failed.erase(e.ptr) != 0) {
+          ++counts_.frees_of_failed_allocs;
+        } else {
+          ++counts_.unknown_frees;
+          problem(line_number, "free of " + hex(e.ptr) + ", which is not allocated");
+        }
+        return;
+      }
+      ++counts_.events_replayed;
+      d.pool->free(ours);
+      return;
+    }
+    case EventKind::kOom: {
+      ++counts_.oom_events;
+      ++counts_.events_replayed;
+      if (e.size == 0) return;
+      const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
+      if (r.status == pool::AllocStatus::kOk) {
+        // The simulated device had room where the real one did not: note it and give it back.
+        ++counts_.oom_not_reproduced;
+        problem(line_number, "oom of " + std::to_string(e.size) + " bytes not reproduced");
+        d.pool->free(r.ptr);
+      }
+      return;
+    }
+    case EventKind::kEmptyCache:
+      ++counts_.empty_cache_events;
+      ++counts_.events_replayed;
+      d.pool->empty_cache();
+      return;
+    case EventKind::kOther:
+      return;
+  }
+}
+
+void Replayer::feed_stream(std::istream& in) {
+  std::string buffer(1 << 20, '\0');
+  std::string carry;
+  std::uint64_t line_number = 0;
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::size_t got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    std::string_view chunk(buffer.data(), got);
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t nl = chunk.find('\n', start);
+      if (nl == std::string_view::npos) {
+        carry.append(chunk.substr(start));
+        break;
+      }
+      if (carry.empty()) {
+        feed(++line_number, chunk.substr(start, nl - start));
+      } else {
+        carry.append(chunk.substr(start, nl - start));
+        feed(++line_number, carry);
+        carry.clear();
+      }
+      start = nl + 1;
+    }
+  }
+  if (!carry.empty()) feed(++line_number, carry);
+  finish();
+}
+
+void Replayer::finish() {
+  settle_conf();
+  if (devices_.empty()) device(0);
+}
+
+std::vector<int> Replayer::devices() const {
+  std::vector<int> ids;
+  for (const auto& [id, d] : devices_) ids.push_back(id);
+  return ids;
+}
+
+const pool::DevicePool& Replayer::pool(int device) const { return *devices_.at(device).pool; }
+
+std::uint64_t Replayer::device_memory(int device) const {
+  return devices_.at(device).backend->total_memory();
+}
+
+}  // namespace cudapool::replay

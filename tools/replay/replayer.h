@@ -1,0 +1,102 @@
+// tools/replay/replayer.h: drives one DevicePool per device (each over a SimulatedBackend) with the
+// events of a log, mapping the log's pointers to the simulation's. Counts and locates whatever in
+// the log cannot be replayed; never fails on bad input. The CLI is main.cpp, output is report.h.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/options.h"
+#include "pool/device_pool.h"
+#include "pool/simulated_backend.h"
+#include "tools/replay/id_map.h"
+#include "tools/replay/log_event.h"
+
+namespace cudapool::replay {
+
+struct ReplaySettings {
+  std::optional<std::string> conf;            // --conf; else the log header's conf; else defaults
+  std::optional<std::uint64_t> device_memory;  // --device-memory; else the header's; else 80 GiB
+};
+
+inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
+inline constexpr std::size_t kMaxProblemsKept = 100;
+
+struct Problem {
+  std::uint64_t line;
+  std::string what;
+};
+
+struct ReplayCounts {
+  std::uint64_t lines = 0;
+  std::uint64_t events_replayed = 0;  // alloc, free_requested, oom and empty_cache applied
+  std::uint64_t other_lines = 0;      // lines of other actions, and headers
+  std::uint64_t blank_lines = 0;
+  std::uint64_t malformed_lines = 0;
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t failed_allocs = 0;          // alloc events that ran out of memory in the replay
+  std::uint64_t frees_of_failed_allocs = 0; // their frees, skipped
+  std::uint64_t unknown_frees = 0;          // frees of pointers the replay never handed out
+  std::uint64_t duplicate_allocs = 0;       // allocs of a pointer still live: skipped
+  std::uint64_t zero_size_allocs = 0;       // skipped, as PyTorch hands out nothing for 0 bytes
+  std::uint64_t oom_events = 0;
+  std::uint64_t oom_not_reproduced = 0;     // an oom in the log that the replay could serve
+  std::uint64_t empty_cache_events = 0;
+};
+
+class Replayer {
+ public:
+  explicit Replayer(ReplaySettings settings);
+
+  // Feeds one line (without its newline); line_number counts from 1.
+  void feed(std::uint64_t line_number, std::string_view line);
+  // Reads a whole stream line by line, then finish().
+  void feed_stream(std::istream& in);
+  // Ends the replay: settles the conf and makes device 0 exist when no event named a device.
+  void finish();
+
+  const ReplayCounts& counts() const { return counts_; }
+  const std::vector<Problem>& problems() const { return problems_; }
+  // The conf string in effect and where it came from ("--conf", "log header", "default").
+  const std::string& conf() const { return conf_; }
+  const std::string& conf_origin() const { return conf_origin_; }
+  const std::vector<std::string>& conf_diagnostics() const { return conf_diagnostics_; }
+  // Devices seen, with their pools (in device order).
+  std::vector<int> devices() const;
+  const pool::DevicePool& pool(int device) const;
+  std::uint64_t device_memory(int device) const;
+
+ private:
+  struct Device {
+    std::unique_ptr<pool::SimulatedBackend> backend;
+    std::unique_ptr<pool::DevicePool> pool;
+    IdMap live;    // log pointer -> pool pointer
+    IdMap failed;  // log pointers whose alloc failed -> 1
+  };
+
+  void settle_conf();
+  Device& device(int id);
+  Device* last_device_ = nullptr;  // devices rarely change from one event to the next
+  int last_device_id_ = -1;
+  void apply(std::uint64_t line_number, const LogEvent& event);
+  void problem(std::uint64_t line_number, std::string what);
+
+  ReplaySettings settings_;
+  LogHeader header_;
+  bool conf_settled_ = false;
+  config::Options options_;
+  std::string conf_;
+  std::string conf_origin_;
+  std::vector<std::string> conf_diagnostics_;
+  std::map<int, Device> devices_;
+  ReplayCounts counts_;
+  std::vector<Problem> problems_;
+};
+
+}  // namespace cudapool::replay

@@ -1,0 +1,105 @@
+// tools/replay/report.cpp: see report.h. The JSON layout is documented in docs/replay.md.
+#include "tools/replay/report.h"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "pool/summary.h"
+
+namespace cudapool::replay {
+
+namespace {
+
+nlohmann::ordered_json stats_json(const pool::DeviceStats& stats) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  pool::for_each_stat(stats, [&](std::string_view name, std::int64_t value) {
+    out[std::string(name)] = value;
+  });
+  return out;
+}
+
+nlohmann::ordered_json counts_json(const ReplayCounts& c) {
+  return nlohmann::ordered_json{{"lines", c.lines},
+                                {"events_replayed", c.events_replayed},
+                                {"allocs", c.allocs},
+                                {"frees", c.frees},
+                                {"oom_events", c.oom_events},
+                                {"empty_cache_events", c.empty_cache_events},
+                                {"other_lines", c.other_lines},
+                                {"blank_lines", c.blank_lines},
+                                {"malformed_lines", c.malformed_lines},
+                                {"failed_allocs", c.failed_allocs},
+                                {"frees_of_failed_allocs", c.frees_of_failed_allocs},
+                                {"unknown_frees", c.unknown_frees},
+                                {"duplicate_allocs", c.duplicate_allocs},
+                                {"zero_size_allocs", c.zero_size_allocs},
+                                {"oom_not_reproduced", c.oom_not_reproduced}};
+}
+
+}  // namespace
+
+std::string json_report(const Replayer& r, double seconds) {
+  nlohmann::ordered_json out;
+  out["schema"] = "cudapool.replay/1";
+  out["conf"] = r.conf();
+  out["conf_origin"] = r.conf_origin();
+  out["conf_diagnostics"] = r.conf_diagnostics();
+  const ReplayCounts& c = r.counts();
+  out["counts"] = counts_json(c);
+  // The three counters tools check most, also at the top level.
+  out["failed_allocs"] = c.failed_allocs;
+  out["unknown_frees"] = c.unknown_frees;
+  out["malformed_lines"] = c.malformed_lines;
+  nlohmann::ordered_json problems = nlohmann::ordered_json::array();
+  for (const Problem& p : r.problems()) problems.push_back({{"line", p.line}, {"what", p.what}});
+  out["problems"] = problems;
+  out["seconds"] = seconds;
+  out["events_per_second"] =
+      seconds > 0 ? static_cast<double>(c.events_replayed) / seconds : 0.0;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (int id : r.devices()) {
+    devices[std::to_string(id)] = {{"device_memory", r.device_memory(id)},
+                                   {"stats", stats_json(r.pool(id).stats())}};
+  }
+  out["devices"] = devices;
+  // The first device's statistics, flat, for single-device logs.
+  out["stats"] = stats_json(r.pool(r.devices().front()).stats());
+  return out.dump(2) + "\n";
+}
+
+std::string text_report(const Replayer& r, double seconds) {
+  std::ostringstream out;
+  for (int id : r.devices()) {
+    out << pool::memory_summary(r.pool(id).stats(), id);
+    out << "device " << id << " memory (simulated): " << r.device_memory(id) << " bytes\n\n";
+  }
+  const ReplayCounts& c = r.counts();
+  out << "conf: \"" << r.conf() << "\" (" << r.conf_origin() << ")\n";
+  for (const std::string& d : r.conf_diagnostics()) out << d << "\n";
+  out << "replayed " << c.events_replayed << " events from " << c.lines << " lines in " << seconds
+      << " s";
+  if (seconds > 0) {
+    out << " (" << static_cast<std::uint64_t>(static_cast<double>(c.events_replayed) / seconds)
+        << " events/s)";
+  }
+  out << "\n";
+  out << "  allocs " << c.allocs << ", frees " << c.frees << ", oom events " << c.oom_events
+      << ", empty_cache " << c.empty_cache_events << ", other lines " << c.other_lines << "\n";
+  auto report = [&](const char* what, std::uint64_t n) {
+    if (n != 0) out << "  " << what << ": " << n << "\n";
+  };
+  report("allocations that ran out of memory", c.failed_allocs);
+  report("frees of those (skipped)", c.frees_of_failed_allocs);
+  report("frees of unknown pointers", c.unknown_frees);
+  report("allocs of a live pointer (skipped)", c.duplicate_allocs);
+  report("zero-size allocs (skipped)", c.zero_size_allocs);
+  report("oom events the replay could serve", c.oom_not_reproduced);
+  report("malformed lines", c.malformed_lines);
+  if (!r.problems().empty()) {
+    out << "problems (first " << r.problems().size() << "):\n";
+    for (const Problem& p : r.problems()) out << "  line " << p.line << ": " << p.what << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace cudapool::replay
