@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace cudapool::replay {
 
@@ -25,9 +26,9 @@ bool scan_flat_object_impl(std::string_view line, FieldVisitor visit, void* cont
 // JSON object (nothing but white space may follow it); fields before the fault were visited.
 template <class Visit>
 bool scan_flat_object(std::string_view line, Visit&& visit) {
+  using V = std::remove_reference_t<Visit>;
   return scan_flat_object_impl(
-      line,
-      [](void* context, const JsonField& field) { (*static_cast<Visit*>(context))(field); },
+      line, [](void* context, const JsonField& field) { (*static_cast<V*>(context))(field); },
       const_cast<void*>(static_cast<const void*>(&visit)));
 }
 
