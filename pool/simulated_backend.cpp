@@ -30,9 +30,35 @@ BackendResult SimulatedBackend::forced_failure() {
   return forced_result_;
 }
 
+void SimulatedBackend::script_segment_address(std::uintptr_t ptr, std::size_t bytes) {
+  if (!script_dropped_) script_.emplace_back(ptr, bytes);
+}
+
+bool SimulatedBackend::overlaps_segment(std::uintptr_t ptr, std::size_t bytes) const {
+  auto it = segments_.upper_bound(ptr);
+  if (it != segments_.end() && it->first < ptr + bytes) return true;
+  if (it == segments_.begin()) return false;
+  --it;
+  return it->first + it->second > ptr;
+}
+
 BackendResult SimulatedBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
   if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
+  if (script_next_ < script_.size()) {
+    const auto [address, size] = script_[script_next_];
+    if (size == bytes && !overlaps_segment(address, bytes)) {
+      ++script_next_;
+      ++scripted_used_;
+      *ptr = address;
+      segments_[*ptr] = bytes;
+      ++segment_allocs_;
+      return BackendResult{};
+    }
+    script_dropped_ = true;
+    script_.clear();
+    script_next_ = 0;
+  }
   *ptr = next_range(bytes);
   segments_[*ptr] = bytes;
   ++segment_allocs_;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "pool/backend.h"
 
@@ -40,6 +42,14 @@ class SimulatedBackend : public Backend {
   std::uint64_t segment_allocs() const { return segment_allocs_; }
   std::uint64_t segment_frees() const { return segment_frees_; }
 
+  // Address script: the addresses a real device gave, in order. The next allocate_segment of the
+  // same size takes the next scripted address instead of a fresh fake one, so a replay breaks ties
+  // between equal blocks (best fit by address) exactly as the logged run did. At the first
+  // mismatch (another size, or an address still in use) the rest of the script is dropped.
+  void script_segment_address(std::uintptr_t ptr, std::size_t bytes);
+  std::uint64_t scripted_segments() const { return scripted_used_; }
+  bool script_dropped() const { return script_dropped_; }
+
   // Test controls.
   void fail_next_allocations(int count, BackendStatus status = BackendStatus::kOutOfMemory,
                              int error = 0);
@@ -53,6 +63,7 @@ class SimulatedBackend : public Backend {
 
  private:
   bool take(std::size_t bytes);
+  bool overlaps_segment(std::uintptr_t ptr, std::size_t bytes) const;
   std::uintptr_t next_range(std::size_t bytes);
   BackendResult forced_failure();
 
@@ -61,6 +72,10 @@ class SimulatedBackend : public Backend {
   std::size_t in_use_ = 0;
   std::size_t peak_in_use_ = 0;
   std::map<std::uintptr_t, std::size_t> segments_;
+  std::vector<std::pair<std::uintptr_t, std::size_t>> script_;
+  std::size_t script_next_ = 0;
+  std::uint64_t scripted_used_ = 0;
+  bool script_dropped_ = false;
   std::map<std::uintptr_t, std::size_t> reservations_;
   std::set<std::uintptr_t> pages_;
   std::uint64_t segment_allocs_ = 0;

@@ -1,5 +1,6 @@
 // tests/unit/test_replay.cpp: the replay engine (tools/replay): log lines in, pool statistics and
 // counted problems out.
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -131,7 +132,7 @@ TEST_CASE("replay: bad lines and unknown frees are counted with line numbers, ne
                           R"({"action":"alloc","ptr":"zz","size":5})" + "\n" +  // 6: bad ptr
                           alloc(0x10, 4096) + "\n" +        // 7: duplicate live pointer
                           "\n" +                            // 8: blank
-                          R"({"action":"segment_alloc","ptr":"0x1","size":5})" + "\n" +  // 9
+                          R"({"action":"free_completed","ptr":"0x1","size":5})" + "\n" +  // 9
                           free_(0x10) + "\n" + free_(0x10) + "\n";  // 10 ok, 11 double free
   Replayer r = run(log);
   const ReplayCounts& c = r.counts();
@@ -139,7 +140,7 @@ TEST_CASE("replay: bad lines and unknown frees are counted with line numbers, ne
   CHECK(c.unknown_frees == 2);
   CHECK(c.duplicate_allocs == 1);
   CHECK(c.blank_lines == 1);
-  CHECK(c.other_lines == 2);  // the header and the segment_alloc event
+  CHECK(c.other_lines == 2);  // the header and the free_completed event
   CHECK(c.events_replayed == 2);
   std::vector<std::uint64_t> lines;
   for (const Problem& p : r.problems()) lines.push_back(p.line);
@@ -213,4 +214,35 @@ TEST_CASE("replay: an empty log still reports device 0 with zero statistics") {
   REQUIRE(r.devices() == std::vector<int>{0});
   CHECK(stat(r, "reserved_bytes.all.peak") == 0);
   CHECK(text_report(r, 0).find("cudapool memory summary, device ID 0") != std::string::npos);
+}
+
+TEST_CASE("replay: new segments take the addresses of the log's segment_alloc events") {
+  // Two segments logged at descending addresses, as the CUDA driver hands them out.
+  const std::string log =
+      std::string(R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0001000000","size":12582912})") +
+      "\n" + R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":12582912})" +
+      "\n" + alloc(1, 12 << 20) + "\n" + alloc(2, 12 << 20) + "\n";
+  Replayer r = run(log);
+  CHECK(r.counts().segment_alloc_events == 2);
+  CHECK(r.counts().segments_at_log_address == 2);
+  CHECK_FALSE(r.counts().log_addresses_dropped);
+  std::vector<std::uintptr_t> segments;
+  r.pool(0).for_each_block([&](const pool::Block& b) { segments.push_back(b.segment); });
+  std::sort(segments.begin(), segments.end());
+  CHECK(segments == std::vector<std::uintptr_t>{0x7f0000000000, 0x7f0001000000});
+
+  ReplaySettings fresh;
+  fresh.log_addresses = false;
+  Replayer r2 = run(log, fresh);
+  CHECK(r2.counts().segments_at_log_address == 0);
+}
+
+TEST_CASE("replay: a log address script is dropped at the first segment that does not match") {
+  const std::string log =
+      std::string(R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":4194304})") +
+      "\n" + alloc(1, 2 << 20) + "\n";  // needs a 20 MiB segment, the log offers 4 MiB
+  Replayer r = run(log);
+  CHECK(r.counts().segments_at_log_address == 0);
+  CHECK(r.counts().log_addresses_dropped);
+  CHECK(r.counts().events_replayed == 1);
 }

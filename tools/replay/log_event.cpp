@@ -91,11 +91,15 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     e.kind = EventKind::kOom;
   } else if (action == "empty_cache") {
     e.kind = EventKind::kEmptyCache;
+  } else if (action == "segment_alloc") {
+    e.kind = EventKind::kSegmentAlloc;
   } else {
     return out;  // another action (or none): skipped
   }
-  const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree;
-  const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom;
+  const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree ||
+                         e.kind == EventKind::kSegmentAlloc;
+  const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom ||
+                          e.kind == EventKind::kSegmentAlloc;
   if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16)) {
     out.kind = LineKind::kMalformed;
     out.problem = std::string(action) + " event without a valid " +

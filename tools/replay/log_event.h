@@ -1,6 +1,6 @@
 // tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
-// the header (conf string, device memory) and the events alloc, free_requested, oom and
-// empty_cache. Everything else is classified as "other" and skipped. Format: docs/log-format.md.
+// the header (conf string, device memory) and the events alloc, free_requested, oom,
+// empty_cache and segment_alloc (its address). Everything else is classified as "other" and skipped. Format: docs/log-format.md.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ struct LogHeader {
   std::map<int, std::uint64_t> device_memory;  // device id -> total memory in bytes
 };
 
-enum class EventKind : std::uint8_t { kAlloc, kFree, kOom, kEmptyCache, kOther };
+enum class EventKind : std::uint8_t { kAlloc, kFree, kOom, kEmptyCache, kSegmentAlloc, kOther };
 
 struct LogEvent {
   EventKind kind = EventKind::kOther;

@@ -18,7 +18,9 @@ constexpr const char* kUsage =
     "  JSON object with torch.cuda.memory_stats() names).\n"
     "  --conf STRING         pool settings (default: the conf string in the log header)\n"
     "  --device-memory BYTES simulated device size (suffixes K, M, G, T: binary; default:\n"
-    "                        the log header's, else 80G)\n";
+    "                        the log header's, else 80G)\n"
+    "  --no-log-addresses    give new segments fresh simulated addresses instead of the\n"
+    "                        addresses of the log's segment_alloc events\n";
 
 bool parse_bytes(const std::string& text, std::uint64_t& out) {
   if (text.empty()) return false;
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--no-log-addresses") {
+      settings.log_addresses = false;
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--conf") {

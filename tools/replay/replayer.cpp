@@ -149,6 +149,10 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       }
       return;
     }
+    case EventKind::kSegmentAlloc:
+      ++counts_.segment_alloc_events;
+      if (settings_.log_addresses) d.backend->script_segment_address(e.ptr, e.size);
+      return;
     case EventKind::kEmptyCache:
       ++counts_.empty_cache_events;
       ++counts_.events_replayed;
@@ -192,6 +196,16 @@ void Replayer::feed_stream(std::istream& in) {
 void Replayer::finish() {
   settle_conf();
   if (devices_.empty()) device(0);
+}
+
+const ReplayCounts& Replayer::counts() const {
+  counts_.segments_at_log_address = 0;
+  counts_.log_addresses_dropped = false;
+  for (const auto& [id, d] : devices_) {
+    counts_.segments_at_log_address += d.backend->scripted_segments();
+    counts_.log_addresses_dropped |= d.backend->script_dropped();
+  }
+  return counts_;
 }
 
 std::vector<int> Replayer::devices() const {

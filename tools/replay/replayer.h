@@ -22,6 +22,7 @@ namespace cudapool::replay {
 struct ReplaySettings {
   std::optional<std::string> conf;            // --conf; else the log header's conf; else defaults
   std::optional<std::uint64_t> device_memory;  // --device-memory; else the header's; else 80 GiB
+  bool log_addresses = true;  // give new segments the addresses of the log's segment_alloc events
 };
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
@@ -48,6 +49,9 @@ struct ReplayCounts {
   std::uint64_t oom_events = 0;
   std::uint64_t oom_not_reproduced = 0;     // an oom in the log that the replay could serve
   std::uint64_t empty_cache_events = 0;
+  std::uint64_t segment_alloc_events = 0;    // addresses offered to the simulated device
+  std::uint64_t segments_at_log_address = 0; // segments the replay placed where the log did
+  bool log_addresses_dropped = false;        // the replay's segments stopped matching the log's
 };
 
 class Replayer {
@@ -61,7 +65,7 @@ class Replayer {
   // Ends the replay: settles the conf and makes device 0 exist when no event named a device.
   void finish();
 
-  const ReplayCounts& counts() const { return counts_; }
+  const ReplayCounts& counts() const;
   const std::vector<Problem>& problems() const { return problems_; }
   // The conf string in effect and where it came from ("--conf", "log header", "default").
   const std::string& conf() const { return conf_; }
@@ -95,7 +99,7 @@ class Replayer {
   std::string conf_origin_;
   std::vector<std::string> conf_diagnostics_;
   std::map<int, Device> devices_;
-  ReplayCounts counts_;
+  mutable ReplayCounts counts_;
   std::vector<Problem> problems_;
 };
 

@@ -33,7 +33,10 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"unknown_frees", c.unknown_frees},
                                 {"duplicate_allocs", c.duplicate_allocs},
                                 {"zero_size_allocs", c.zero_size_allocs},
-                                {"oom_not_reproduced", c.oom_not_reproduced}};
+                                {"oom_not_reproduced", c.oom_not_reproduced},
+                                {"segment_alloc_events", c.segment_alloc_events},
+                                {"segments_at_log_address", c.segments_at_log_address},
+                                {"log_addresses_dropped", c.log_addresses_dropped}};
 }
 
 }  // namespace
@@ -95,6 +98,13 @@ std::string text_report(const Replayer& r, double seconds) {
   report("zero-size allocs (skipped)", c.zero_size_allocs);
   report("oom events the replay could serve", c.oom_not_reproduced);
   report("malformed lines", c.malformed_lines);
+  if (c.segment_alloc_events != 0) {
+    out << "  segments placed at the log's addresses: " << c.segments_at_log_address << " of "
+        << c.segment_alloc_events
+        << (c.log_addresses_dropped ? " (then the replay's segments stopped matching the log's)"
+                                    : "")
+        << "\n";
+  }
   if (!r.problems().empty()) {
     out << "problems (first " << r.problems().size() << "):\n";
     for (const Problem& p : r.problems()) out << "  line " << p.line << ": " << p.what << "\n";

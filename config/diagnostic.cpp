@@ -1,0 +1,40 @@
+// config/diagnostic.cpp: the one-line renderings of Diagnostic and Note. No parsing here.
+#include "config/diagnostic.h"
+
+namespace cudapool::config {
+
+std::string shorten(std::string_view text) {
+  if (text.size() <= kMaxQuotedChars) return std::string(text);
+  std::string out(text.substr(0, kMaxQuotedChars - 3));
+  out += "...";
+  return out;
+}
+
+std::string Diagnostic::message() const {
+  if (key.empty() && value.empty()) return "cudapool: " + detail;
+  std::string out = "cudapool: Invalid conf pair: ";
+  if (key.empty()) {
+    out += value;
+  } else {
+    out += key;
+    if (!value.empty()) out += ":" + value;
+  }
+  std::string reasons;
+  auto add = [&reasons](std::string_view label, const std::string& part) {
+    if (part.empty()) return;
+    if (!reasons.empty()) reasons += "; ";
+    reasons += label;
+    reasons += part;
+  };
+  add("", detail);
+  add("accepted: ", accepted);
+  add("keeping: ", kept);
+  if (!reasons.empty()) out += " (" + reasons + ")";
+  return out;
+}
+
+std::string Note::message() const {
+  return "cudapool: note: " + text;
+}
+
+}  // namespace cudapool::config

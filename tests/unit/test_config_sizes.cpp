@@ -1,0 +1,125 @@
+// tests/unit/test_config_sizes.cpp: the integer MiB keys: max_split_size_mb,
+// max_non_split_rounding_mb and large_segment_size_mb.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "config/parse.h"
+#include "tests/unit/catch.h"
+
+namespace {
+
+using cudapool::config::kMiB;
+using cudapool::config::Options;
+using cudapool::config::parse_conf;
+using cudapool::config::ParseResult;
+
+constexpr std::size_t kSizeMax = std::numeric_limits<std::size_t>::max();
+
+}  // namespace
+
+TEST_CASE("config: max_split_size_mb is stored in bytes") {
+  const ParseResult r = parse_conf("max_split_size_mb:128");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.max_split_size == 128 * kMiB);
+  CHECK(r.set_keys == std::vector<std::string>{"max_split_size_mb"});
+}
+
+TEST_CASE("config: max_split_size_mb defaults to unlimited") {
+  CHECK(Options{}.max_split_size == kSizeMax);
+  CHECK(parse_conf("strict:False").options.max_split_size == kSizeMax);
+}
+
+TEST_CASE("config: max_split_size_mb accepts exactly 20") {
+  const ParseResult r = parse_conf("max_split_size_mb:20");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.max_split_size == 20 * kMiB);
+}
+
+TEST_CASE("config: max_split_size_mb below 20 is rejected and the default kept") {
+  const ParseResult r = parse_conf("max_split_size_mb:19");
+  CHECK(r.options.max_split_size == kSizeMax);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].key == "max_split_size_mb");
+  CHECK(r.diagnostics[0].value == "19");
+  CHECK(r.diagnostics[0].accepted == "an integer >= 20 (MiB)");
+  CHECK(r.diagnostics[0].kept == "unlimited");
+  CHECK(r.set_keys.empty());
+}
+
+TEST_CASE("config: max_split_size_mb of 0 is rejected") {
+  const ParseResult r = parse_conf("max_split_size_mb:0");
+  CHECK(r.diagnostics.size() == 1);
+  CHECK(r.options.max_split_size == kSizeMax);
+}
+
+TEST_CASE("config: max_split_size_mb above SIZE_MAX / MiB is capped, as PyTorch does") {
+  const ParseResult r = parse_conf("max_split_size_mb:18446744073709551615");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.max_split_size == (kSizeMax / kMiB) * kMiB);
+}
+
+TEST_CASE("config: max_split_size_mb that does not fit in size_t is rejected") {
+  const ParseResult r = parse_conf("max_split_size_mb:99999999999999999999999");
+  CHECK(r.options.max_split_size == kSizeMax);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].detail.find("64 bits") != std::string::npos);
+}
+
+TEST_CASE("config: max_split_size_mb accepts a leading '+' and leading zeros, as stoull does") {
+  CHECK(parse_conf("max_split_size_mb:+64").options.max_split_size == 64 * kMiB);
+  CHECK(parse_conf("max_split_size_mb:0064").options.max_split_size == 64 * kMiB);
+}
+
+TEST_CASE("config: max_non_split_rounding_mb is stored in bytes with a default of 20 MiB") {
+  CHECK(Options{}.max_non_split_rounding == 20 * kMiB);
+  const ParseResult r = parse_conf("max_non_split_rounding_mb:512");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.max_non_split_rounding == 512 * kMiB);
+}
+
+TEST_CASE("config: max_non_split_rounding_mb below 20 is rejected and 20 kept") {
+  const ParseResult r = parse_conf("max_non_split_rounding_mb:8");
+  CHECK(r.options.max_non_split_rounding == 20 * kMiB);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kept == "20");
+  CHECK(r.diagnostics[0].accepted == "an integer >= 20 (MiB)");
+}
+
+TEST_CASE("config: max_non_split_rounding_mb is capped at SIZE_MAX / MiB") {
+  const ParseResult r = parse_conf("max_non_split_rounding_mb:17592186044417");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.max_non_split_rounding == (kSizeMax / kMiB) * kMiB);
+}
+
+TEST_CASE("config: large_segment_size_mb is stored in bytes and accepts 1") {
+  CHECK(Options{}.large_segment_size == 20 * kMiB);
+  CHECK(parse_conf("large_segment_size_mb:64").options.large_segment_size == 64 * kMiB);
+  const ParseResult r = parse_conf("large_segment_size_mb:1");
+  CHECK(r.diagnostics.empty());
+  CHECK(r.options.large_segment_size == 1 * kMiB);
+}
+
+TEST_CASE("config: large_segment_size_mb of 0 is rejected and 20 kept") {
+  const ParseResult r = parse_conf("large_segment_size_mb:0");
+  CHECK(r.options.large_segment_size == 20 * kMiB);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kept == "20");
+}
+
+TEST_CASE("config: integer MiB keys reject fractions, exponents and trailing text") {
+  for (const char* value : {"1e3", "128.0", "12abc", "abc", "0x40", "+", "++64", "+-64"}) {
+    INFO(value);
+    const ParseResult r = parse_conf(std::string("max_split_size_mb:") + value);
+    CHECK(r.options.max_split_size == kSizeMax);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].detail == "not an integer");
+  }
+}
+
+TEST_CASE("config: integer MiB keys reject negative numbers") {
+  const ParseResult r = parse_conf("max_non_split_rounding_mb:-64");
+  CHECK(r.options.max_non_split_rounding == 20 * kMiB);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].detail == "negative numbers are not accepted");
+}

@@ -1,0 +1,116 @@
+// tools/config/main.cpp: cudapool-config, which shows the allocator settings a conf string puts
+// in force and everything wrong with it. Parsing is config/'s; this file only chooses the
+// string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/describe.h"
+#include "config/environment.h"
+#include "config/keys.h"
+#include "config/parse.h"
+
+namespace {
+
+namespace cfg = cudapool::config;
+
+void print_usage(std::ostream& out) {
+  out << "usage: cudapool-config [STRING]\n"
+         "\n"
+         "Shows the settings a PYTORCH_CUDA_ALLOC_CONF-style STRING puts in force. Without\n"
+         "STRING it reads the first variable set of";
+  for (const char* variable : cfg::kConfVariables) out << ' ' << variable;
+  out << ".\n"
+         "Exit status: 0 no problems, 1 problems found (listed on stderr), 2 usage error.\n"
+         "\n"
+         "keys (key:value pairs separated by ','):\n";
+  for (const cfg::KeyInfo& key : cfg::key_table()) {
+    out << "  " << key.name;
+    if (!key.alias.empty()) out << " (or " << key.alias << ")";
+    out << ": " << key.accepted << "; default " << key.default_text;
+    if (key.pytorch_only) out << " (PyTorch-only, ignored)";
+    out << '\n';
+  }
+}
+
+// The string on one line: quotes, backslashes and control characters escaped.
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string padded(const std::string& text, std::size_t width) {
+  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 2) {
+    std::cerr << "cudapool-config: expected at most one argument (quote the conf string)\n";
+    print_usage(std::cerr);
+    return 2;
+  }
+  std::string conf;
+  std::string source;  // "argument", a variable name, or "" when nothing is set
+  if (argc == 2) {
+    const std::string_view arg = argv[1];
+    if (arg == "-h" || arg == "--help") {
+      print_usage(std::cout);
+      return 0;
+    }
+    if (arg.size() > 1 && arg.front() == '-') {
+      std::cerr << "cudapool-config: unknown option " << arg << '\n';
+      print_usage(std::cerr);
+      return 2;
+    }
+    conf = arg;
+    source = "argument";
+  } else {
+    cfg::ConfSource selected = cfg::select_conf([](const char* name) { return std::getenv(name); });
+    conf = std::move(selected.conf);
+    source = std::move(selected.variable);
+  }
+
+  const cfg::ParseResult result = cfg::parse_conf(conf);
+  std::cout << "conf: " << quoted(conf) << " (from " << (source.empty() ? "nothing set" : source)
+            << ")\n";
+
+  const std::vector<cfg::EffectiveSetting> settings = cfg::describe(result);
+  std::size_t name_width = 0;
+  std::size_t value_width = 0;
+  for (const cfg::EffectiveSetting& s : settings) {
+    name_width = std::max(name_width, s.name.size());
+    value_width = std::max(value_width, s.value.size());
+  }
+  for (const cfg::EffectiveSetting& s : settings) {
+    const std::string& origin = s.origin == "conf" ? source : s.origin;
+    std::cout << padded(s.name, name_width + 2) << padded(s.value, value_width + 2) << origin
+              << '\n';
+  }
+  for (const cfg::Note& note : result.notes) std::cout << note.message() << '\n';
+  std::cout.flush();
+  for (const cfg::Diagnostic& d : result.diagnostics) std::cerr << d.message() << '\n';
+  return result.diagnostics.empty() ? 0 : 1;
+}
