@@ -419,10 +419,10 @@ constexpr KeyInfo kKeys[] = {
     {"release_lock_on_cudamalloc", "release_lock_on_hipmalloc", ValueKind::kBool, kTrueFalse,
      "False", false, apply_bool<&Options::release_lock_on_cudamalloc>,
      render_bool<&Options::release_lock_on_cudamalloc>},
-    // large_segment_size_mb: kept on its own row so that it can be dropped in one edit if
-    // PyTorch 2.11 turns out not to have it.
-    {"large_segment_size_mb", "", ValueKind::kMebibytes, "an integer >= 1 (MiB)", "20", false,
-     apply_mebibytes<&Options::large_segment_size, 1>,
+    // large_segment_size_mb: in PyTorch 2.11 (seen in its AllocatorConfig.h on the GPU machine);
+    // it must be above kMinLargeAlloc (10 MiB).
+    {"large_segment_size_mb", "", ValueKind::kMebibytes, "an integer > 10 (MiB)", "20", false,
+     apply_mebibytes<&Options::large_segment_size, 11>,
      render_mebibytes<&Options::large_segment_size>},
     // cudapool's own keys.
     {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false, apply_reuse_fence,

@@ -107,7 +107,7 @@ TEST_CASE("config: describe's roundup list reads back to the same table") {
 
 TEST_CASE("config: describe renders MiB keys in MiB and reuse_fence by name") {
   CHECK(value_of("max_non_split_rounding_mb:64", "max_non_split_rounding_mb") == "64");
-  CHECK(value_of("large_segment_size_mb:2", "large_segment_size_mb") == "2");
+  CHECK(value_of("large_segment_size_mb:32", "large_segment_size_mb") == "32");
   CHECK(value_of("reuse_fence:none", "reuse_fence") == "none");
   CHECK(value_of("release_lock_on_hipmalloc:True", "release_lock_on_cudamalloc") == "True");
 }

@@ -92,12 +92,15 @@ TEST_CASE("config: max_non_split_rounding_mb is capped at SIZE_MAX / MiB") {
   CHECK(r.options.max_non_split_rounding == (kSizeMax / kMiB) * kMiB);
 }
 
-TEST_CASE("config: large_segment_size_mb is stored in bytes and accepts 1") {
+TEST_CASE("config: large_segment_size_mb is stored in bytes and must be above 10, as PyTorch") {
   CHECK(Options{}.large_segment_size == 20 * kMiB);
   CHECK(parse_conf("large_segment_size_mb:64").options.large_segment_size == 64 * kMiB);
-  const ParseResult r = parse_conf("large_segment_size_mb:1");
+  const ParseResult r = parse_conf("large_segment_size_mb:11");
   CHECK(r.diagnostics.empty());
-  CHECK(r.options.large_segment_size == 1 * kMiB);
+  CHECK(r.options.large_segment_size == 11 * kMiB);
+  const ParseResult ten = parse_conf("large_segment_size_mb:10");
+  CHECK(ten.options.large_segment_size == 20 * kMiB);
+  CHECK(ten.diagnostics.size() == 1);
 }
 
 TEST_CASE("config: large_segment_size_mb of 0 is rejected and 20 kept") {

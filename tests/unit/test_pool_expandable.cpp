@@ -235,6 +235,7 @@ TEST_CASE("pool: with expandable segments the fraction cap is checked on the req
   const AllocResult b = pool.malloc(10 * kMiB);  // the free tail
   REQUIRE(b.status == AllocStatus::kOk);
   CHECK(b.cache_hit);
+  require_consistent(pool, backend);
   const AllocResult c = pool.malloc(10 * kMiB);  // 40 + 10 <= 50: backs a third page
   REQUIRE(c.status == AllocStatus::kOk);
   CHECK(pool.reserved_bytes() == 60 * kMiB);
@@ -243,5 +244,11 @@ TEST_CASE("pool: with expandable segments the fraction cap is checked on the req
         std::vector<std::string>{"reserved memory above the memory fraction cap"});
   const AllocResult d = pool.malloc(12 * kMiB);  // the 10 MiB tail is too small; 60 + 12 > 50
   CHECK(d.status == AllocStatus::kOutOfMemory);
+  CHECK(cudapool::pool::check_invariants(pool) ==
+        std::vector<std::string>{"reserved memory above the memory fraction cap"});
   CHECK(backend.misuse() == 0);
+  REQUIRE(pool.free(c.ptr) == FreeStatus::kOk);
+  pool.empty_cache();  // unbacks the third page: back under the cap
+  CHECK(pool.reserved_bytes() == 40 * kMiB);
+  require_consistent(pool, backend);
 }

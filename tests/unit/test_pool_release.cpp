@@ -277,6 +277,26 @@ TEST_CASE("pool: a memory fraction below 1 caps reserved memory like out-of-memo
     CHECK(h.stats().num_device_free == 1);
     CHECK(h.pool.reserved_bytes() == 22 * kMiB);
   }
+  SECTION("lowering the fraction below what is reserved frees nothing by itself") {
+    // PyTorch's setMemoryFraction only sets the cap; memory already reserved stays until it is
+    // released. check_invariants() reports reserved > allowed meanwhile (see the test report).
+    Harness h(100 * kMiB);
+    const std::uintptr_t a = h.alloc(40 * kMiB);
+    const std::uintptr_t b = h.alloc(12 * kMiB);
+    h.free(b);
+    h.pool.set_memory_fraction(0.3);  // 30 MiB, below the 52 MiB reserved
+    CHECK(h.pool.reserved_bytes() == 52 * kMiB);
+    CHECK(cudapool::pool::check_invariants(h.pool) ==
+          std::vector<std::string>{"reserved memory above the memory fraction cap"});
+    // The next miss frees the idle 12 MiB segment, then fails: 40 + 2 MiB is still over 30 MiB.
+    CHECK(h.pool.malloc(512).status == AllocStatus::kOutOfMemory);
+    CHECK(h.pool.reserved_bytes() == 40 * kMiB);
+    CHECK(h.stats().num_device_free == 1);
+    CHECK(h.pool.free(a) == FreeStatus::kOk);
+    h.pool.empty_cache();
+    h.check();
+    CHECK(h.alloc(512) != 0);
+  }
   SECTION("lowering the fraction later applies to the next segment") {
     Harness h(100 * kMiB);
     h.alloc(40 * kMiB);
