@@ -18,7 +18,7 @@ class NodeCache {
   ~NodeCache() {
     while (head_ != nullptr) {
       FreeNode* next = head_->next;
-      ::operator delete(static_cast<void*>(head_), node_bytes_);
+      ::operator delete(static_cast<void*>(head_));
       head_ = next;
     }
   }
@@ -36,7 +36,7 @@ class NodeCache {
   void put(void* p, std::size_t bytes) {
     if (bytes < sizeof(FreeNode)) bytes = sizeof(FreeNode);
     if (bytes != node_bytes_) {
-      ::operator delete(p, bytes);
+      ::operator delete(p);
       return;
     }
     auto* node = static_cast<FreeNode*>(p);
@@ -69,7 +69,7 @@ class CachingAllocator {
     if (n == 1) {
       cache_->put(p, sizeof(T));
     } else {
-      ::operator delete(p, n * sizeof(T));
+      ::operator delete(p);
     }
   }
   NodeCache* cache() const noexcept { return cache_; }

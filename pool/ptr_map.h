@@ -66,6 +66,7 @@ class PtrMap {
   void clear() {
     slots_.assign(kInitialSlots, Slot{});
     count_ = 0;
+    shift_ = 64 - 10;
   }
 
  private:
@@ -73,12 +74,12 @@ class PtrMap {
     std::uintptr_t key = 0;
     Block* block = nullptr;
   };
-  static constexpr std::size_t kInitialSlots = 1024;
+  static constexpr std::size_t kInitialSlots = 1024;  // 2^10: see shift_
 
   std::size_t mask() const { return slots_.size() - 1; }
   std::size_t home(std::uintptr_t key) const {
-    // Addresses are 512-byte aligned: drop the low bits, then Fibonacci hashing.
-    return static_cast<std::size_t>(((key >> 9) * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+    // Addresses are 512-byte aligned: drop the low bits, then Fibonacci hashing (top bits).
+    return static_cast<std::size_t>(((key >> 9) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   void place(std::uintptr_t key, Block* block) {
     for (std::size_t i = home(key);; i = (i + 1) & mask()) {
@@ -94,6 +95,7 @@ class PtrMap {
     }
   }
   void grow() {
+    --shift_;
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     count_ = 0;
@@ -104,6 +106,7 @@ class PtrMap {
 
   std::vector<Slot> slots_;
   std::size_t count_ = 0;
+  unsigned shift_ = 64 - 10;  // 64 - log2(slots_.size())
 };
 
 }  // namespace cudapool::pool

@@ -104,6 +104,7 @@ std::string memory_summary(const DeviceStats& stats, int device, bool abbreviate
   add_rule(out, '-');
   add_line(out, row("Oversize allocations", stats.oversize_allocations, stats.oversize_allocations,
                     format_count));
+  add_rule(out, '-');
   add_line(out, row("Oversize GPU segments", stats.oversize_segments, stats.oversize_segments,
                     format_count));
   add_rule(out, '=');

@@ -79,15 +79,6 @@ struct Config {
   bool fences = false;
 };
 
-// With expandable segments PyTorch checks the fraction cap against the request, then backs whole
-// pages, so reserved memory can pass the cap (test_pool_expandable.cpp pins this). For such option
-// sets that one complaint of check_invariants() is expected; any other is not.
-constexpr const char* kCapExceeded = "reserved memory above the memory fraction cap";
-
-bool cap_may_be_exceeded(const Options& o) {
-  return o.expandable_segments && o.per_process_memory_fraction < 1.0;
-}
-
 std::vector<Config> configs() {
   std::vector<Config> out;
   out.push_back({"defaults", Options{}});
@@ -245,20 +236,7 @@ class Model {
   std::size_t successes() const { return successes_; }
 
  private:
-  void consistent() {
-    if (!cap_may_be_exceeded(config_.options)) {
-      require_consistent(pool_, backend_);
-      return;
-    }
-    std::vector<std::string> problems = cudapool::pool::check_invariants(pool_);
-    problems.erase(std::remove(problems.begin(), problems.end(), kCapExceeded), problems.end());
-    if (!problems.empty()) {
-      std::string text = "broken invariant(s):";
-      for (const std::string& p : problems) text += "\n  " + p;
-      FAIL(text);
-    }
-    REQUIRE(backend_.misuse() == 0);
-  }
+  void consistent() { require_consistent(pool_, backend_); }
 
   void after_op() {
     consistent();
