@@ -16,7 +16,7 @@ struct Block {
   std::size_t size = 0;
   std::size_t requested_size = 0;  // what the program asked for, while allocated
   std::uintptr_t stream = 0;
-  std::uintptr_t segment = 0;      // base address of the segment the block lies in
+  std::uintptr_t segment = 0;  // base address of the segment the block lies in
   BlockPool* pool = nullptr;
   Block* prev = nullptr;
   Block* next = nullptr;
@@ -24,7 +24,7 @@ struct Block {
   std::uint64_t fence = 0;         // reuse fence still pending after a free; 0 when none
   std::int64_t gc_count_base = 0;  // pool's lookup count when the block was cached (GC age)
   bool allocated = false;
-  bool mapped = true;              // false only for unbacked address space of an expandable segment
+  bool mapped = true;  // false only for unbacked address space of an expandable segment
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
   std::uintptr_t end() const { return ptr + size; }

@@ -81,7 +81,9 @@ Block* DevicePool::new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_
   return b;
 }
 
-void DevicePool::delete_block(Block* block) { destroy_cached(block_nodes_, block); }
+void DevicePool::delete_block(Block* block) {
+  destroy_cached(block_nodes_, block);
+}
 
 void DevicePool::insert_cached(BlockPool& pool, Block* block) {
   block->gc_count_base = pool.lookups;
@@ -193,8 +195,8 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
     backend_failure_ = BackendResult{};
     r.block = try_allocate_expandable_block(r.stream, *r.pool, r.size);
     if (r.block == nullptr) {
-      r.err = backend_failure_.ok() ? BackendResult{BackendStatus::kOutOfMemory, 0}
-                                    : backend_failure_;
+      r.err =
+          backend_failure_.ok() ? BackendResult{BackendStatus::kOutOfMemory, 0} : backend_failure_;
       return false;
     }
     r.err = BackendResult{};
@@ -221,8 +223,7 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
   return true;
 }
 
-bool DevicePool::should_split(const Block* block, std::size_t size,
-                              bool expandable_active) const {
+bool DevicePool::should_split(const Block* block, std::size_t size, bool expandable_active) const {
   const std::size_t remaining = block->size - size;
   if (block->pool->is_small || expandable_active) return remaining >= kMinBlockSize;
   return size < options_.max_split_size && remaining > kSmallSize;
@@ -328,10 +329,14 @@ void DevicePool::free_block(Block* block) {
     // Expandable segments are left out of inactive_split, as in PyTorch: their free pages can
     // always be released.
     if (block->expandable == nullptr) {
-      if (net_split_blocks > 0) stats_.inactive_split[t].increase(static_cast<std::size_t>(net_split_blocks));
-      if (net_split_blocks < 0) stats_.inactive_split[t].decrease(static_cast<std::size_t>(-net_split_blocks));
-      if (net_split_bytes > 0) stats_.inactive_split_bytes[t].increase(static_cast<std::size_t>(net_split_bytes));
-      if (net_split_bytes < 0) stats_.inactive_split_bytes[t].decrease(static_cast<std::size_t>(-net_split_bytes));
+      if (net_split_blocks > 0)
+        stats_.inactive_split[t].increase(static_cast<std::size_t>(net_split_blocks));
+      if (net_split_blocks < 0)
+        stats_.inactive_split[t].decrease(static_cast<std::size_t>(-net_split_blocks));
+      if (net_split_bytes > 0)
+        stats_.inactive_split_bytes[t].increase(static_cast<std::size_t>(net_split_bytes));
+      if (net_split_bytes < 0)
+        stats_.inactive_split_bytes[t].decrease(static_cast<std::size_t>(-net_split_bytes));
     }
     stats_.active[t].decrease(1);
     stats_.active_bytes[t].decrease(original_size);

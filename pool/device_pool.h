@@ -55,19 +55,19 @@ struct BlockPool {
         unmapped(BlockByAddress{}, CachingAllocator<Block*>(nodes)),
         is_small(small) {}
 
-  SizeOrderedBlocks blocks;        // free, mapped blocks: best fit by (stream, size, address)
-  AddressOrderedBlocks unmapped;   // unbacked ranges of expandable segments
+  SizeOrderedBlocks blocks;       // free, mapped blocks: best fit by (stream, size, address)
+  AddressOrderedBlocks unmapped;  // unbacked ranges of expandable segments
   const bool is_small;
-  std::int64_t lookups = 0;        // cache lookups counted for garbage-collection ages
+  std::int64_t lookups = 0;  // cache lookups counted for garbage-collection ages
 };
 
 // Address space reserved for one expandable segment, backed page by page.
 struct ExpandableSegment {
   std::uintptr_t base = 0;
-  std::size_t page_size = 0;   // 2 MiB (small pool) or large_segment_size (large pool)
-  std::size_t pages = 0;       // capacity in pages
+  std::size_t page_size = 0;  // 2 MiB (small pool) or large_segment_size (large pool)
+  std::size_t pages = 0;      // capacity in pages
   std::uintptr_t stream = 0;
-  std::vector<bool> backed;    // one entry per page
+  std::vector<bool> backed;  // one entry per page
   std::size_t size() const { return pages * page_size; }
 };
 
@@ -76,7 +76,7 @@ enum class AllocStatus : std::uint8_t { kOk, kOutOfMemory, kBackendError };
 struct AllocResult {
   std::uintptr_t ptr = 0;
   AllocStatus status = AllocStatus::kOk;
-  int backend_error = 0;     // with kBackendError
+  int backend_error = 0;  // with kBackendError
   std::size_t block_size = 0;
   bool cache_hit = false;
 };
@@ -175,7 +175,7 @@ class DevicePool {
   NodeCache set_nodes_;    // std::set nodes (declared before the sets that use it)
   BlockPool small_;
   BlockPool large_;
-  PtrMap active_;          // allocated blocks by address
+  PtrMap active_;  // allocated blocks by address
   struct PendingFence {
     std::uint64_t fence;
     Block* block;

@@ -18,12 +18,13 @@ void splice(Block* block, Block* before, Block* after) {
   if (after != nullptr) after->prev = block;
 }
 
-bool allocatable(const Block* b) { return b != nullptr && !b->allocated && b->fence == 0; }
+bool allocatable(const Block* b) {
+  return b != nullptr && !b->allocated && b->fence == 0;
+}
 
 }  // namespace
 
-Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
-                                         std::size_t size) {
+Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size) {
   // The lowest address where free and unbacked blocks together hold `size` bytes.
   auto has_room = [size](const Block* b) {
     std::size_t bytes = 0;
@@ -82,8 +83,8 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
   erase_block(pool.unmapped, to_map);
   to_map->mapped = true;
   if (mapped_size < to_map->size) {
-    Block* rest = new_block(to_map->ptr + mapped_size, to_map->size - mapped_size, to_map->stream,
-                            &pool);
+    Block* rest =
+        new_block(to_map->ptr + mapped_size, to_map->size - mapped_size, to_map->stream, &pool);
     rest->mapped = false;
     rest->expandable = to_map->expandable;
     rest->segment = to_map->segment;

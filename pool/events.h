@@ -31,7 +31,7 @@ struct PoolEvent {
   std::size_t block_size = 0;  // rounded size of the block, where a block is involved
   std::uintptr_t segment = 0;  // base of the segment holding the block
   std::uintptr_t stream = 0;
-  bool cache_hit = false;      // kAlloc: served from cached memory without a device allocation
+  bool cache_hit = false;  // kAlloc: served from cached memory without a device allocation
 };
 
 class EventSink {

@@ -105,7 +105,8 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
     expect("inactive_split", t, s.inactive_split[t].current, x.inactive_split);
     expect("segment", t, s.segment[t].current, x.segments);
     for (const Stat* st : {&s.allocated_bytes[t], &s.reserved_bytes[t], &s.active_bytes[t]}) {
-      if (st->peak < st->current) fail(std::string("a peak below its current value in ") + names[t]);
+      if (st->peak < st->current)
+        fail(std::string("a peak below its current value in ") + names[t]);
       if (st->allocated - st->freed != st->current) {
         fail(std::string("allocated - freed != current in ") + names[t]);
       }

@@ -8,7 +8,8 @@
 
 namespace cudapool::pool {
 
-// The roundup_power2_divisions entry that applies to `size` (intervals of powers of two from 1 MiB).
+// The roundup_power2_divisions entry that applies to `size` (intervals of powers of two from 1
+// MiB).
 std::size_t divisions_for(std::size_t size, const config::Options& options);
 
 // Rounds `size` up to the next of `divisions` equal steps between two powers of two.

@@ -17,7 +17,8 @@ namespace cudapool::pool {
 
 class SimulatedBackend : public Backend {
  public:
-  explicit SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address = 0x7f0000000000);
+  explicit SimulatedBackend(std::size_t device_memory,
+                            std::uintptr_t first_address = 0x7f0000000000);
 
   std::size_t total_memory() const override { return capacity_; }
   BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;

@@ -10,8 +10,7 @@ namespace cudapool::pool {
 
 namespace {
 
-constexpr std::array<std::string_view, kStatTypes> kTypeNames = {"all", "small_pool",
-                                                                 "large_pool"};
+constexpr std::array<std::string_view, kStatTypes> kTypeNames = {"all", "small_pool", "large_pool"};
 
 void add_stat(std::vector<std::pair<std::string, std::int64_t>>& out, std::string_view prefix,
               const Stat& stat) {

@@ -36,12 +36,12 @@ inline constexpr std::size_t kStatTypes = 3;
 using StatArray = std::array<Stat, kStatTypes>;
 
 struct DeviceStats {
-  StatArray allocation;            // blocks handed to the program
-  StatArray segment;               // device allocations (cudaMalloc) held
-  StatArray active;                // blocks allocated or waiting on a reuse fence
-  StatArray inactive_split;        // free blocks inside partly used segments
+  StatArray allocation;      // blocks handed to the program
+  StatArray segment;         // device allocations (cudaMalloc) held
+  StatArray active;          // blocks allocated or waiting on a reuse fence
+  StatArray inactive_split;  // free blocks inside partly used segments
   StatArray allocated_bytes;
-  StatArray reserved_bytes;        // bytes of device memory held
+  StatArray reserved_bytes;  // bytes of device memory held
   StatArray active_bytes;
   StatArray inactive_split_bytes;  // "non-releasable" memory
   StatArray requested_bytes;       // bytes the program asked for (before rounding)

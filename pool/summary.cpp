@@ -1,6 +1,6 @@
 // pool/summary.cpp: see summary.h. Units follow memory_summary(): sizes switch to the next binary
-// prefix from 768 of the current one, counts to K/M from 750 thousand; a pool's rows use the unit of
-// the device-wide row above them.
+// prefix from 768 of the current one, counts to K/M from 750 thousand; a pool's rows use the unit
+// of the device-wide row above them.
 #include "pool/summary.h"
 
 #include <array>
@@ -49,7 +49,9 @@ void add_line(std::string& out, std::string_view text) {
   out += "|\n";
 }
 
-void add_rule(std::string& out, char c) { add_line(out, std::string(kWidth, c)); }
+void add_rule(std::string& out, char c) {
+  add_line(out, std::string(kWidth, c));
+}
 
 std::string row(std::string_view name, const Stat& s, const Stat& unit_ref, Formatter f) {
   char head[32];
@@ -66,7 +68,8 @@ std::string memory_summary(const DeviceStats& stats, int device, bool abbreviate
   std::string out;
   char buf[128];
   add_rule(out, '=');
-  std::snprintf(buf, sizeof buf, "                 cudapool memory summary, device ID %-17d", device);
+  std::snprintf(buf, sizeof buf, "                 cudapool memory summary, device ID %-17d",
+                device);
   add_line(out, buf);
   add_rule(out, '-');
   std::snprintf(buf, sizeof buf, "            OOMs: %-12lld |       device alloc retries: %-8lld",

@@ -20,6 +20,15 @@
 
 namespace pooltest {
 
+// A small deterministic random number generator (SplitMix64) for the randomized tests.
+inline std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+
 using cudapool::config::Options;
 using cudapool::pool::AllocResult;
 using cudapool::pool::AllocStatus;

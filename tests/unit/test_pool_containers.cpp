@@ -1,6 +1,7 @@
 // tests/unit/test_pool_containers.cpp: the pool's own containers: PtrMap (open addressing with
 // backward-shift deletion) and NodeCache / CachingAllocator (recycled fixed-size nodes).
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -12,25 +13,21 @@
 #include "pool/node_cache.h"
 #include "pool/ptr_map.h"
 #include "tests/unit/catch.h"
+#include "tests/unit/pool_test_util.h"
 
 using cudapool::pool::Block;
 using cudapool::pool::CachingAllocator;
 using cudapool::pool::NodeCache;
 using cudapool::pool::PtrMap;
+using pooltest::splitmix;
 
 namespace {
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // The slot PtrMap's hash gives a key in a table of `slots` slots (a copy of PtrMap::home, used
 // only to pick keys that collide; the tests stay valid, if weaker, should the hash change).
 std::size_t home_of(std::uintptr_t key, std::size_t slots) {
-  return static_cast<std::size_t>(((key >> 9) * 0x9E3779B97F4A7C15ull) >> 20) & (slots - 1);
+  const unsigned log2_slots = static_cast<unsigned>(std::bit_width(slots) - 1);
+  return static_cast<std::size_t>(((key >> 9) * 0x9E3779B97F4A7C15ull) >> (64 - log2_slots));
 }
 
 // Keys (multiples of 512) whose home slot, in the initial 1024-slot table, is one of `homes`;

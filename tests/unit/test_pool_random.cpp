@@ -22,13 +22,6 @@ using cudapool::pool::StatType;
 
 namespace {
 
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // A SimulatedBackend that remembers which device memory it has handed out: whole segments, and
 // backed pages of reservations.
 class TrackingBackend : public SimulatedBackend {

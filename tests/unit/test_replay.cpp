@@ -24,17 +24,19 @@ std::string header(const std::string& conf, std::uint64_t memory) {
 
 std::string alloc(std::uint64_t ptr, std::uint64_t size, int dev = 0) {
   char buf[160];
-  std::snprintf(buf, sizeof buf,
-                R"({"seq":1,"t_ns":1,"tid":1,"dev":%d,"action":"alloc","ptr":"0x%llx","size":%llu})",
-                dev, static_cast<unsigned long long>(ptr), static_cast<unsigned long long>(size));
+  std::snprintf(
+      buf, sizeof buf,
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":%d,"action":"alloc","ptr":"0x%llx","size":%llu})", dev,
+      static_cast<unsigned long long>(ptr), static_cast<unsigned long long>(size));
   return buf;
 }
 
 std::string free_(std::uint64_t ptr, int dev = 0) {
   char buf[160];
-  std::snprintf(buf, sizeof buf,
-                R"({"seq":2,"t_ns":2,"tid":1,"dev":%d,"action":"free_requested","ptr":"0x%llx","size":0})",
-                dev, static_cast<unsigned long long>(ptr));
+  std::snprintf(
+      buf, sizeof buf,
+      R"({"seq":2,"t_ns":2,"tid":1,"dev":%d,"action":"free_requested","ptr":"0x%llx","size":0})",
+      dev, static_cast<unsigned long long>(ptr));
   return buf;
 }
 
@@ -98,8 +100,8 @@ TEST_CASE("replay: alloc and free events drive the pool like PyTorch's allocator
 }
 
 TEST_CASE("replay: --conf overrides the header's conf string") {
-  const std::string log = header("max_split_size_mb:100", 80ull << 30) + "\n" +
-                          alloc(1, 200 << 20) + "\n";
+  const std::string log =
+      header("max_split_size_mb:100", 80ull << 30) + "\n" + alloc(1, 200 << 20) + "\n";
   Replayer from_header = run(log);
   CHECK(stat(from_header, "max_split_size") == 100 << 20);
   ReplaySettings settings;
@@ -124,14 +126,14 @@ TEST_CASE("replay: device memory comes from the flag, else the header, else 80 G
 }
 
 TEST_CASE("replay: bad lines and unknown frees are counted with line numbers, never fatal") {
-  const std::string log = header("", 80ull << 30) + "\n" +  // line 1
-                          "not json\n" +                    // 2
-                          alloc(0x10, 4096) + "\n" +        // 3
-                          free_(0x99) + "\n" +              // 4: unknown
-                          R"({"action":"alloc","ptr":"0x5"})" + "\n" +  // 5: no size
+  const std::string log = header("", 80ull << 30) + "\n" +                      // line 1
+                          "not json\n" +                                        // 2
+                          alloc(0x10, 4096) + "\n" +                            // 3
+                          free_(0x99) + "\n" +                                  // 4: unknown
+                          R"({"action":"alloc","ptr":"0x5"})" + "\n" +          // 5: no size
                           R"({"action":"alloc","ptr":"zz","size":5})" + "\n" +  // 6: bad ptr
-                          alloc(0x10, 4096) + "\n" +        // 7: duplicate live pointer
-                          "\n" +                            // 8: blank
+                          alloc(0x10, 4096) + "\n" +  // 7: duplicate live pointer
+                          "\n" +                      // 8: blank
                           R"({"action":"free_completed","ptr":"0x1","size":5})" + "\n" +  // 9
                           free_(0x10) + "\n" + free_(0x10) + "\n";  // 10 ok, 11 double free
   Replayer r = run(log);
@@ -190,8 +192,8 @@ TEST_CASE("replay: devices are separate pools routed by the dev field") {
 
 TEST_CASE("replay: a line longer than the read buffer and a last line without newline") {
   std::string padding(3 << 20, ' ');
-  const std::string line = "{\"pad\":\"" + std::string(3 << 20, 'x') + "\"," +
-                           alloc(7, 4096).substr(1);
+  const std::string line =
+      "{\"pad\":\"" + std::string(3 << 20, 'x') + "\"," + alloc(7, 4096).substr(1);
   Replayer r = run(line + "\n" + free_(7));
   CHECK(r.counts().events_replayed == 2);
   CHECK(r.counts().malformed_lines == 0);
@@ -220,8 +222,8 @@ TEST_CASE("replay: new segments take the addresses of the log's segment_alloc ev
   // Two segments logged at descending addresses, as the CUDA driver hands them out.
   const std::string log =
       std::string(R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0001000000","size":12582912})") +
-      "\n" + R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":12582912})" +
-      "\n" + alloc(1, 12 << 20) + "\n" + alloc(2, 12 << 20) + "\n";
+      "\n" + R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":12582912})" + "\n" +
+      alloc(1, 12 << 20) + "\n" + alloc(2, 12 << 20) + "\n";
   Replayer r = run(log);
   CHECK(r.counts().segment_alloc_events == 2);
   CHECK(r.counts().segments_at_log_address == 2);

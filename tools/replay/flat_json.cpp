@@ -8,7 +8,9 @@ namespace cudapool::replay {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 void skip_space(std::string_view s, std::size_t& i) {
   while (i < s.size() && is_space(s[i])) ++i;
@@ -69,8 +71,8 @@ bool read_scalar(std::string_view s, std::size_t& i, std::string_view& out, Json
     return true;
   }
   for (const char c : out) {
-    const bool ok = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
-                    c == 'E';
+    const bool ok =
+        (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
     if (!ok) return false;
   }
   kind = JsonKind::kNumber;

@@ -1,7 +1,7 @@
 // tools/replay/flat_json.h: a fast scanner for one JSON object per line, handing each top-level
 // key and its raw value to a visitor. Nested values are validated for balance and skipped, string
-// escapes are left encoded. It exists because nlohmann::json is too slow for millions of log lines a
-// second; it is not a general JSON parser (the header line is read with nlohmann::json).
+// escapes are left encoded. It exists because nlohmann::json is too slow for millions of log lines
+// a second; it is not a general JSON parser (the header line is read with nlohmann::json).
 #pragma once
 
 #include <cstdint>

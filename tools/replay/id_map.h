@@ -1,6 +1,6 @@
 // tools/replay/id_map.h: an open-addressing hash map from a logged pointer to the replay's pointer
-// (both 64-bit; key ~0 is reserved, value 0 means absent). Linear probing with backward-shift deletion; it exists because
-// std::unordered_map's node allocations were a tenth of replay time.
+// (both 64-bit; key ~0 is reserved, value 0 means absent). Linear probing with backward-shift
+// deletion; it exists because std::unordered_map's node allocations were a tenth of replay time.
 #pragma once
 
 #include <cstddef>

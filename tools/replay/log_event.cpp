@@ -103,7 +103,9 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16)) {
     out.kind = LineKind::kMalformed;
     out.problem = std::string(action) + " event without a valid " +
-                  (needs_ptr && !ptr ? "ptr" : needs_size && !size ? "size" : "number");
+                  (needs_ptr && !ptr     ? "ptr"
+                   : needs_size && !size ? "size"
+                                         : "number");
     return out;
   }
   e.ptr = ptr.value_or(0);

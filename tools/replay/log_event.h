@@ -1,6 +1,7 @@
 // tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
 // the header (conf string, device memory) and the events alloc, free_requested, oom,
-// empty_cache and segment_alloc (its address). Everything else is classified as "other" and skipped. Format: docs/log-format.md.
+// empty_cache and segment_alloc (its address). Everything else is classified as "other" and
+// skipped. Format: docs/log-format.md.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace cudapool::replay {
 
 struct LogHeader {
   std::string schema;
-  std::optional<std::string> conf;           // the conf string the logged process used
+  std::optional<std::string> conf;             // the conf string the logged process used
   std::map<int, std::uint64_t> device_memory;  // device id -> total memory in bytes
 };
 

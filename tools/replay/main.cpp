@@ -34,11 +34,16 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
   if (text[0] == '-') return false;
   std::string suffix = text.substr(used);
   unsigned shift = 0;
-  if (suffix == "K" || suffix == "KiB") shift = 10;
-  else if (suffix == "M" || suffix == "MiB") shift = 20;
-  else if (suffix == "G" || suffix == "GiB") shift = 30;
-  else if (suffix == "T" || suffix == "TiB") shift = 40;
-  else if (!suffix.empty()) return false;
+  if (suffix == "K" || suffix == "KiB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MiB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GiB")
+    shift = 30;
+  else if (suffix == "T" || suffix == "TiB")
+    shift = 40;
+  else if (!suffix.empty())
+    return false;
   if (shift != 0 && value > (~0ull >> shift)) return false;
   out = value << shift;
   return true;
@@ -72,8 +77,7 @@ int main(int argc, char** argv) {
       const std::string text = value("--device-memory");
       std::uint64_t bytes = 0;
       if (!parse_bytes(text, bytes) || bytes == 0) {
-        std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n",
-                     text.c_str());
+        std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n", text.c_str());
         return 2;
       }
       settings.device_memory = bytes;

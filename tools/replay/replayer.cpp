@@ -52,7 +52,8 @@ Replayer::Device& Replayer::device(int id) {
   }
   Device& d = devices_[id];
   // Distinct address ranges per device, so a pointer shows which device it came from.
-  const std::uintptr_t base = 0x100000000000ull + static_cast<std::uintptr_t>(id) * 0x10000000000000ull;
+  const std::uintptr_t base =
+      0x100000000000ull + static_cast<std::uintptr_t>(id) * 0x10000000000000ull;
   d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
   d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id);
   last_device_id_ = id;
@@ -61,7 +62,8 @@ Replayer::Device& Replayer::device(int id) {
 }
 
 void Replayer::problem(std::uint64_t line_number, std::string what) {
-  if (problems_.size() < kMaxProblemsKept) problems_.push_back(Problem{line_number, std::move(what)});
+  if (problems_.size() < kMaxProblemsKept)
+    problems_.push_back(Problem{line_number, std::move(what)});
 }
 
 void Replayer::feed(std::uint64_t line_number, std::string_view line) {
@@ -214,7 +216,9 @@ std::vector<int> Replayer::devices() const {
   return ids;
 }
 
-const pool::DevicePool& Replayer::pool(int device) const { return *devices_.at(device).pool; }
+const pool::DevicePool& Replayer::pool(int device) const {
+  return *devices_.at(device).pool;
+}
 
 std::uint64_t Replayer::device_memory(int device) const {
   return devices_.at(device).backend->total_memory();

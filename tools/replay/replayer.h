@@ -20,7 +20,7 @@
 namespace cudapool::replay {
 
 struct ReplaySettings {
-  std::optional<std::string> conf;            // --conf; else the log header's conf; else defaults
+  std::optional<std::string> conf;             // --conf; else the log header's conf; else defaults
   std::optional<std::uint64_t> device_memory;  // --device-memory; else the header's; else 80 GiB
   bool log_addresses = true;  // give new segments the addresses of the log's segment_alloc events
 };
@@ -41,17 +41,17 @@ struct ReplayCounts {
   std::uint64_t malformed_lines = 0;
   std::uint64_t allocs = 0;
   std::uint64_t frees = 0;
-  std::uint64_t failed_allocs = 0;          // alloc events that ran out of memory in the replay
-  std::uint64_t frees_of_failed_allocs = 0; // their frees, skipped
-  std::uint64_t unknown_frees = 0;          // frees of pointers the replay never handed out
-  std::uint64_t duplicate_allocs = 0;       // allocs of a pointer still live: skipped
-  std::uint64_t zero_size_allocs = 0;       // skipped, as PyTorch hands out nothing for 0 bytes
+  std::uint64_t failed_allocs = 0;           // alloc events that ran out of memory in the replay
+  std::uint64_t frees_of_failed_allocs = 0;  // their frees, skipped
+  std::uint64_t unknown_frees = 0;           // frees of pointers the replay never handed out
+  std::uint64_t duplicate_allocs = 0;        // allocs of a pointer still live: skipped
+  std::uint64_t zero_size_allocs = 0;        // skipped, as PyTorch hands out nothing for 0 bytes
   std::uint64_t oom_events = 0;
-  std::uint64_t oom_not_reproduced = 0;     // an oom in the log that the replay could serve
+  std::uint64_t oom_not_reproduced = 0;  // an oom in the log that the replay could serve
   std::uint64_t empty_cache_events = 0;
-  std::uint64_t segment_alloc_events = 0;    // addresses offered to the simulated device
-  std::uint64_t segments_at_log_address = 0; // segments the replay placed where the log did
-  bool log_addresses_dropped = false;        // the replay's segments stopped matching the log's
+  std::uint64_t segment_alloc_events = 0;     // addresses offered to the simulated device
+  std::uint64_t segments_at_log_address = 0;  // segments the replay placed where the log did
+  bool log_addresses_dropped = false;         // the replay's segments stopped matching the log's
 };
 
 class Replayer {

@@ -12,9 +12,8 @@ namespace {
 
 nlohmann::ordered_json stats_json(const pool::DeviceStats& stats) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  pool::for_each_stat(stats, [&](std::string_view name, std::int64_t value) {
-    out[std::string(name)] = value;
-  });
+  pool::for_each_stat(
+      stats, [&](std::string_view name, std::int64_t value) { out[std::string(name)] = value; });
   return out;
 }
 
@@ -57,8 +56,7 @@ std::string json_report(const Replayer& r, double seconds) {
   for (const Problem& p : r.problems()) problems.push_back({{"line", p.line}, {"what", p.what}});
   out["problems"] = problems;
   out["seconds"] = seconds;
-  out["events_per_second"] =
-      seconds > 0 ? static_cast<double>(c.events_replayed) / seconds : 0.0;
+  out["events_per_second"] = seconds > 0 ? static_cast<double>(c.events_replayed) / seconds : 0.0;
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (int id : r.devices()) {
     devices[std::to_string(id)] = {{"device_memory", r.device_memory(id)},
