@@ -40,13 +40,14 @@ class Backend {
 
   // Reuse fences. When a block is freed the backend may return a nonzero fence: the block is then
   // not handed out again until fence_passed() (polled, never blocking) or fence_wait() (blocking,
-  // used when memory is short) says the device is done with it. Each fence is released once.
+  // used when memory is short; false when it cannot wait now, e.g. during a stream capture) says
+  // the device is done with it. Each fence is released once, after it passed.
   virtual std::uint64_t fence_after_free(std::uintptr_t /*ptr*/, std::size_t /*size*/,
                                          std::uintptr_t /*stream*/) {
     return 0;
   }
   virtual bool fence_passed(std::uint64_t /*fence*/) { return true; }
-  virtual void fence_wait(std::uint64_t /*fence*/) {}
+  virtual bool fence_wait(std::uint64_t /*fence*/) { return true; }
   virtual void fence_release(std::uint64_t /*fence*/) {}
 };
 

@@ -366,6 +366,15 @@ std::size_t DevicePool::try_merge_blocks(Block* dst, Block* src, BlockPool& pool
   return subsumed;
 }
 
+const Block* DevicePool::find_allocated_containing(std::uintptr_t ptr) const {
+  if (const Block* exact = active_.find(ptr)) return exact;
+  const Block* found = nullptr;
+  active_.for_each([&](std::uintptr_t, const Block* b) {
+    if (ptr >= b->ptr && ptr < b->end()) found = b;
+  });
+  return found;
+}
+
 std::size_t DevicePool::idle_cached_bytes() const {
   const std::size_t all = static_cast<std::size_t>(StatType::kAll);
   return static_cast<std::size_t>(stats_.reserved_bytes[all].current -

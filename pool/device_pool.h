@@ -111,6 +111,8 @@ class DevicePool {
   std::size_t idle_cached_bytes() const;
   // The allocated block starting at ptr, or nullptr.
   const Block* find_allocated(std::uintptr_t ptr) const { return active_.find(ptr); }
+  // The allocated block holding ptr (its start or inside it), or nullptr. O(allocated blocks).
+  const Block* find_allocated_containing(std::uintptr_t ptr) const;
   // Every block of every segment, for checks and snapshots: fn(block).
   void for_each_block(const std::function<void(const Block&)>& fn) const;
   std::size_t pending_fences() const { return pending_.size(); }

@@ -138,13 +138,18 @@ void DevicePool::process_fences() {
 
 void DevicePool::wait_all_fences() {
   stats_.num_sync_all_streams += 1;
-  for (const PendingFence& p : pending_) {
-    backend_.fence_wait(p.fence);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    PendingFence p = pending_[i];
+    if (!backend_.fence_wait(p.fence)) {
+      pending_[kept++] = p;  // cannot wait now: the block stays fenced
+      continue;
+    }
     backend_.fence_release(p.fence);
     p.block->fence = 0;
     free_block(p.block);
   }
-  pending_.clear();
+  pending_.resize(kept);
 }
 
 }  // namespace cudapool::pool

@@ -123,9 +123,10 @@ bool SimulatedBackend::fence_passed(std::uint64_t fence) {
   return fences_complete_;
 }
 
-void SimulatedBackend::fence_wait(std::uint64_t fence) {
+bool SimulatedBackend::fence_wait(std::uint64_t fence) {
   if (live_fences_.count(fence) == 0) ++misuse_;
   ++fences_waited_;
+  return true;
 }
 
 void SimulatedBackend::fence_release(std::uint64_t fence) {

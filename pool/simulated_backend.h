@@ -31,7 +31,7 @@ class SimulatedBackend : public Backend {
   std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
                                  std::uintptr_t stream) override;
   bool fence_passed(std::uint64_t fence) override;
-  void fence_wait(std::uint64_t fence) override;
+  bool fence_wait(std::uint64_t fence) override;
   void fence_release(std::uint64_t fence) override;
 
   // Device bytes in use (segments plus backed pages) and their high-water mark.

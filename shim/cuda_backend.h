@@ -1,0 +1,71 @@
+// shim/cuda_backend.h: the pool's Backend over the real CUDA driver, for one context: segments
+// (cuMemAlloc_v2/cuMemFree_v2), expandable segments (cuMemAddressReserve/cuMemCreate/cuMemMap),
+// and the reuse fences of reuse_fence auto|sync|none (see docs/reuse-fences.md). Called with the
+// owning pool's lock held. Not here: which pool a call belongs to (pools.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "config/options.h"
+#include "pool/backend.h"
+#include "shim/cuda_api.h"
+
+namespace cudapool::shim {
+
+class CudaBackend final : public pool::Backend {
+ public:
+  CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence);
+
+  std::size_t total_memory() const override { return total_memory_; }
+  pool::BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
+  void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
+  pool::BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
+  void release_address_space(std::uintptr_t ptr, std::size_t bytes) override;
+  pool::BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes,
+                                std::size_t page_size) override;
+  void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
+
+  std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
+                                 std::uintptr_t stream) override;
+  bool fence_passed(std::uint64_t fence) override;
+  bool fence_wait(std::uint64_t fence) override;
+  void fence_release(std::uint64_t fence) override;
+
+  // The segment (base, size) holding ptr, if the pool owns it.
+  bool segment_containing(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) const;
+
+  // Non-blocking streams of this context whose work a reuse must wait for.
+  void add_nonblocking_stream(CUstream stream);
+  void remove_stream(CUstream stream);
+
+  CUcontext context() const { return context_; }
+  CUdevice device() const { return device_; }
+
+ private:
+  struct Epoch {
+    std::uint64_t id = 0;
+    bool closed = false;  // its barrier was recorded
+    int users = 0;        // pending blocks still waiting on it
+    std::vector<CUevent> events;  // must complete before reuse (empty: ordering suffices)
+  };
+
+  Epoch* find_epoch(std::uint64_t id);
+  bool close_epoch(Epoch& epoch);
+  CUevent take_event();
+  void recycle_events(Epoch& epoch);
+
+  CUcontext context_;
+  CUdevice device_;
+  config::ReuseFence fence_mode_;
+  std::size_t total_memory_ = 0;
+  std::map<std::uintptr_t, std::size_t> segments_;
+  std::map<std::uintptr_t, CUmemGenericAllocationHandle> pages_;
+  std::vector<CUstream> nonblocking_streams_;
+  std::vector<Epoch> epochs_;   // open epoch last
+  std::uint64_t next_epoch_ = 1;
+  std::vector<CUevent> spare_events_;
+};
+
+}  // namespace cudapool::shim

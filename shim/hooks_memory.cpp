@@ -1,0 +1,204 @@
+// shim/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the current
+// context's pool; cuMemFree_v2 returns a block to the pool that owns it (any context), and passes
+// pointers the pool does not own to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer
+// range attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its
+// own allocation. Each hook is also the exported symbol for programs linked with -lcuda.
+#include <algorithm>
+#include <mutex>
+
+#include "shim/export.h"
+#include "shim/guard.h"
+#include "shim/hooks.h"
+#include "shim/pools.h"
+#include "shim/real_driver.h"
+#include "shim/runtime.h"
+
+using namespace cudapool::shim;
+
+namespace {
+
+// Frees ptr in pool p if a block starts there. Under p's lock.
+bool free_in(ContextPool& p, std::uintptr_t ptr) {
+  std::lock_guard<std::mutex> lock(p.mutex);
+  return p.pool.free(ptr) == cudapool::pool::FreeStatus::kOk;
+}
+
+// The pooled block holding ptr: its base and size.
+bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
+  return for_each_pool([&](ContextPool& p) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
+    if (b == nullptr) return false;
+    *base = b->ptr;
+    *size = b->size;
+    return true;
+  });
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  ReentrancyGuard guard;
+  CUresult error = CUDA_SUCCESS;
+  ContextPool* p = current_pool(&error);
+  if (p == nullptr) return error;
+  cudapool::pool::AllocResult r;
+  {
+    std::lock_guard<std::mutex> lock(p->mutex);
+    r = p->pool.malloc(bytesize, 0);
+  }
+  switch (r.status) {
+    case cudapool::pool::AllocStatus::kOk:
+      *dptr = static_cast<CUdeviceptr>(r.ptr);
+      return CUDA_SUCCESS;
+    case cudapool::pool::AllocStatus::kOutOfMemory:
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    case cudapool::pool::AllocStatus::kBackendError:
+      return static_cast<CUresult>(r.backend_error);
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  if (!pooling() || dptr == 0) return CUDAPOOL_PASS(cuMemFree_v2, dptr);
+  ReentrancyGuard guard;
+  const auto ptr = static_cast<std::uintptr_t>(dptr);
+  CUresult ignored = CUDA_SUCCESS;
+  ContextPool* current = current_pool(&ignored);
+  if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
+  if (for_each_pool([&](ContextPool& p) { return &p != current && free_in(p, ptr); })) {
+    return CUDA_SUCCESS;
+  }
+  // Not a block the pool handed out. Inside one of its segments it is a double free or an
+  // interior pointer: the driver must not see it (it would free a whole segment), and answers
+  // such a pointer with CUDA_ERROR_INVALID_VALUE.
+  if (pool_holding(ptr) != nullptr) {
+    CUDAPOOL_WARN_ONCE("cuMemFree of 0x%llx, which is not an allocated block (double free or "
+                       "interior pointer): CUDA_ERROR_INVALID_VALUE",
+                       static_cast<unsigned long long>(dptr));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return real().cuMemFree_v2(dptr);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
+  ReentrancyGuard guard;
+  size_t device_free = 0;
+  size_t device_total = 0;
+  const CUresult r = real().cuMemGetInfo_v2(&device_free, &device_total);
+  if (r != CUDA_SUCCESS) return r;
+  CUdevice device = 0;
+  if (real().cuCtxGetDevice(&device) != CUDA_SUCCESS) {
+    if (free != nullptr) *free = device_free;
+    if (total != nullptr) *total = device_total;
+    return CUDA_SUCCESS;
+  }
+  // Idle cached memory is free for the program; with a memory fraction the cap is the total.
+  std::size_t idle = 0;
+  std::size_t reserved = 0;
+  std::size_t cap = 0;
+  for_each_pool([&](ContextPool& p) {
+    if (p.device != device) return false;
+    std::lock_guard<std::mutex> lock(p.mutex);
+    idle += p.pool.idle_cached_bytes();
+    reserved += p.pool.reserved_bytes();
+    if (p.pool.allowed_memory()) cap = std::max(cap, *p.pool.allowed_memory());
+    return false;
+  });
+  std::size_t out_free = device_free + idle;
+  std::size_t out_total = device_total;
+  const double fraction = options().per_process_memory_fraction;
+  if (fraction < 1.0) {
+    if (cap == 0) cap = static_cast<std::size_t>(fraction * static_cast<double>(device_total));
+    const std::size_t in_use = reserved - idle;
+    out_free = std::min(out_free, cap > in_use ? cap - in_use : 0);
+    out_total = cap;
+  }
+  if (free != nullptr) *free = out_free;
+  if (total != nullptr) *total = out_total;
+  return CUDA_SUCCESS;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
+                                                 CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemGetAddressRange_v2, pbase, psize, dptr);
+  ReentrancyGuard guard;
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  if (pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+    if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(base);
+    if (psize != nullptr) *psize = size;
+    return CUDA_SUCCESS;
+  }
+  return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
+}
+
+namespace {
+
+// Rewrites a range attribute of a pooled pointer; false for every other attribute or pointer.
+bool pooled_range_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr dptr) {
+  if (attribute != CU_POINTER_ATTRIBUTE_RANGE_START_ADDR &&
+      attribute != CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+    return false;
+  }
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  if (data == nullptr || !pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+    return false;
+  }
+  if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) {
+    *static_cast<CUdeviceptr*>(data) = static_cast<CUdeviceptr>(base);
+  } else {
+    *static_cast<size_t*>(data) = size;
+  }
+  return true;
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
+                                               CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttribute, data, attribute, dptr);
+  ReentrancyGuard guard;
+  if (pooled_range_attribute(data, attribute, dptr)) return CUDA_SUCCESS;
+  return real().cuPointerGetAttribute(data, attribute, dptr);
+}
+
+CUDAPOOL_EXPORT CUresult cuPointerGetAttributes(unsigned int count,
+                                                CUpointer_attribute* attributes, void** data,
+                                                CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttributes, count, attributes, data, dptr);
+  ReentrancyGuard guard;
+  const CUresult r = real().cuPointerGetAttributes(count, attributes, data, dptr);
+  if (r != CUDA_SUCCESS || attributes == nullptr || data == nullptr) return r;
+  for (unsigned int i = 0; i < count; ++i) pooled_range_attribute(data[i], attributes[i], dptr);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuIpcGetMemHandle, handle, dptr);
+  ReentrancyGuard guard;
+  // A handle names a whole driver allocation: the importer maps the segment's base. That is the
+  // caller's memory only when the block starts its segment.
+  const auto ptr = static_cast<std::uintptr_t>(dptr);
+  bool refused = false;
+  for_each_pool([&](ContextPool& p) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+    if (!p.backend.segment_containing(ptr, &base, &size)) return false;
+    refused = base != ptr;
+    return true;
+  });
+  if (refused) {
+    warn("cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
+         "would map other memory in the importing process; refused with "
+         "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",
+         static_cast<unsigned long long>(dptr));
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return real().cuIpcGetMemHandle(handle, dptr);
+}

@@ -1,0 +1,53 @@
+// shim/hooks_passthrough.cpp: allocation entry points the pool leaves alone (stream-ordered
+// allocations, which may be graph memory nodes; managed and pitched memory). They reach the driver
+// unchanged; the allocation log (issue #4) records them. A stream-ordered free of a pooled block
+// (allowed by CUDA for any device pointer) goes back to the pool.
+#include <mutex>
+
+#include "shim/export.h"
+#include "shim/hooks.h"
+#include "shim/pools.h"
+
+using namespace cudapool::shim;
+
+namespace {
+
+bool free_pooled(CUdeviceptr dptr) {
+  if (dptr == 0 || !pooling()) return false;
+  ReentrancyGuard guard;
+  return for_each_pool([&](ContextPool& p) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    return p.pool.free(static_cast<std::uintptr_t>(dptr)) == cudapool::pool::FreeStatus::kOk;
+  });
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
+  return CUDAPOOL_PASS(cuMemAllocAsync, dptr, bytesize, stream);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                              CUstream stream) {
+  return CUDAPOOL_PASS(cuMemAllocAsync_ptsz, dptr, bytesize, stream);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+  if (free_pooled(dptr)) return CUDA_SUCCESS;
+  return CUDAPOOL_PASS(cuMemFreeAsync, dptr, stream);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
+  if (free_pooled(dptr)) return CUDA_SUCCESS;
+  return CUDAPOOL_PASS(cuMemFreeAsync_ptsz, dptr, stream);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
+                                           unsigned int flags) {
+  return CUDAPOOL_PASS(cuMemAllocManaged, dptr, bytesize, flags);
+}
+
+CUDAPOOL_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width,
+                                            size_t height, unsigned int element_size) {
+  return CUDAPOOL_PASS(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
+}

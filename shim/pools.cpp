@@ -1,0 +1,144 @@
+// shim/pools.cpp: see pools.h. Pools live in a fixed array that only grows; dropped pools are
+// leaked on purpose (another thread may still be inside one; their memory belonged to a context
+// that no longer exists).
+#include "shim/pools.h"
+
+#include "shim/guard.h"
+#include "shim/real_driver.h"
+#include "shim/runtime.h"
+
+namespace cudapool::shim {
+
+namespace {
+
+std::atomic<ContextPool*> g_slots[kMaxContextPools];
+std::atomic<int> g_count{0};
+std::mutex g_create_mutex;
+
+thread_local CUcontext t_last_context = nullptr;
+thread_local ContextPool* t_last_pool = nullptr;
+
+}  // namespace
+
+ContextPool::ContextPool(CUcontext ctx, CUdevice dev, bool is_primary_ctx)
+    : context(ctx),
+      device(dev),
+      primary(is_primary_ctx),
+      backend(ctx, dev, options().reuse_fence),
+      pool(options(), backend, dev) {}
+
+ContextPool* pool_slot(int index) { return g_slots[index].load(std::memory_order_acquire); }
+int pool_count() { return g_count.load(std::memory_order_acquire); }
+
+ContextPool* current_pool(CUresult* error) {
+  CUcontext ctx = nullptr;
+  CUresult r = real().cuCtxGetCurrent(&ctx);
+  if (r == CUDA_SUCCESS && ctx == nullptr) r = CUDA_ERROR_INVALID_CONTEXT;
+  if (r != CUDA_SUCCESS) {
+    *error = r;
+    return nullptr;
+  }
+  if (ctx == t_last_context && t_last_pool != nullptr &&
+      !t_last_pool->dropped.load(std::memory_order_relaxed)) {
+    return t_last_pool;
+  }
+  ContextPool* found = nullptr;
+  for_each_pool([&](ContextPool& p) {
+    if (p.context != ctx) return false;
+    found = &p;
+    return true;
+  });
+  if (found == nullptr) {
+    CUdevice dev = 0;
+    r = real().cuCtxGetDevice(&dev);
+    if (r != CUDA_SUCCESS) {
+      *error = r;
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(g_create_mutex);
+    for_each_pool([&](ContextPool& p) {
+      if (p.context != ctx) return false;
+      found = &p;
+      return true;
+    });
+    if (found == nullptr) {
+      const int n = g_count.load(std::memory_order_relaxed);
+      if (n == kMaxContextPools) {
+        *error = CUDA_ERROR_OUT_OF_MEMORY;
+        CUDAPOOL_WARN_ONCE("more than %d CUDA contexts: not pooling the rest", kMaxContextPools);
+        return nullptr;
+      }
+      // Is ctx the device's primary context (cudart's)? Only asked while the primary context is
+      // active, so retain hands back the existing one and release restores the count.
+      unsigned int flags = 0;
+      int active = 0;
+      bool primary = false;
+      CUcontext primary_ctx = nullptr;
+      if (real().cuDevicePrimaryCtxGetState != nullptr &&
+          real().cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active &&
+          real().cuDevicePrimaryCtxRetain(&primary_ctx, dev) == CUDA_SUCCESS) {
+        primary = primary_ctx == ctx;
+        real().cuDevicePrimaryCtxRelease_v2(dev);
+      }
+      found = new ContextPool(ctx, dev, primary);
+      g_slots[n].store(found, std::memory_order_release);
+      g_count.store(n + 1, std::memory_order_release);
+    }
+  }
+  t_last_context = ctx;
+  t_last_pool = found;
+  return found;
+}
+
+ContextPool* pool_holding(std::uintptr_t ptr) {
+  ContextPool* found = nullptr;
+  for_each_pool([&](ContextPool& p) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+    if (!p.backend.segment_containing(ptr, &base, &size) &&
+        p.pool.find_allocated(ptr) == nullptr) {
+      return false;
+    }
+    found = &p;
+    return true;
+  });
+  return found;
+}
+
+void drop_context_pools(CUcontext ctx) {
+  for_each_pool([&](ContextPool& p) {
+    if (p.context == ctx) p.dropped.store(true, std::memory_order_release);
+    return false;
+  });
+  t_last_pool = nullptr;
+  t_last_context = nullptr;
+}
+
+void drop_primary_pools(CUdevice dev) {
+  for_each_pool([&](ContextPool& p) {
+    if (p.device == dev && p.primary) p.dropped.store(true, std::memory_order_release);
+    return false;
+  });
+  t_last_pool = nullptr;
+  t_last_context = nullptr;
+}
+
+void note_stream_created(CUstream stream, unsigned int flags) {
+  if ((flags & CU_STREAM_NON_BLOCKING) == 0) return;
+  CUresult error = CUDA_SUCCESS;
+  ContextPool* p = current_pool(&error);
+  if (p == nullptr) return;
+  std::lock_guard<std::mutex> lock(p->mutex);
+  p->backend.add_nonblocking_stream(stream);
+}
+
+void note_stream_destroyed(CUstream stream) {
+  for_each_pool([&](ContextPool& p) {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.backend.remove_stream(stream);
+    return false;
+  });
+}
+
+}  // namespace cudapool::shim

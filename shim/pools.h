@@ -1,0 +1,64 @@
+// shim/pools.h: one caching pool per CUDA context, created on the context's first allocation, and
+// the routing of a free (or a pointer query) to the pool that owns the pointer, whatever context is
+// current. A context that is destroyed or reset has its pool dropped without any CUDA call: the
+// driver already took the memory. Not here: the policy (pool/), the driver calls (cuda_backend.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "pool/device_pool.h"
+#include "shim/cuda_api.h"
+#include "shim/cuda_backend.h"
+
+namespace cudapool::shim {
+
+struct ContextPool {
+  ContextPool(CUcontext ctx, CUdevice dev, bool primary);
+  CUcontext context;
+  CUdevice device;
+  bool primary;  // the device's primary context (cudart's)
+  std::mutex mutex;
+  CudaBackend backend;
+  pool::DevicePool pool;
+  std::atomic<bool> dropped{false};
+};
+
+inline constexpr int kMaxContextPools = 256;
+
+// The pool of the current context, made on first use; nullptr with *error set when there is no
+// usable current context (the driver's own error: no context, not initialized, ...).
+ContextPool* current_pool(CUresult* error);
+
+// Calls fn(pool) for every live pool until it returns true; returns whether one did.
+template <class Fn>
+bool for_each_pool(Fn&& fn);
+
+// The live pool whose segments hold ptr, or nullptr.
+ContextPool* pool_holding(std::uintptr_t ptr);
+
+// Forgets the pools of a context (destroyed) or of a device's primary context (reset/released).
+void drop_context_pools(CUcontext ctx);
+void drop_primary_pools(CUdevice dev);
+
+// Registers a stream of ctx for reuse fences (non-blocking streams only) / forgets it.
+void note_stream_created(CUstream stream, unsigned int flags);
+void note_stream_destroyed(CUstream stream);
+
+// --- implementation detail of for_each_pool -----------------------------------------------------
+ContextPool* pool_slot(int index);
+int pool_count();
+
+template <class Fn>
+bool for_each_pool(Fn&& fn) {
+  const int n = pool_count();
+  for (int i = 0; i < n; ++i) {
+    ContextPool* p = pool_slot(i);
+    if (p != nullptr && !p->dropped.load(std::memory_order_acquire) && fn(*p)) return true;
+  }
+  return false;
+}
+
+}  // namespace cudapool::shim

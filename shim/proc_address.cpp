@@ -1,0 +1,50 @@
+// shim/proc_address.cpp: the lookups through which programs find driver functions:
+// cuGetProcAddress_v2 (5 arguments, what cudart uses), the legacy 4-argument cuGetProcAddress, and
+// the handle-scoped part of dlsym (dlsym_hook.cpp has the entry point). Each calls the real lookup
+// with the caller's arguments and swaps the answer for a hook only when it is a hooked function.
+#include <cstring>
+
+#include "shim/export.h"
+#include "shim/hooks.h"
+
+using namespace cudapool::shim;
+
+namespace {
+
+// Whether answers may be swapped: pooling, or at least not disabled (before the first CUDA call
+// cudart asks for everything; the hooks themselves decide later whether to pool).
+bool may_substitute() { return !inside_shim() && mode() == Mode::kPooling; }
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
+                                             cuuint64_t flags,
+                                             CUdriverProcAddressQueryResult* status) {
+  if (!load_real_driver() || real().cuGetProcAddress_v2 == nullptr) {
+    return CUDA_ERROR_NOT_INITIALIZED;
+  }
+  const CUresult r = real().cuGetProcAddress_v2(symbol, pfn, version, flags, status);
+  if (r == CUDA_SUCCESS && pfn != nullptr && may_substitute()) *pfn = hook_for(*pfn);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int version,
+                                          cuuint64_t flags) {
+  if (!load_real_driver() || real().cuGetProcAddress == nullptr) {
+    return CUDA_ERROR_NOT_INITIALIZED;
+  }
+  const CUresult r = real().cuGetProcAddress(symbol, pfn, version, flags);
+  if (r == CUDA_SUCCESS && pfn != nullptr && may_substitute()) *pfn = hook_for(*pfn);
+  return r;
+}
+
+// dlsym(handle, name) for a real handle (not RTLD_DEFAULT/RTLD_NEXT), called by the dlsym entry
+// point. Only names starting with "cu" can be driver functions; the pointer decides.
+extern "C" __attribute__((visibility("hidden"))) void* cudapool_dlsym_handle(void* handle,
+                                                                             const char* name) {
+  void* found = real_dlsym(handle, name);
+  if (found == nullptr || name == nullptr || name[0] != 'c' || name[1] != 'u') return found;
+  if (!may_substitute()) return found;
+  ReentrancyGuard guard;
+  return hook_for(found);
+}

@@ -1,0 +1,35 @@
+// shim/runtime.h: the shim's lifecycle. Lazy initialization on the first hooked call (the conf
+// string is read once, its diagnostics printed once, jemalloc style), the fork handler (a child
+// never pools), CUDAPOOL_DISABLE. Not here: the pools (pools.h) and the hooks.
+#pragma once
+
+#include <atomic>
+
+#include "config/options.h"
+
+namespace cudapool::shim {
+
+enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
+
+// Initializes on first use; afterwards one relaxed atomic load. kPassThrough when
+// CUDAPOOL_DISABLE=1 or in a child after fork. Reads no CUDA state.
+Mode mode();
+
+// The settings in effect (valid once mode() returned kPooling).
+const config::Options& options();
+
+// Stream captures in progress in the process (counted by the capture hooks): while one is, the shim
+// makes no driver call that could invalidate it.
+std::atomic<int>& captures_in_progress();
+
+// One line to stderr, prefixed "cudapool: ". Never allocates beyond a stack buffer.
+void warn(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+// The same warning at most once per call site flag.
+#define CUDAPOOL_WARN_ONCE(...)                               \
+  do {                                                        \
+    static std::atomic<bool> cudapool_warned{false};          \
+    if (!cudapool_warned.exchange(true)) ::cudapool::shim::warn(__VA_ARGS__); \
+  } while (0)
+
+}  // namespace cudapool::shim
