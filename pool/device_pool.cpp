@@ -375,6 +375,12 @@ const Block* DevicePool::find_allocated_containing(std::uintptr_t ptr) const {
   return found;
 }
 
+std::size_t DevicePool::pending_fence_bytes() const {
+  std::size_t bytes = 0;
+  for (const PendingFence& p : pending_) bytes += p.block->size;
+  return bytes;
+}
+
 std::size_t DevicePool::idle_cached_bytes() const {
   const std::size_t all = static_cast<std::size_t>(StatType::kAll);
   return static_cast<std::size_t>(stats_.reserved_bytes[all].current -

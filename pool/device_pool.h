@@ -116,6 +116,8 @@ class DevicePool {
   // Every block of every segment, for checks and snapshots: fn(block).
   void for_each_block(const std::function<void(const Block&)>& fn) const;
   std::size_t pending_fences() const { return pending_.size(); }
+  // Bytes of freed blocks still waiting on a reuse fence.
+  std::size_t pending_fence_bytes() const;
 
  private:
   // One malloc in progress (PyTorch's AllocParams).

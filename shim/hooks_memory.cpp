@@ -68,7 +68,9 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
   if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
-  if (for_each_pool([&](ContextPool& p) { return &p != current && free_in(p, ptr); })) {
+  if (for_each_pool([&](ContextPool& p) {
+        return &p != current && pool_alive(p) && free_in(p, ptr);
+      })) {
     return CUDA_SUCCESS;
   }
   // Not a block the pool handed out. Inside one of its segments it is a double free or an
@@ -103,7 +105,9 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   for_each_pool([&](ContextPool& p) {
     if (p.device != device) return false;
     std::lock_guard<std::mutex> lock(p.mutex);
-    idle += p.pool.idle_cached_bytes();
+    // Blocks still behind a reuse fence are free for the program too: they come back at the
+    // next allocation that needs them.
+    idle += p.pool.idle_cached_bytes() + p.pool.pending_fence_bytes();
     reserved += p.pool.reserved_bytes();
     if (p.pool.allowed_memory()) cap = std::max(cap, *p.pool.allowed_memory());
     return false;

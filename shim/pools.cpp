@@ -16,12 +16,15 @@ std::atomic<int> g_count{0};
 std::mutex g_create_mutex;
 
 thread_local CUcontext t_last_context = nullptr;
+thread_local unsigned long long t_last_id = 0;
 thread_local ContextPool* t_last_pool = nullptr;
 
 }  // namespace
 
-ContextPool::ContextPool(CUcontext ctx, CUdevice dev, bool is_primary_ctx)
+ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
+                         bool is_primary_ctx)
     : context(ctx),
+      id(ctx_id),
       device(dev),
       primary(is_primary_ctx),
       backend(ctx, dev, options().reuse_fence),
@@ -30,24 +33,48 @@ ContextPool::ContextPool(CUcontext ctx, CUdevice dev, bool is_primary_ctx)
 ContextPool* pool_slot(int index) { return g_slots[index].load(std::memory_order_acquire); }
 int pool_count() { return g_count.load(std::memory_order_acquire); }
 
+bool pool_alive(ContextPool& p) {
+  if (p.dropped.load(std::memory_order_acquire)) return false;
+  if (real().cuCtxGetId == nullptr) return true;
+  unsigned long long id = 0;
+  if (real().cuCtxGetId(p.context, &id) == CUDA_SUCCESS && id == p.id) return true;
+  p.dropped.store(true, std::memory_order_release);
+  return false;
+}
+
 ContextPool* current_pool(CUresult* error) {
+  // The context's id, not its handle, names it: a handle can come back after a reset.
+  unsigned long long id = 0;
+  CUresult r = CUDA_SUCCESS;
+  if (real().cuCtxGetId != nullptr) {
+    r = real().cuCtxGetId(nullptr, &id);
+    if (r == CUDA_SUCCESS && id == t_last_id && t_last_pool != nullptr &&
+        !t_last_pool->dropped.load(std::memory_order_relaxed)) {
+      return t_last_pool;
+    }
+  }
   CUcontext ctx = nullptr;
-  CUresult r = real().cuCtxGetCurrent(&ctx);
+  if (r == CUDA_SUCCESS) r = real().cuCtxGetCurrent(&ctx);
   if (r == CUDA_SUCCESS && ctx == nullptr) r = CUDA_ERROR_INVALID_CONTEXT;
   if (r != CUDA_SUCCESS) {
     *error = r;
     return nullptr;
   }
-  if (ctx == t_last_context && t_last_pool != nullptr &&
+  if (real().cuCtxGetId == nullptr && ctx == t_last_context && t_last_pool != nullptr &&
       !t_last_pool->dropped.load(std::memory_order_relaxed)) {
     return t_last_pool;
   }
   ContextPool* found = nullptr;
-  for_each_pool([&](ContextPool& p) {
+  auto match = [&](ContextPool& p) {
     if (p.context != ctx) return false;
+    if (p.id != id) {  // the same handle for a new context: the old one is gone
+      p.dropped.store(true, std::memory_order_release);
+      return false;
+    }
     found = &p;
     return true;
-  });
+  };
+  for_each_pool(match);
   if (found == nullptr) {
     CUdevice dev = 0;
     r = real().cuCtxGetDevice(&dev);
@@ -56,11 +83,7 @@ ContextPool* current_pool(CUresult* error) {
       return nullptr;
     }
     std::lock_guard<std::mutex> lock(g_create_mutex);
-    for_each_pool([&](ContextPool& p) {
-      if (p.context != ctx) return false;
-      found = &p;
-      return true;
-    });
+    for_each_pool(match);
     if (found == nullptr) {
       const int n = g_count.load(std::memory_order_relaxed);
       if (n == kMaxContextPools) {
@@ -80,12 +103,13 @@ ContextPool* current_pool(CUresult* error) {
         primary = primary_ctx == ctx;
         real().cuDevicePrimaryCtxRelease_v2(dev);
       }
-      found = new ContextPool(ctx, dev, primary);
+      found = new ContextPool(ctx, id, dev, primary);
       g_slots[n].store(found, std::memory_order_release);
       g_count.store(n + 1, std::memory_order_release);
     }
   }
   t_last_context = ctx;
+  t_last_id = id;
   t_last_pool = found;
   return found;
 }
@@ -93,6 +117,7 @@ ContextPool* current_pool(CUresult* error) {
 ContextPool* pool_holding(std::uintptr_t ptr) {
   ContextPool* found = nullptr;
   for_each_pool([&](ContextPool& p) {
+    if (!pool_alive(p)) return false;
     std::lock_guard<std::mutex> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;
@@ -113,6 +138,7 @@ void drop_context_pools(CUcontext ctx) {
   });
   t_last_pool = nullptr;
   t_last_context = nullptr;
+  t_last_id = 0;
 }
 
 void drop_primary_pools(CUdevice dev) {
@@ -122,6 +148,7 @@ void drop_primary_pools(CUdevice dev) {
   });
   t_last_pool = nullptr;
   t_last_context = nullptr;
+  t_last_id = 0;
 }
 
 void note_stream_created(CUstream stream, unsigned int flags) {

@@ -16,8 +16,9 @@
 namespace cudapool::shim {
 
 struct ContextPool {
-  ContextPool(CUcontext ctx, CUdevice dev, bool primary);
+  ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary);
   CUcontext context;
+  unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
   bool primary;  // the device's primary context (cudart's)
   std::mutex mutex;
@@ -38,6 +39,11 @@ bool for_each_pool(Fn&& fn);
 
 // The live pool whose segments hold ptr, or nullptr.
 ContextPool* pool_holding(std::uintptr_t ptr);
+
+// Whether p's context still exists (a context reset or destroyed behind the shim's back, e.g.
+// through cudart's private interface, leaves a pool whose handle may even be reused). A dead
+// pool is dropped. One driver call; for the slow paths.
+bool pool_alive(ContextPool& p);
 
 // Forgets the pools of a context (destroyed) or of a device's primary context (reset/released).
 void drop_context_pools(CUcontext ctx);

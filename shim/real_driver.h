@@ -15,6 +15,7 @@ namespace cudapool::shim {
   X(cuDriverGetVersion, CUresult (*)(int*))                                                       \
   X(cuCtxGetCurrent, CUresult (*)(CUcontext*))                                                    \
   X(cuCtxGetDevice, CUresult (*)(CUdevice*))                                                      \
+  X(cuCtxGetId, CUresult (*)(CUcontext, unsigned long long*))                                     \
   X(cuCtxPushCurrent_v2, CUresult (*)(CUcontext))                                                 \
   X(cuCtxPopCurrent_v2, CUresult (*)(CUcontext*))                                                 \
   X(cuCtxSynchronize, CUresult (*)())                                                             \

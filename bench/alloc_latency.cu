@@ -1,0 +1,159 @@
+// bench/alloc_latency.cu: time per cudaMalloc+cudaFree pair (or cudaMallocAsync+cudaFreeAsync on
+// one stream with --async), per size, on an idle GPU. Run by bench/run_gpu_bench.sh without the
+// shim and under it with several settings.
+//
+//   alloc_latency [--async] [--budget-s S] [--max-iters N] [--sizes B,B,...]
+//
+// Per size: 3 warm-up pairs, 5 pairs to estimate the cost, then batches of pairs (a batch lasts
+// about 20 us, at most 1000 pairs) until the budget (default 1 s) or --max-iters (default 200000)
+// pairs; a size stops early after 3x the budget. Prints one line per size:
+//   size=BYTES api=malloc|async iters=N batch=B median_ns=X mean_ns=Y min_ns=Z
+// median_ns is the median over batches of the batch's time per pair. With --async the device's
+// default memory pool keeps freed memory (release threshold UINT64_MAX), as PyTorch's
+// cudaMallocAsync backend does.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CHECK(call)                                                                   \
+  do {                                                                                \
+    cudaError_t check_err_ = (call);                                                  \
+    if (check_err_ != cudaSuccess) {                                                  \
+      fprintf(stderr, "CUDA error %s:%d: %s -> %s (%s)\n", __FILE__, __LINE__, #call, \
+              cudaGetErrorName(check_err_), cudaGetErrorString(check_err_));          \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+double ns_since(clk::time_point t0) {
+  return std::chrono::duration<double, std::nano>(clk::now() - t0).count();
+}
+
+bool shim_loaded() {
+  FILE* f = fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[4096];
+  bool found = false;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, "libcudapool")) {
+      found = true;
+      break;
+    }
+  fclose(f);
+  return found;
+}
+
+struct Result {
+  long iters = 0, batch = 0;
+  double median = 0, mean = 0, min = 0;
+};
+
+Result measure(size_t size, bool async, cudaStream_t s, double budget_s, long max_iters) {
+  auto pair = [&] {
+    void* p = nullptr;
+    if (async) {
+      CHECK(cudaMallocAsync(&p, size, s));
+      CHECK(cudaFreeAsync(p, s));
+    } else {
+      CHECK(cudaMalloc(&p, size));
+      CHECK(cudaFree(p));
+    }
+  };
+  for (int i = 0; i < 3; ++i) pair();
+  if (async) CHECK(cudaStreamSynchronize(s));
+  auto t0 = clk::now();
+  for (int i = 0; i < 5; ++i) pair();
+  double est = std::max(1.0, ns_since(t0) / 5);
+  Result r;
+  r.batch = std::clamp(static_cast<long>(20000.0 / est), 1L, 1000L);
+  long target = std::clamp(static_cast<long>(budget_s * 1e9 / est), 20L, std::max(20L, max_iters));
+  long nb = std::max(1L, target / r.batch);
+  std::vector<double> per;
+  per.reserve(static_cast<size_t>(nb));
+  auto start = clk::now();
+  for (long b = 0; b < nb; ++b) {
+    auto tb = clk::now();
+    for (long i = 0; i < r.batch; ++i) pair();
+    per.push_back(ns_since(tb) / static_cast<double>(r.batch));
+    if (per.size() >= 5 && ns_since(start) > 3 * budget_s * 1e9) break;
+  }
+  if (async) CHECK(cudaStreamSynchronize(s));
+  r.iters = static_cast<long>(per.size()) * r.batch;
+  double sum = 0;
+  for (double v : per) sum += v;
+  r.mean = sum / static_cast<double>(per.size());
+  std::sort(per.begin(), per.end());
+  r.min = per.front();
+  size_t n = per.size();
+  r.median = n % 2 ? per[n / 2] : (per[n / 2 - 1] + per[n / 2]) / 2;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool async = false;
+  double budget_s = 1.0;
+  long max_iters = 200000;
+  std::vector<size_t> sizes = {512, size_t(1) << 20, size_t(8) << 20, size_t(64) << 20,
+                               size_t(1) << 30};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--async") {
+      async = true;
+    } else if (a == "--budget-s" && i + 1 < argc) {
+      budget_s = atof(argv[++i]);
+    } else if (a == "--max-iters" && i + 1 < argc) {
+      max_iters = atol(argv[++i]);
+    } else if (a == "--sizes" && i + 1 < argc) {
+      sizes.clear();
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos < list.size()) {
+        size_t end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        sizes.push_back(
+            static_cast<size_t>(strtoull(list.substr(pos, end - pos).c_str(), nullptr, 10)));
+        pos = end + 1;
+      }
+    } else {
+      fprintf(stderr,
+              "usage: alloc_latency [--async] [--budget-s S] [--max-iters N] [--sizes B,...]\n");
+      return 2;
+    }
+  }
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaFree(0));
+  cudaStream_t s = nullptr;
+  if (async) {
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaMemPool_t pool;
+    CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    uint64_t threshold = UINT64_MAX;
+    CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  }
+  const char* conf = getenv("CUDAPOOL_CONF");
+  printf("alloc_latency: api %s, shim %s, CUDAPOOL_CONF=%s, budget %.2f s per size\n",
+         async ? "async" : "malloc", shim_loaded() ? "loaded" : "not-loaded",
+         conf ? conf : "(unset)", budget_s);
+  fflush(stdout);
+  for (size_t size : sizes) {
+    Result r = measure(size, async, s, budget_s, max_iters);
+    printf("size=%zu api=%s iters=%ld batch=%ld median_ns=%.1f mean_ns=%.1f min_ns=%.1f\n", size,
+           async ? "async" : "malloc", r.iters, r.batch, r.median, r.mean, r.min);
+    fflush(stdout);
+  }
+  if (s) CHECK(cudaStreamDestroy(s));
+  return 0;
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# bench/run_gpu_bench.sh: allocation benchmarks of the LD_PRELOAD shim on a GPU machine; prints
+# markdown tables. A benchmark, never a test: run it by hand and copy the tables into the docs.
+#
+#   OUT=/some/dir bench/run_gpu_bench.sh
+#
+# 1. alloc latency: median time per allocation+free pair for 512 B .. 1 GiB: cudaMalloc+cudaFree
+#    without the shim and under it (reuse_fence auto, sync, none), cudaMallocAsync+cudaFreeAsync,
+#    PyTorch's caching allocator from C++ (bench/alloc_latency.cu, bench/torch_raw_alloc.py).
+# 2. threads: total cudaMalloc+cudaFree pairs/s (1 MiB) from 1, 4, 16 host threads (bench/threads.cu).
+# 3. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
+#    the shim: throughput and peak device memory (bench/torch_churn.py).
+# Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
+# $WORK/logs (and $OUT/gpu-bench-logs).
+#
+# Environment: CUDAPOOL_LIB (default $REPO/build/shim/libcudapool.so), WORK (default
+# /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), OUT (if set: the output also
+# goes to $OUT/gpu-bench.md), CUDA_HOME, NVCC, CUDA_ARCH (sm_90), PYTHON (python3),
+# BENCH_BUDGET_S (480: nothing new starts after this many seconds), LAT_BUDGET_S (0.7: seconds of
+# timing per size and run in table 1). Expected run time on an H200: about 4-6 minutes (the first
+# run builds the PyTorch extension, about 1 minute).
+set -uo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
+WORK="${WORK:-/tmp/cudapool-bench}"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
+ARCH="${CUDA_ARCH:-sm_90}"
+PY="${PYTHON:-python3}"
+BUDGET="${BENCH_BUDGET_S:-480}"
+LAT_BUDGET="${LAT_BUDGET_S:-0.7}"
+BIN="$WORK/bin"
+LOGS="$WORK/logs"
+START=$SECONDS
+SIZES=(512 1048576 8388608 67108864 1073741824)
+
+remaining() { echo $((BUDGET - (SECONDS - START))); }
+note() { echo "> $*"; }
+
+# bench_run NAME TIMEOUT MODE CMD...: output to $LOGS/NAME.log. MODE: raw, or shim:CONF.
+bench_run() {
+  local name=$1 tmo=$2 mode=$3 rem
+  shift 3
+  rem=$(remaining)
+  if ((rem < 10)); then
+    echo "(not run: time budget)" >"$LOGS/$name.log"
+    note "$name: not run (time budget of $BUDGET s used up)"
+    return 125
+  fi
+  ((tmo > rem)) && tmo=$rem
+  local -a e=(env -u CUDAPOOL_CONF -u CUDAPOOL_DISABLE -u LD_PRELOAD -u PYTORCH_NO_CUDA_MEMORY_CACHING)
+  case $mode in
+    raw) ;;
+    shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
+  esac
+  local t0=$SECONDS rc
+  timeout -k 10 "$tmo" "${e[@]}" "$@" >"$LOGS/$name.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    note "$name: exit $rc after $((SECONDS - t0)) s: $(grep -E 'error|Error|ERROR' "$LOGS/$name.log" | head -n 2 | cut -c1-250 | tr '\n' ' ')"
+  fi
+  if [[ $mode == shim:* ]] && grep -q 'shim not-loaded' "$LOGS/$name.log"; then
+    note "$name: WARNING: the program does not see libcudapool mapped (LD_PRELOAD=$SHIM)"
+  fi
+  return $rc
+}
+
+# ns -> "123 ns" / "12.3 us" / "1.23 ms"
+fmt_ns() {
+  awk -v v="$1" 'BEGIN {
+    if (v == "") { print "-"; exit }
+    if (v < 1000) printf "%.0f ns", v
+    else if (v < 1e6) printf "%.2f us", v / 1e3
+    else printf "%.2f ms", v / 1e6 }'
+}
+
+fmt_size() {
+  awk -v b="$1" 'BEGIN {
+    if (b >= 1073741824) printf "%g GiB", b / 1073741824
+    else if (b >= 1048576) printf "%g MiB", b / 1048576
+    else if (b >= 1024) printf "%g KiB", b / 1024
+    else printf "%d B", b }'
+}
+
+# median_ns LOG SIZE -> the median_ns of that size's line, or empty.
+median_ns() {
+  awk -v s="$2" '$1 == "size=" s { for (i = 1; i <= NF; i++) if ($i ~ /^median_ns=/) { sub("median_ns=", "", $i); print $i } }' "$1" 2>/dev/null | head -n 1
+}
+
+# field LOG KEY -> value of KEY=value on the RESULT line
+field() {
+  awk -v k="$2" '$1 == "RESULT" { for (i = 2; i <= NF; i++) { n = index($i, "="); if (substr($i, 1, n - 1) == k) print substr($i, n + 1) } }' "$1" 2>/dev/null | head -n 1
+}
+
+build() {
+  mkdir -p "$BIN" "$LOGS" || return 1
+  local -a common=(-O2 -std=c++17 -arch="$ARCH" -Xcompiler -pthread)
+  "$NVCC" "${common[@]}" -o "$BIN/alloc_latency" "$REPO/bench/alloc_latency.cu" >"$LOGS/build-alloc_latency.log" 2>&1 &
+  local p1=$!
+  "$NVCC" "${common[@]}" -o "$BIN/threads" "$REPO/bench/threads.cu" >"$LOGS/build-threads.log" 2>&1 &
+  local p2=$!
+  wait $p1 || note "build of alloc_latency failed: $(head -c 400 "$LOGS/build-alloc_latency.log")"
+  wait $p2 || note "build of threads failed: $(head -c 400 "$LOGS/build-threads.log")"
+}
+
+table_latency() {
+  echo
+  echo "## Allocation latency (median per allocation+free pair, idle GPU)"
+  echo
+  local -a cols=(raw auto sync none async torch)
+  if [ -x "$BIN/alloc_latency" ]; then
+    bench_run lat-raw 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    note "no shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-raw.log" "$s")")"; done)"
+    for f in auto sync none; do
+      bench_run "lat-$f" 120 "shim:reuse_fence:$f" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+      note "shim, reuse_fence:$f: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-$f.log" "$s")")"; done)"
+    done
+    bench_run lat-async 120 raw "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
+    note "cudaMallocAsync: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-async.log" "$s")")"; done)"
+  else
+    note "alloc_latency was not built"
+  fi
+  if "$PY" -c 'import torch' >/dev/null 2>&1; then
+    # The first run builds the extension (about a minute); later runs reuse $WORK/torch-ext.
+    bench_run lat-torch 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+    note "PyTorch caching allocator: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-torch.log" "$s")")"; done)"
+  else
+    note "$PY cannot import torch: no PyTorch column"
+  fi
+  echo
+  echo "| size | cudaMalloc+cudaFree, no shim | shim, reuse_fence:auto | shim, sync | shim, none | cudaMallocAsync+cudaFreeAsync | PyTorch raw_alloc+raw_delete |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  local s c row
+  for s in "${SIZES[@]}"; do
+    row="| $(fmt_size "$s") |"
+    for c in "${cols[@]}"; do
+      row+=" $(fmt_ns "$(median_ns "$LOGS/lat-$c.log" "$s")") |"
+    done
+    echo "$row"
+  done
+  echo
+  echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
+}
+
+table_threads() {
+  echo
+  echo "## Host threads (cudaMalloc+cudaFree of 1 MiB, total pairs/s)"
+  echo
+  if [ ! -x "$BIN/threads" ]; then
+    note "threads was not built"
+    return
+  fi
+  bench_run threads-raw 60 raw "$BIN/threads" --seconds 2
+  bench_run threads-shim 60 shim:reuse_fence:auto "$BIN/threads" --seconds 2
+  echo "| threads | no shim | shim (reuse_fence:auto) |"
+  echo "| --- | --- | --- |"
+  local n a b
+  for n in 1 4 16; do
+    a=$(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-raw.log" 2>/dev/null)
+    b=$(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-shim.log" 2>/dev/null)
+    echo "| $n | ${a:--} | ${b:--} |"
+  done
+}
+
+table_torch() {
+  echo
+  echo "## PyTorch: tensor churn and training"
+  echo
+  if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+    note "$PY cannot import torch"
+    return
+  fi
+  local -a modes=(torch-cache nocache nocache-shim)
+  local m part
+  for m in "${modes[@]}"; do
+    for part in churn train; do
+      local -a cmd=("$PY" "$REPO/bench/torch_churn.py" --mode "$m" --part "$part" --churn-seconds 15 --train-seconds 30)
+      case $m in
+        torch-cache) bench_run "torch-$m-$part" 120 raw "${cmd[@]}" ;;
+        nocache) bench_run "torch-$m-$part" 120 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "${cmd[@]}" ;;
+        nocache-shim) bench_run "torch-$m-$part" 120 shim:reuse_fence:auto env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "${cmd[@]}" ;;
+      esac
+      note "$m $part: $(grep -m1 -E '^torch_churn: (churn|train) ' "$LOGS/torch-$m-$part.log" | cut -c14-)"
+    done
+  done
+  echo
+  echo "| mode | churn it/s | churn peak used (NVML) | churn peak used (mem_get_info) | train steps/s | train peak used (NVML) | train peak used (mem_get_info) | torch max reserved (train) |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  local label c t
+  for m in "${modes[@]}"; do
+    case $m in
+      torch-cache) label="PyTorch cache" ;;
+      nocache) label="cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1)" ;;
+      nocache-shim) label="cache off + shim" ;;
+    esac
+    c="$LOGS/torch-$m-churn.log"
+    t="$LOGS/torch-$m-train.log"
+    echo "| $label | $(field "$c" per_s) | $(field "$c" peak_nvml_mib) MiB | $(field "$c" peak_meminfo_mib) MiB | $(field "$t" per_s) | $(field "$t" peak_nvml_mib) MiB | $(field "$t" peak_meminfo_mib) MiB | $(field "$t" torch_max_reserved_mib) MiB |"
+  done
+  echo
+  echo "Churn: up to 100000 torch.empty (256 B .. 16 MiB, 8 slots), stopped after 15 s. Train: pre-norm MLP blocks, width 1024, 8192 tokens, AdamW, up to 200 steps (stopped after 30 s), after 5 warm-up steps. Peak used: device memory in use at the points of peak use, minus the value at start, from NVML (everything held from the driver, cached blocks included) and from torch.cuda.mem_get_info (cudaMemGetInfo; a pool may count its cached blocks as free). Each cell a fresh process."
+}
+
+main() {
+  mkdir -p "$BIN" "$LOGS" || exit 2
+  rm -f "$LOGS"/*.log
+  echo "# cudapool GPU benchmarks"
+  echo
+  local gpu="nvidia-smi not found"
+  command -v nvidia-smi >/dev/null 2>&1 && gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ); GPU: $gpu; $(nproc) CPU cores; repo $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?'); shim $SHIM; nvcc $("$NVCC" --version 2>/dev/null | grep -o 'release [0-9.]*' | cut -d' ' -f2); $("$PY" --version 2>&1)"
+  if [ ! -f "$SHIM" ]; then
+    note "WARNING: $SHIM does not exist: the shim columns will be empty (set CUDAPOOL_LIB)"
+  fi
+  build
+  table_latency
+  table_threads
+  table_torch
+  if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT/gpu-bench-logs" && cp "$LOGS"/*.log "$OUT/gpu-bench-logs/" 2>/dev/null
+  fi
+  echo
+  echo "(benchmarks took $((SECONDS - START)) s)"
+}
+
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" || exit 2
+  main "$@" 2>&1 | tee "$OUT/gpu-bench.md"
+  exit "${PIPESTATUS[0]}"
+else
+  main "$@"
+fi

@@ -1,0 +1,121 @@
+// bench/threads.cu: allocation throughput from several host threads at once. For each thread
+// count, every thread does cudaMalloc+cudaFree pairs of one size (default 1 MiB) for a fixed time;
+// prints the total pairs per second. Run by bench/run_gpu_bench.sh without and with the shim.
+//
+//   threads [--seconds S] [--size BYTES] [--threads 1,4,16]
+//
+// One line per thread count: threads=N pairs=P seconds=S pairs_per_s=R
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define CHECK(call)                                                                   \
+  do {                                                                                \
+    cudaError_t check_err_ = (call);                                                  \
+    if (check_err_ != cudaSuccess) {                                                  \
+      fprintf(stderr, "CUDA error %s:%d: %s -> %s (%s)\n", __FILE__, __LINE__, #call, \
+              cudaGetErrorName(check_err_), cudaGetErrorString(check_err_));          \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+bool shim_loaded() {
+  FILE* f = fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[4096];
+  bool found = false;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, "libcudapool")) {
+      found = true;
+      break;
+    }
+  fclose(f);
+  return found;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 2.0;
+  size_t size = size_t(1) << 20;
+  std::vector<int> counts = {1, 4, 16};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seconds" && i + 1 < argc) {
+      seconds = atof(argv[++i]);
+    } else if (a == "--size" && i + 1 < argc) {
+      size = static_cast<size_t>(strtoull(argv[++i], nullptr, 10));
+    } else if (a == "--threads" && i + 1 < argc) {
+      counts.clear();
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos < list.size()) {
+        size_t end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        counts.push_back(atoi(list.substr(pos, end - pos).c_str()));
+        pos = end + 1;
+      }
+    } else {
+      fprintf(stderr, "usage: threads [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+      return 2;
+    }
+  }
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaFree(0));
+  const char* conf = getenv("CUDAPOOL_CONF");
+  printf("threads: size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n", size, seconds,
+         shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
+  fflush(stdout);
+
+  for (int n : counts) {
+    if (n < 1) continue;
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::atomic<long> total{0};
+    clk::time_point deadline;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n; ++t) {
+      pool.emplace_back([&] {
+        CHECK(cudaSetDevice(0));
+        // One pair before the clock starts (thread-local runtime state).
+        void* p = nullptr;
+        CHECK(cudaMalloc(&p, size));
+        CHECK(cudaFree(p));
+        ready.fetch_add(1);
+        while (!go.load()) std::this_thread::yield();
+        long mine = 0;
+        for (;;) {
+          for (int i = 0; i < 16; ++i) {
+            CHECK(cudaMalloc(&p, size));
+            CHECK(cudaFree(p));
+          }
+          mine += 16;
+          if (clk::now() >= deadline) break;
+        }
+        total.fetch_add(mine);
+      });
+    }
+    while (ready.load() < n) std::this_thread::yield();
+    auto t0 = clk::now();
+    deadline =
+        t0 + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(seconds));
+    go.store(true);
+    for (auto& th : pool) th.join();
+    double secs = std::chrono::duration<double>(clk::now() - t0).count();
+    printf("threads=%d pairs=%ld seconds=%.3f pairs_per_s=%.0f\n", n, total.load(), secs,
+           total.load() / secs);
+    fflush(stdout);
+  }
+  return 0;
+}

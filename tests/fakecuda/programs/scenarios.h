@@ -1,0 +1,135 @@
+// tests/fakecuda/programs/scenarios.h: the driver entry points a test program holds (filled by
+// cudart_like through cuGetProcAddress_v2, by lcuda_program from its link), the fake's control
+// functions, the check helpers, and the scenarios both programs run. Not a test framework: a
+// failed check prints what was expected and exits 1.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdio>
+#include <string>
+
+#include "fakecuda_control.h"
+
+namespace fakecuda_test {
+
+struct Driver {
+  decltype(&::cuInit) Init = nullptr;
+  decltype(&::cuDriverGetVersion) DriverGetVersion = nullptr;
+  decltype(&::cuGetErrorName) GetErrorName = nullptr;
+  decltype(&::cuDeviceGet) DeviceGet = nullptr;
+  decltype(&::cuDeviceGetCount) DeviceGetCount = nullptr;
+  decltype(&::cuDeviceGetName) DeviceGetName = nullptr;
+  decltype(&::cuDeviceTotalMem) DeviceTotalMem = nullptr;
+  decltype(&::cuDeviceGetAttribute) DeviceGetAttribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease = nullptr;
+  decltype(&::cuDevicePrimaryCtxReset) DevicePrimaryCtxReset = nullptr;
+  decltype(&::cuCtxGetCurrent) CtxGetCurrent = nullptr;
+  decltype(&::cuCtxSetCurrent) CtxSetCurrent = nullptr;
+  decltype(&::cuCtxGetDevice) CtxGetDevice = nullptr;
+  decltype(&::cuCtxPushCurrent) CtxPushCurrent = nullptr;
+  decltype(&::cuCtxPopCurrent) CtxPopCurrent = nullptr;
+  decltype(&::cuCtxSynchronize) CtxSynchronize = nullptr;
+  decltype(&::cuCtxCreate) CtxCreate = nullptr;
+  decltype(&::cuCtxDestroy) CtxDestroy = nullptr;
+  decltype(&::cuMemAlloc) MemAlloc = nullptr;
+  decltype(&::cuMemFree) MemFree = nullptr;
+  decltype(&::cuMemGetInfo) MemGetInfo = nullptr;
+  decltype(&::cuMemGetAddressRange) MemGetAddressRange = nullptr;
+  decltype(&::cuPointerGetAttribute) PointerGetAttribute = nullptr;
+  decltype(&::cuPointerGetAttributes) PointerGetAttributes = nullptr;
+  decltype(&::cuMemsetD8) MemsetD8 = nullptr;
+  decltype(&::cuMemcpyHtoD) MemcpyHtoD = nullptr;
+  decltype(&::cuMemcpyDtoH) MemcpyDtoH = nullptr;
+  decltype(&::cuStreamCreate) StreamCreate = nullptr;
+  decltype(&::cuStreamCreateWithPriority) StreamCreateWithPriority = nullptr;
+  decltype(&::cuStreamDestroy) StreamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) StreamSynchronize = nullptr;
+  decltype(&::cuStreamQuery) StreamQuery = nullptr;
+  decltype(&::cuStreamGetFlags) StreamGetFlags = nullptr;
+  decltype(&::cuStreamIsCapturing) StreamIsCapturing = nullptr;
+  decltype(&::cuStreamWaitEvent) StreamWaitEvent = nullptr;
+  decltype(&::cuEventCreate) EventCreate = nullptr;
+  decltype(&::cuEventRecord) EventRecord = nullptr;
+  decltype(&::cuEventQuery) EventQuery = nullptr;
+  decltype(&::cuEventSynchronize) EventSynchronize = nullptr;
+  decltype(&::cuEventDestroy) EventDestroy = nullptr;
+  decltype(&::cuMemAddressReserve) MemAddressReserve = nullptr;
+  decltype(&::cuMemAddressFree) MemAddressFree = nullptr;
+  decltype(&::cuMemCreate) MemCreate = nullptr;
+  decltype(&::cuMemRelease) MemRelease = nullptr;
+  decltype(&::cuMemMap) MemMap = nullptr;
+  decltype(&::cuMemUnmap) MemUnmap = nullptr;
+  decltype(&::cuMemSetAccess) MemSetAccess = nullptr;
+  decltype(&::cuMemGetAllocationGranularity) MemGetAllocationGranularity = nullptr;
+  decltype(&::cuIpcGetMemHandle) IpcGetMemHandle = nullptr;
+  decltype(&::cuMemAllocAsync) MemAllocAsync = nullptr;
+  decltype(&::cuMemFreeAsync) MemFreeAsync = nullptr;
+  decltype(&::cuMemAllocManaged) MemAllocManaged = nullptr;
+  decltype(&::cuMemAllocPitch) MemAllocPitch = nullptr;
+  decltype(&::cuMemAllocHost) MemAllocHost = nullptr;
+  decltype(&::cuMemFreeHost) MemFreeHost = nullptr;
+  decltype(&::cuMemHostAlloc) MemHostAlloc = nullptr;
+
+  // The fake's control API.
+  decltype(&::fakecuda_alloc_calls) alloc_calls = nullptr;
+  decltype(&::fakecuda_free_calls) free_calls = nullptr;
+  decltype(&::fakecuda_calls) calls = nullptr;
+  decltype(&::fakecuda_reset_counters) reset_counters = nullptr;
+  decltype(&::fakecuda_bytes_in_use) bytes_in_use = nullptr;
+  decltype(&::fakecuda_live_allocations) live_allocations = nullptr;
+  decltype(&::fakecuda_is_live) is_live = nullptr;
+  decltype(&::fakecuda_device_of) device_of = nullptr;
+  decltype(&::fakecuda_device_count) device_count = nullptr;
+  decltype(&::fakecuda_capacity) capacity = nullptr;
+  decltype(&::fakecuda_set_capacity) set_capacity = nullptr;
+  decltype(&::fakecuda_fail_next_alloc) fail_next_alloc = nullptr;
+  decltype(&::fakecuda_hold_stream) hold_stream = nullptr;
+  decltype(&::fakecuda_sync_count) sync_count = nullptr;
+
+  // Names the programs used for the entry points with a per-thread-stream variant, so that
+  // counters can be read under the name that was really called.
+  std::string alloc_async_name = "cuMemAllocAsync";
+  std::string free_async_name = "cuMemFreeAsync";
+};
+
+// "shim": running under LD_PRELOAD=libcudapool.so; "fake": against the fake alone.
+enum class Mode { kShim, kFake };
+
+// Runs after cuInit with device 0's primary context current. Returns the exit status.
+int run_scenario(const Driver& d, const std::string& scenario, Mode mode);
+
+// Steps before cuInit that only the fake alone can be held to (lcuda_program and cudart_like).
+void check_before_init(const Driver& d, Mode mode);
+
+// Shared main tail: parses argv, runs cuInit + primary context, then the scenario.
+int program_main(const Driver& d, int argc, char** argv, const char* program);
+
+[[noreturn]] void fail(const char* file, int line, const std::string& what);
+std::string result_name(const Driver& d, CUresult rc);
+
+}  // namespace fakecuda_test
+
+#define FC_CHECK(cond, ...)                                                           \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      char fc_msg_[512];                                                              \
+      std::snprintf(fc_msg_, sizeof fc_msg_, __VA_ARGS__);                            \
+      ::fakecuda_test::fail(__FILE__, __LINE__, std::string(#cond) + ": " + fc_msg_); \
+    }                                                                                 \
+  } while (0)
+
+// Checks that a driver call returns `expected` (a CUresult).
+#define FC_EXPECT_RC(d, call, expected)                                                   \
+  do {                                                                                    \
+    CUresult fc_rc_ = (call);                                                             \
+    if (fc_rc_ != (expected)) {                                                           \
+      ::fakecuda_test::fail(__FILE__, __LINE__,                                           \
+                            std::string(#call) + " returned " +                           \
+                                ::fakecuda_test::result_name(d, fc_rc_) + ", expected " + \
+                                ::fakecuda_test::result_name(d, expected));               \
+    }                                                                                     \
+  } while (0)
+
+#define FC_OK(d, call) FC_EXPECT_RC(d, call, CUDA_SUCCESS)

@@ -1,0 +1,452 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh: the GPU test suite of the LD_PRELOAD shim. Run on a machine with an NVIDIA GPU,
+# nvcc and python3 (torch, cupy, jax), from anywhere:
+#
+#   OUT=/some/dir tests/gpu/run.sh
+#
+# Builds every program of tests/gpu into $WORK/bin with nvcc, runs each under the shim (and where it
+# tells something, also without it, and with CUDAPOOL_DISABLE=1), and prints one line per check:
+# `PASS name details`, `FAIL name: why`, `EXPECTED-UNSAFE name: ...` (reuse_fence:none lost data,
+# which it is allowed to), or `INFO ...`. Each program's own output follows its run, indented with
+# `    | `. Ends with `gpu tests: N passed, N failed`; exit status 1 if anything failed.
+#
+# Environment: CUDAPOOL_LIB (the shim; default $REPO/build/shim/libcudapool.so), WORK (build and
+# log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
+# logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
+# (python3), GPU_TESTS_BUDGET_S (450: no program starts after this many seconds; those left are
+# reported as failed, "skipped: time budget"). Expected run time on an H200: about 4-5 minutes.
+set -uo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$REPO/tests/gpu"
+SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
+WORK="${WORK:-/tmp/cudapool-gpu}"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
+ARCH="${CUDA_ARCH:-sm_90}"
+PY="${PYTHON:-python3}"
+BUDGET="${GPU_TESTS_BUDGET_S:-450}"
+BIN="$WORK/bin"
+LOGS="$WORK/logs"
+START=$SECONDS
+N_PASS=0
+N_FAIL=0
+N_UNSAFE=0
+
+pass() {
+  N_PASS=$((N_PASS + 1))
+  echo "PASS $*"
+}
+fail() {
+  local name=$1
+  shift
+  N_FAIL=$((N_FAIL + 1))
+  echo "FAIL $name: $*"
+}
+info() { echo "INFO $*"; }
+remaining() { echo $((BUDGET - (SECONDS - START))); }
+
+# The first lines of a log that say what went wrong.
+why() {
+  local w
+  w=$(grep -E 'ERROR|CHECK-FAIL|CUDA error|CUDA driver error|FAILED|Traceback|Error|error:|Segmentation|Aborted|core dumped' "$1" 2>/dev/null |
+    head -n 4 | cut -c1-300 | tr '\n' ' ')
+  [ -n "$w" ] || w=$(tail -n 3 "$1" 2>/dev/null | cut -c1-300 | tr '\n' ' ')
+  echo "$w"
+}
+
+# run NAME TIMEOUT MODE CMD...: runs CMD with its output in $LOGS/NAME.log, then shows the log
+# (indented; torch_train's per-step loss lines left out). MODE: raw (no shim), shim (the shim,
+# default settings), shim:CONF (the shim with CUDAPOOL_CONF=CONF), disable (the shim loaded with
+# CUDAPOOL_DISABLE=1). Returns CMD's exit status; 124/137 timed out, 125 not run (time budget).
+run() {
+  local name=$1 tmo=$2 mode=$3
+  shift 3
+  local log="$LOGS/$name.log" rem
+  rem=$(remaining)
+  if ((rem < 5)); then
+    echo "(not run: time budget of $BUDGET s used up)" >"$log"
+    echo "---- $name: not run (time budget)"
+    return 125
+  fi
+  ((tmo > rem)) && tmo=$rem
+  local -a e=(env -u CUDAPOOL_CONF -u CUDAPOOL_DISABLE -u LD_PRELOAD)
+  case $mode in
+    raw) ;;
+    shim) e+=("LD_PRELOAD=$SHIM") ;;
+    shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
+    disable) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_DISABLE=1") ;;
+    *) echo "run: bad mode $mode" >&2 ;;
+  esac
+  local t0=$SECONDS rc
+  timeout -k 10 "$tmo" "${e[@]}" "$@" >"$log" 2>&1
+  rc=$?
+  echo "---- $name [$mode] rc $rc, $((SECONDS - t0)) s: ${*#"$BIN"/}"
+  grep -v '^loss [0-9]' "$log" | cut -c1-400 | sed -e 's/^/    | /'
+  return $rc
+}
+
+# verdict NAME RC LOG [DETAIL]: PASS on status 0, else FAIL saying why.
+verdict() {
+  local name=$1 rc=$2 log=$3 detail=${4:-}
+  case $rc in
+    0) pass "$name" "$detail" ;;
+    125) fail "$name" "skipped: time budget" ;;
+    124 | 137) fail "$name" "timed out; $(why "$log")" ;;
+    *)
+      if ((rc > 128)); then
+        fail "$name" "killed by signal $((rc - 128)); $(why "$log")"
+      else
+        fail "$name" "exit $rc; $(why "$log")"
+      fi
+      ;;
+  esac
+}
+
+# In a run with the shim: a program that got as far as its banner must report libcudapool mapped
+# (one that died earlier fails its own check).
+preload_check() {
+  local name=$1 rc=$2 log=$3
+  [ "$rc" = 125 ] && return
+  if grep -q 'shim not-loaded' "$log"; then
+    fail "$name-preload" "the program does not see libcudapool mapped (LD_PRELOAD=$SHIM)"
+  fi
+}
+
+# "512B=180ns 1048576B=..." from alloc_basic / driver_api output.
+bare_ns() {
+  awk '/^size [0-9]+:/ { s = $2; sub(":", "", s); for (i = 1; i <= NF; i++) if ($i == "bare") printf "%sB=%sns ", s, $(i + 2) }' "$1"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+build_all() {
+  mkdir -p "$BIN" "$LOGS" || return 1
+  local stubs=""
+  for d in "$CUDA_HOME/lib64/stubs" "$CUDA_HOME/targets/x86_64-linux/lib/stubs" "$CUDA_HOME/targets/sbsa-linux/lib/stubs"; do
+    if [ -e "$d/libcuda.so" ]; then
+      stubs=$d
+      break
+    fi
+  done
+  local -a lcuda=(-lcuda)
+  [ -n "$stubs" ] && lcuda=(-L"$stubs" -lcuda)
+  local -a common=(-O2 -std=c++17 -arch="$ARCH" -Xcompiler -pthread)
+  local -a names=() pids=()
+  b() {
+    local name=$1 src=$2
+    shift 2
+    "$NVCC" "${common[@]}" -o "$BIN/$name" "$HERE/$src" "$@" -ldl >"$LOGS/build-$name.log" 2>&1 &
+    names+=("$name")
+    pids+=($!)
+  }
+  b alloc_basic_static alloc_basic.cu
+  b alloc_basic_shared alloc_basic.cu -cudart=shared -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
+  b alloc_basic_ptds alloc_basic.cu --default-stream per-thread
+  b driver_api driver_api.cpp -cudart=none "${lcuda[@]}"
+  b threads threads.cu
+  b cross_stream cross_stream.cu
+  b cross_stream_ptds cross_stream.cu --default-stream per-thread
+  b errors errors.cu "${lcuda[@]}"
+  local i rc
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    rc=$?
+    if [ "$rc" = 0 ]; then
+      pass "build-${names[$i]}"
+    else
+      fail "build-${names[$i]}" "nvcc exit $rc: $(head -c 600 "$LOGS/build-${names[$i]}.log" | tr '\n' ' ')"
+    fi
+  done
+}
+
+have() { [ -x "$BIN/$1" ]; }
+
+test_cross_stream() {
+  local bin rc log fast
+  for bin in cross_stream cross_stream_ptds; do
+    have $bin || { fail "$bin" "not built"; continue; }
+    # auto (explicit and default) and sync must be safe; auto must also free fast.
+    for mode in shim:reuse_fence:auto shim shim:reuse_fence:sync; do
+      local tag=${mode#shim}
+      tag=${tag#:reuse_fence:}
+      [ -z "$tag" ] && tag=default
+      local -a args=()
+      [ "$tag" = auto ] || [ "$tag" = default ] && args=(--expect-fast-free)
+      run "$bin-$tag" 60 "$mode" "$BIN/$bin" "${args[@]}"
+      rc=$?
+      log="$LOGS/$bin-$tag.log"
+      preload_check "$bin-$tag" $rc "$log"
+      fast=$(awk '{ for (i = 1; i < NF; i++) if ($i == "free") { v = $(i + 1) + 0; if (v > m) m = v } } END { printf "%.3f", m }' "$log")
+      verdict "$bin-$tag" $rc "$log" "$(grep -o 'new==X in [0-9]*' "$log" | head -1) of 12 cases, old data survived in all, slowest cudaFree $fast ms"
+    done
+    # none may be unsafe: data loss is reported, not failed.
+    run "$bin-none" 60 shim:reuse_fence:none "$BIN/$bin"
+    rc=$?
+    log="$LOGS/$bin-none.log"
+    preload_check "$bin-none" $rc "$log"
+    if [ $rc = 3 ]; then
+      N_UNSAFE=$((N_UNSAFE + 1))
+      echo "EXPECTED-UNSAFE $bin-none: $(grep -c 'old data CORRUPTED' "$log") of 12 cases lost the old data (reuse_fence:none is documented as unsafe)"
+    else
+      verdict "$bin-none" $rc "$log" "reuse_fence:none: old data survived in all 12 cases"
+    fi
+    # Without the shim: the real cudaFree waits for the kernel.
+    run "$bin-raw" 60 raw "$BIN/$bin"
+    rc=$?
+    log="$LOGS/$bin-raw.log"
+    fast=$(awk '{ for (i = 1; i < NF; i++) if ($i == "free") { v = $(i + 1) + 0; if (m == "" || v < m) m = v } } END { printf "%.1f", m }' "$log")
+    verdict "$bin-raw" $rc "$log" "without the shim (fastest cudaFree $fast ms: the driver waits)"
+  done
+}
+
+test_alloc_basic() {
+  local v rc log c
+  for v in static shared ptds; do
+    have alloc_basic_$v || { fail "alloc_basic_$v" "not built"; continue; }
+    run "alloc_basic_$v-shim" 120 shim "$BIN/alloc_basic_$v" 10000
+    rc=$?
+    log="$LOGS/alloc_basic_$v-shim.log"
+    preload_check "alloc_basic_$v-shim" $rc "$log"
+    verdict "alloc_basic_$v-shim" $rc "$log" "10000 checked pairs per size; bare pairs: $(bare_ns "$log")"
+    c=$(sed -n 's/^cached: //p' "$log" | head -1)
+    case $c in
+      yes*) pass "alloc_basic_$v-cached" "NVML: $(grep '^NVML used' "$log" | sed 's/.*(//; s/)//')" ;;
+      no*) fail "alloc_basic_$v-cached" "device memory went back to the driver after the frees: the shim did not serve these allocations ($(grep '^NVML used' "$log"))" ;;
+      *) [ $rc = 125 ] || info "alloc_basic_$v-cached: not measured (${c:-no output})" ;;
+    esac
+    run "alloc_basic_$v-raw" 120 raw "$BIN/alloc_basic_$v" 2000
+    rc=$?
+    log="$LOGS/alloc_basic_$v-raw.log"
+    verdict "alloc_basic_$v-raw" $rc "$log" "2000 pairs per size, no shim; bare pairs: $(bare_ns "$log")"
+    grep -q '^cached: yes' "$log" && info "alloc_basic_$v-raw: NVML shows memory held after the frees without the shim (measurement noise?)"
+  done
+  if have alloc_basic_static; then
+    run alloc_basic_static-disable 120 disable "$BIN/alloc_basic_static" 2000
+    rc=$?
+    log="$LOGS/alloc_basic_static-disable.log"
+    preload_check alloc_basic_static-disable $rc "$log"
+    verdict alloc_basic_static-disable $rc "$log" "CUDAPOOL_DISABLE=1; bare pairs: $(bare_ns "$log")"
+    if grep -q '^cached: yes' "$log"; then
+      fail alloc_basic_static-disable-passthrough "memory stays held after the frees with CUDAPOOL_DISABLE=1"
+    elif grep -q '^cached: no' "$log"; then
+      pass alloc_basic_static-disable-passthrough "nothing cached with CUDAPOOL_DISABLE=1"
+    fi
+  fi
+}
+
+test_driver_api() {
+  have driver_api || { fail driver_api "not built"; return; }
+  local rc log c
+  run driver_api-shim 120 shim "$BIN/driver_api" 10000
+  rc=$?
+  log="$LOGS/driver_api-shim.log"
+  preload_check driver_api-shim $rc "$log"
+  verdict driver_api-shim $rc "$log" "10000 checked pairs per size; bare pairs: $(bare_ns "$log")"
+  c=$(sed -n 's/^cached: //p' "$log" | head -1)
+  case $c in
+    yes*) pass driver_api-cached "NVML: $(grep '^NVML used' "$log" | sed 's/.*(//; s/)//')" ;;
+    no*) fail driver_api-cached "device memory went back to the driver: cuMemAlloc/cuMemFree were not served by the shim" ;;
+    *) [ $rc = 125 ] || info "driver_api-cached: not measured (${c:-no output})" ;;
+  esac
+  run driver_api-raw 120 raw "$BIN/driver_api" 2000
+  rc=$?
+  log="$LOGS/driver_api-raw.log"
+  verdict driver_api-raw $rc "$log" "no shim; bare pairs: $(bare_ns "$log")"
+}
+
+test_threads() {
+  have threads || { fail threads "not built"; return; }
+  local rc log
+  for mode in shim shim:reuse_fence:sync; do
+    local tag=default
+    [ "$mode" = shim ] || tag=sync
+    run "threads-$tag" 150 "$mode" "$BIN/threads" 3000
+    rc=$?
+    log="$LOGS/threads-$tag.log"
+    preload_check "threads-$tag" $rc "$log"
+    verdict "threads-$tag" $rc "$log" "$(grep -o '([0-9]* alloc+free pairs/s)' "$log" | tr -d '()')"
+  done
+  run threads-none 150 shim:reuse_fence:none "$BIN/threads" 3000
+  rc=$?
+  log="$LOGS/threads-none.log"
+  preload_check threads-none $rc "$log"
+  if [ $rc = 1 ] && grep -qE '^ERROR thread [0-9]+: [0-9]+ bad words' "$log" &&
+    ! grep -qE 'CUDA error|overlaps a live block|null pointer' "$log"; then
+    N_UNSAFE=$((N_UNSAFE + 1))
+    echo "EXPECTED-UNSAFE threads-none: blocks were reused before their last kernel ran ($(grep -o 'bad words [0-9]*' "$log" | tail -n 1))"
+  else
+    verdict threads-none $rc "$log" "reuse_fence:none: no data lost"
+  fi
+  run threads-raw 150 raw "$BIN/threads" 400
+  rc=$?
+  log="$LOGS/threads-raw.log"
+  verdict threads-raw $rc "$log" "no shim, 400 ops per thread; $(grep -o '([0-9]* alloc+free pairs/s)' "$log" | tr -d '()')"
+}
+
+test_errors() {
+  have errors || { fail errors "not built"; return; }
+  local rc_raw rc_shim raw="$LOGS/errors-raw.log" shim="$LOGS/errors-shim.log"
+  run errors-raw 180 raw "$BIN/errors"
+  rc_raw=$?
+  verdict errors-raw $rc_raw "$raw" "every check passes without the shim"
+  run errors-shim 180 shim "$BIN/errors"
+  rc_shim=$?
+  preload_check errors-shim $rc_shim "$shim"
+  verdict errors-shim $rc_shim "$shim" "every check passes under the shim"
+  [ $rc_raw = 125 ] || [ $rc_shim = 125 ] && return
+  local kind key rest other n=0
+  while read -r kind key rest; do
+    n=$((n + 1))
+    other=$(awk -v k="$kind" -v key="$key" '$1 == k && $2 == key { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$shim")
+    if [ "$rest" = "$other" ]; then
+      pass "errors-same-$key" "$rest"
+    elif [ "$kind" = RESULT-SOFT ]; then
+      info "errors-same-$key: differs, not a failure: without the shim '$rest', with it '${other:-(missing)}'"
+    else
+      fail "errors-same-$key" "without the shim '$rest', with it '${other:-(missing)}'"
+    fi
+  done < <(grep -E '^RESULT(-SOFT)? ' "$raw")
+  [ $n -gt 0 ] || fail errors-same "no RESULT lines from the run without the shim"
+}
+
+py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }
+
+test_torch() {
+  if ! py_has torch; then
+    fail torch "$PY cannot import torch"
+    return
+  fi
+  local rc a b
+  export CUBLAS_WORKSPACE_CONFIG=:4096:8
+  run torch_train-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
+  rc=$?
+  verdict torch_train-raw-nocache $rc "$LOGS/torch_train-raw-nocache.log" "no shim, PyTorch cache off"
+  run torch_train-shim-nocache 180 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
+  rc=$?
+  preload_check torch_train-shim-nocache $rc "$LOGS/torch_train-shim-nocache.log"
+  verdict torch_train-shim-nocache $rc "$LOGS/torch_train-shim-nocache.log" "shim, PyTorch cache off"
+  a="$LOGS/torch_train-raw-nocache.log"
+  b="$LOGS/torch_train-shim-nocache.log"
+  if [ "$(grep -c '^loss ' "$a")" = 50 ] && grep -q '^params ' "$a"; then
+    if cmp -s <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b"); then
+      pass torch_train-bitwise "50 losses and the parameter sum bit-identical with and without the shim (last $(grep '^loss 49 ' "$a" | cut -d' ' -f3))"
+    else
+      fail torch_train-bitwise "losses differ: $(diff <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b") | head -n 4 | tr '\n' ' ')"
+    fi
+  else
+    fail torch_train-bitwise "the run without the shim printed no 50 losses to compare"
+  fi
+  # PyTorch's own cache on top of the shim must work too; the losses are compared for information.
+  run torch_train-shim-cache 180 shim "$PY" "$HERE/torch_train.py"
+  rc=$?
+  preload_check torch_train-shim-cache $rc "$LOGS/torch_train-shim-cache.log"
+  verdict torch_train-shim-cache $rc "$LOGS/torch_train-shim-cache.log" "shim under PyTorch's own caching allocator"
+  if cmp -s <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$LOGS/torch_train-shim-cache.log"); then
+    info "torch_train: the run with PyTorch's cache on gives the same bits"
+  else
+    info "torch_train: the run with PyTorch's cache on gives other bits (not a failure)"
+  fi
+
+  run torch_graph-raw-cache 180 raw "$PY" "$HERE/torch_graph.py"
+  rc=$?
+  verdict torch_graph-raw-cache $rc "$LOGS/torch_graph-raw-cache.log" "plain PyTorch (reference)"
+  run torch_graph-shim-cache 180 shim "$PY" "$HERE/torch_graph.py"
+  rc=$?
+  preload_check torch_graph-shim-cache $rc "$LOGS/torch_graph-shim-cache.log"
+  verdict torch_graph-shim-cache $rc "$LOGS/torch_graph-shim-cache.log" "PyTorch cache on, shim below: captured, 10 replays correct"
+  local rc_raw
+  run torch_graph-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_graph.py"
+  rc_raw=$?
+  info "torch_graph-raw-nocache: exit $rc_raw ($(grep -m1 -E 'capture refused|torch_graph: (ok|FAILED)' "$LOGS/torch_graph-raw-nocache.log" | cut -c1-200))"
+  run torch_graph-shim-nocache 180 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_graph.py"
+  rc=$?
+  preload_check torch_graph-shim-nocache $rc "$LOGS/torch_graph-shim-nocache.log"
+  case $rc in
+    0) pass torch_graph-shim-nocache "PyTorch cache off, shim: captured, 10 replays correct (without the shim: exit $rc_raw)" ;;
+    3) pass torch_graph-shim-nocache "PyTorch cache off, shim: capture refused with an exception, no crash, CUDA still works (without the shim: exit $rc_raw): $(grep -m1 'capture refused' "$LOGS/torch_graph-shim-nocache.log" | cut -c1-200)" ;;
+    2)
+      if [ "$rc_raw" = 2 ]; then
+        pass torch_graph-shim-nocache "PyTorch cache off, shim: capture refused and CUDA unusable afterwards, as without the shim (no crash)"
+      else
+        verdict torch_graph-shim-nocache $rc "$LOGS/torch_graph-shim-nocache.log"
+      fi
+      ;;
+    *) verdict torch_graph-shim-nocache $rc "$LOGS/torch_graph-shim-nocache.log" ;;
+  esac
+}
+
+test_cupy() {
+  if ! py_has cupy; then
+    fail cupy "$PY cannot import cupy"
+    return
+  fi
+  local rc
+  run cupy_check-shim 180 shim "$PY" "$HERE/cupy_check.py"
+  rc=$?
+  preload_check cupy_check-shim $rc "$LOGS/cupy_check-shim.log"
+  verdict cupy_check-shim $rc "$LOGS/cupy_check-shim.log" "CuPy pools off, shim"
+  run cupy_check-raw 180 raw "$PY" "$HERE/cupy_check.py"
+  rc=$?
+  verdict cupy_check-raw $rc "$LOGS/cupy_check-raw.log" "CuPy pools off, no shim"
+}
+
+test_jax() {
+  if ! py_has jax; then
+    fail jax "$PY cannot import jax"
+    return
+  fi
+  local rc
+  run jax_check-shim 240 shim env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
+  rc=$?
+  preload_check jax_check-shim $rc "$LOGS/jax_check-shim.log"
+  verdict jax_check-shim $rc "$LOGS/jax_check-shim.log" "XLA platform allocator, shim"
+  run jax_check-raw 240 raw env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
+  rc=$?
+  verdict jax_check-raw $rc "$LOGS/jax_check-raw.log" "XLA platform allocator, no shim"
+}
+
+main() {
+  echo "gpu tests: $(date -u +%Y-%m-%dT%H:%M:%SZ) host $(uname -n) repo $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    echo "gpu tests: gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -n 1)"
+  else
+    echo "gpu tests: nvidia-smi not found"
+  fi
+  echo "gpu tests: shim $SHIM; nvcc $("$NVCC" --version 2>/dev/null | grep -o 'release [0-9.]*' || echo "not found at $NVCC"); $("$PY" --version 2>&1); work $WORK; budget $BUDGET s"
+  rm -rf "$LOGS"
+  mkdir -p "$BIN" "$LOGS" || {
+    fail setup "cannot create $WORK"
+    return 1
+  }
+  if [ ! -f "$SHIM" ]; then
+    fail shim-library "$SHIM does not exist (build it, or set CUDAPOOL_LIB)"
+    echo "gpu tests: $N_PASS passed, $N_FAIL failed"
+    return 1
+  fi
+
+  build_all
+  test_cross_stream
+  test_alloc_basic
+  test_driver_api
+  test_threads
+  test_errors
+  test_torch
+  test_cupy
+  test_jax
+
+  if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT/gpu-tests-logs" && cp "$LOGS"/*.log "$OUT/gpu-tests-logs/" 2>/dev/null
+  fi
+  echo "gpu tests: $N_UNSAFE expected-unsafe results (reuse_fence:none), $((SECONDS - START)) s"
+  echo "gpu tests: $N_PASS passed, $N_FAIL failed"
+  [ "$N_FAIL" = 0 ]
+}
+
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" || exit 2
+  main "$@" 2>&1 | tee "$OUT/gpu-tests.log"
+  exit "${PIPESTATUS[0]}"
+else
+  main "$@"
+fi
