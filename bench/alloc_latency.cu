@@ -22,15 +22,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t check_err_ = (call);                                                  \
-    if (check_err_ != cudaSuccess) {                                                  \
-      fprintf(stderr, "CUDA error %s:%d: %s -> %s (%s)\n", __FILE__, __LINE__, #call, \
-              cudaGetErrorName(check_err_), cudaGetErrorString(check_err_));          \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
+#include "../tests/gpu/common.h"  // CHECK, shim_loaded
 
 namespace {
 
@@ -40,19 +32,6 @@ double ns_since(clk::time_point t0) {
   return std::chrono::duration<double, std::nano>(clk::now() - t0).count();
 }
 
-bool shim_loaded() {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (!f) return false;
-  char line[4096];
-  bool found = false;
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, "libcudapool")) {
-      found = true;
-      break;
-    }
-  fclose(f);
-  return found;
-}
 
 struct Result {
   long iters = 0, batch = 0;

@@ -28,14 +28,8 @@ import os
 import random
 import sys
 import time
-
-
-def shim_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return any("libcudapool" in line for line in f)
-    except OSError:
-        return False
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from shim_probe import shim_loaded  # noqa: E402
 
 
 class Nvml:

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "nvml_lite.h"
+#include "shim_probe.h"
 
 // Any CUDA call that must succeed: on failure print where and why and exit 1.
 #define CHECK(call)                                                                   \
@@ -38,21 +39,6 @@ inline long long now_ns() {
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-// True when libcudapool is mapped into this process (LD_PRELOAD took effect).
-inline bool shim_loaded() {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (!f) return false;
-  char line[4096];
-  bool found = false;
-  while (fgets(line, sizeof line, f)) {
-    if (strstr(line, "libcudapool")) {
-      found = true;
-      break;
-    }
-  }
-  fclose(f);
-  return found;
-}
 
 inline void print_banner(const char* prog) {
   int dev = 0, rt = 0, drv = 0;

@@ -4,14 +4,9 @@ set_pinned_memory_allocator(None)), so that every array is a cudaMalloc/cudaFree
 checked against NumPy, then allocation churn (2000 arrays of varied sizes, a few live at once, each
 checked). Exit 0 and a last line `cupy_check: ok` when every check passed."""
 import sys
-
-
-def shim_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return any("libcudapool" in line for line in f)
-    except OSError:
-        return False
+import os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shim_probe import shim_loaded  # noqa: E402
 
 
 def main():

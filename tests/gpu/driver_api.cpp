@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nvml_lite.h"
+#include "shim_probe.h"
 
 #define CU_CHECK(call)                                                                          \
   do {                                                                                          \
@@ -44,19 +45,6 @@ double now_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-bool shim_loaded() {
-  FILE* f = fopen("/proc/self/maps", "r");
-  if (!f) return false;
-  char line[4096];
-  bool found = false;
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, "libcudapool")) {
-      found = true;
-      break;
-    }
-  fclose(f);
-  return found;
-}
 
 struct Live {
   CUdeviceptr p = 0;

@@ -5,17 +5,11 @@ several shapes (a forward pass and its gradient) checked against NumPy in float6
 references. Exit 0 and a last line `jax_check: ok` when every check passed."""
 import os
 import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shim_probe import shim_loaded  # noqa: E402
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_ALLOCATOR", "platform")
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-
-
-def shim_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return any("libcudapool" in line for line in f)
-    except OSError:
-        return False
 
 
 def main():

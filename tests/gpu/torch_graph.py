@@ -15,14 +15,8 @@ capture. A crash is a signal (negative status in Python's terms, >128 in the she
 import os
 import sys
 import traceback
-
-
-def shim_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return any("libcudapool" in line for line in f)
-    except OSError:
-        return False
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shim_probe import shim_loaded  # noqa: E402
 
 
 def cuda_still_works(torch):

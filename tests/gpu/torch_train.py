@@ -9,16 +9,10 @@ and a last line `torch_train: ok` (exit 0) unless something failed.
 """
 import os
 import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shim_probe import shim_loaded  # noqa: E402
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-
-def shim_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return any("libcudapool" in line for line in f)
-    except OSError:
-        return False
 
 
 def main():
