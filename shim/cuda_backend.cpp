@@ -10,7 +10,9 @@
 #include <algorithm>
 
 #include "shim/real_driver.h"
+#include "shim/pools.h"
 #include "shim/runtime.h"
+#include "shim/stream_work.h"
 
 namespace cudapool::shim {
 
@@ -173,6 +175,12 @@ std::uint64_t CudaBackend::fence_after_free(std::uintptr_t, std::size_t, std::ui
     real().cuCtxSynchronize();
     return 0;
   }
+  // Nothing but the legacy stream had work since the last barrier: the block is already safe for
+  // any later work (see close_epoch) and needs no fence at all.
+  if (nonblocking_streams_.empty() && pool_count() == 1 &&
+      !g_side_stream_work.load(std::memory_order_acquire)) {
+    return 0;
+  }
   if (epochs_.empty() || epochs_.back().closed) {
     epochs_.push_back(Epoch{});
     epochs_.back().id = next_epoch_++;
@@ -207,6 +215,13 @@ void CudaBackend::recycle_events(Epoch& epoch) {
 bool CudaBackend::close_epoch(Epoch& epoch) {
   if (epoch.closed) return true;
   if (captures_in_progress().load(std::memory_order_relaxed) != 0) return false;
+  // Only the legacy stream had work since the last barrier (and there is one context and no
+  // non-blocking stream): the work before the frees is already ordered before any later work on
+  // the legacy, blocking and per-thread streams, as the last barrier orders what came before it.
+  if (nonblocking_streams_.empty() && pool_count() == 1 && !take_side_stream_work()) {
+    epoch.closed = true;
+    return true;
+  }
   ContextScope scope(context_);
   // The barrier on the legacy stream orders the blocking and per-thread streams.
   CUevent barrier = take_event();

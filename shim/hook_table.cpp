@@ -9,6 +9,7 @@
 
 #include "shim/export.h"
 #include "shim/hooks.h"
+#include "shim/stream_work.h"
 
 // The hooks, defined in hooks_*.cpp and proc_address.cpp.
 extern "C" {
@@ -85,6 +86,7 @@ void* hook_for(void* real_function) {
   for (const Pair& p : g_pairs) {
     if (p.real == real_function) return p.hook;
   }
+  if (void* hook = stream_work_hook_for(real_function)) return hook;
   return real_function;
 }
 

@@ -54,21 +54,28 @@ __global__ void spin_then_sum(const uint32_t* p, size_t nwords, unsigned long lo
 enum Other { OTHER_BLOCKING, OTHER_NONBLOCKING, OTHER_PER_THREAD };
 enum New { NEW_LEGACY, NEW_NONBLOCKING };
 const char* other_name[] = {"blocking-stream", "nonblocking-stream", "per-thread-default"};
-const char* new_name[] = {"legacy-default", "nonblocking-stream2"};
+const char* new_name[] = {"legacy-default", "second-stream"};  // non-blocking (blocking with
+                                                                 // --blocking-only)
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool expect_fast_free = false;
+  // --blocking-only: the process creates no non-blocking stream; the other stream is a blocking
+  // stream or the per-thread default stream and the new work goes to the legacy stream or a
+  // second blocking stream. This is where reuse_fence:auto may skip its barrier.
+  bool blocking_only = false;
   double spin_ms = 200.0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--expect-fast-free") {
       expect_fast_free = true;
+    } else if (a == "--blocking-only") {
+      blocking_only = true;
     } else if (a == "--spin-ms" && i + 1 < argc) {
       spin_ms = atof(argv[++i]);
     } else {
-      fprintf(stderr, "usage: cross_stream [--expect-fast-free] [--spin-ms MS]\n");
+      fprintf(stderr, "usage: cross_stream [--expect-fast-free] [--blocking-only] [--spin-ms MS]\n");
       return 2;
     }
   }
@@ -81,10 +88,14 @@ int main(int argc, char** argv) {
   printf("cross_stream: concurrent kernels %d, spin %.0f ms, expect fast free: %s\n", concurrent,
          spin_ms, expect_fast_free ? "yes" : "no");
 
-  cudaStream_t s_blocking, s_nonblocking, s_nonblocking2;
+  cudaStream_t s_blocking, s_nonblocking = nullptr, s_nonblocking2 = nullptr;
   CHECK(cudaStreamCreate(&s_blocking));
-  CHECK(cudaStreamCreateWithFlags(&s_nonblocking, cudaStreamNonBlocking));
-  CHECK(cudaStreamCreateWithFlags(&s_nonblocking2, cudaStreamNonBlocking));
+  if (blocking_only) {
+    CHECK(cudaStreamCreate(&s_nonblocking2));  // a second *blocking* stream for the new work
+  } else {
+    CHECK(cudaStreamCreateWithFlags(&s_nonblocking, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s_nonblocking2, cudaStreamNonBlocking));
+  }
 
   constexpr int MAX_CASES = 64;
   unsigned long long* d_sums = nullptr;  // [2*c]: expected, [2*c+1]: what the spinning kernel saw
@@ -100,6 +111,7 @@ int main(int argc, char** argv) {
 
   for (size_t size : sizes) {
     for (int o = 0; o < 3; ++o) {
+      if (blocking_only && o == OTHER_NONBLOCKING) continue;
       for (int nw = 0; nw < 2; ++nw) {
         const int c = n_cases++;
         cudaStream_t other = o == OTHER_BLOCKING      ? s_blocking
@@ -183,7 +195,7 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(d_sums));
   CHECK(cudaFree(d_err));
   CHECK(cudaStreamDestroy(s_blocking));
-  CHECK(cudaStreamDestroy(s_nonblocking));
+  if (s_nonblocking != nullptr) CHECK(cudaStreamDestroy(s_nonblocking));
   CHECK(cudaStreamDestroy(s_nonblocking2));
   printf("cross_stream: %d cases, new==X in %d, old data overwritten in %d, other failures %d\n",
          n_cases, n_same, n_corrupted, n_other_fail);

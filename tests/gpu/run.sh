@@ -180,6 +180,12 @@ test_cross_stream() {
       fast=$(awk '{ for (i = 1; i < NF; i++) if ($i == "free") { v = $(i + 1) + 0; if (v > m) m = v } } END { printf "%.3f", m }' "$log")
       verdict "$bin-$tag" $rc "$log" "$(grep -o 'new==X in [0-9]*' "$log" | head -1) of 12 cases, old data survived in all, slowest cudaFree $fast ms"
     done
+    # No non-blocking stream in the process: auto may skip its barrier, and must stay safe.
+    run "$bin-blocking-only" 60 shim "$BIN/$bin" --blocking-only --expect-fast-free
+    rc=$?
+    log="$LOGS/$bin-blocking-only.log"
+    preload_check "$bin-blocking-only" $rc "$log"
+    verdict "$bin-blocking-only" $rc "$log" "blocking and per-thread streams only: $(grep -o 'new==X in [0-9]*' "$log" | head -1) of 8 cases, old data survived in all"
     # none may be unsafe: data loss is reported, not failed.
     run "$bin-none" 60 shim:reuse_fence:none "$BIN/$bin"
     rc=$?
