@@ -19,14 +19,14 @@ namespace {
 
 // Frees ptr in pool p if a block starts there. Under p's lock.
 bool free_in(ContextPool& p, std::uintptr_t ptr) {
-  std::lock_guard<std::mutex> lock(p.mutex);
+  std::lock_guard<SpinLock> lock(p.mutex);
   return p.pool.free(ptr) == cudapool::pool::FreeStatus::kOk;
 }
 
 // The pooled block holding ptr: its base and size.
 bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
   return for_each_pool([&](ContextPool& p) {
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
     if (b == nullptr) return false;
     *base = b->ptr;
@@ -46,7 +46,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (p == nullptr) return error;
   cudapool::pool::AllocResult r;
   {
-    std::lock_guard<std::mutex> lock(p->mutex);
+    std::lock_guard<SpinLock> lock(p->mutex);
     r = p->pool.malloc(bytesize, 0);
   }
   switch (r.status) {
@@ -104,7 +104,7 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   std::size_t cap = 0;
   for_each_pool([&](ContextPool& p) {
     if (p.device != device) return false;
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     // Blocks still behind a reuse fence are free for the program too: they come back at the
     // next allocation that needs them.
     idle += p.pool.idle_cached_bytes() + p.pool.pending_fence_bytes();
@@ -190,7 +190,7 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   const auto ptr = static_cast<std::uintptr_t>(dptr);
   bool refused = false;
   for_each_pool([&](ContextPool& p) {
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;
     if (!p.backend.segment_containing(ptr, &base, &size)) return false;

@@ -16,7 +16,7 @@ bool free_pooled(CUdeviceptr dptr) {
   if (dptr == 0 || !pooling()) return false;
   ReentrancyGuard guard;
   return for_each_pool([&](ContextPool& p) {
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     return p.pool.free(static_cast<std::uintptr_t>(dptr)) == cudapool::pool::FreeStatus::kOk;
   });
 }

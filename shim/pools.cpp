@@ -118,7 +118,7 @@ ContextPool* pool_holding(std::uintptr_t ptr) {
   ContextPool* found = nullptr;
   for_each_pool([&](ContextPool& p) {
     if (!pool_alive(p)) return false;
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;
     if (!p.backend.segment_containing(ptr, &base, &size) &&
@@ -156,13 +156,13 @@ void note_stream_created(CUstream stream, unsigned int flags) {
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return;
-  std::lock_guard<std::mutex> lock(p->mutex);
+  std::lock_guard<SpinLock> lock(p->mutex);
   p->backend.add_nonblocking_stream(stream);
 }
 
 void note_stream_destroyed(CUstream stream) {
   for_each_pool([&](ContextPool& p) {
-    std::lock_guard<std::mutex> lock(p.mutex);
+    std::lock_guard<SpinLock> lock(p.mutex);
     p.backend.remove_stream(stream);
     return false;
   });

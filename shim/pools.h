@@ -12,6 +12,7 @@
 #include "pool/device_pool.h"
 #include "shim/cuda_api.h"
 #include "shim/cuda_backend.h"
+#include "shim/spin_lock.h"
 
 namespace cudapool::shim {
 
@@ -21,7 +22,7 @@ struct ContextPool {
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
   bool primary;  // the device's primary context (cudart's)
-  std::mutex mutex;
+  SpinLock mutex;  // guards backend and pool
   CudaBackend backend;
   pool::DevicePool pool;
   std::atomic<bool> dropped{false};
