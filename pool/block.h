@@ -23,6 +23,10 @@ struct Block {
   ExpandableSegment* expandable = nullptr;
   std::uint64_t fence = 0;         // reuse fence still pending after a free; 0 when none
   std::int64_t gc_count_base = 0;  // pool's lookup count when the block was cached (GC age)
+  // Who allocated the block (set by the caller of malloc, for leak reports; 0 when unknown).
+  std::uint64_t alloc_seq = 0;
+  std::uint64_t alloc_t_ns = 0;
+  std::uint64_t alloc_tid = 0;
   bool allocated = false;
   bool mapped = true;  // false only for unbacked address space of an expandable segment
 

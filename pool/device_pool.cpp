@@ -90,7 +90,8 @@ void DevicePool::insert_cached(BlockPool& pool, Block* block) {
   pool.blocks.insert(block);
 }
 
-AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream) {
+AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream,
+                               const AllocTag& tag) {
   AllocResult result;
   if (requested > kLargestRequest) {
     stats_.num_ooms += 1;
@@ -135,7 +136,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream) {
   }
 
   const bool split = should_split(r.block, r.size, r.expandable_active);
-  Block* block = take_found_block(r, requested, split);
+  Block* block = take_found_block(r, requested, split, tag);
   emit(Action::kAlloc, block->ptr, requested, block->size, block->segment, stream, cache_hit);
   result.ptr = block->ptr;
   result.block_size = block->size;
@@ -229,7 +230,8 @@ bool DevicePool::should_split(const Block* block, std::size_t size, bool expanda
   return size < options_.max_split_size && remaining > kSmallSize;
 }
 
-Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool split_remainder) {
+Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool split_remainder,
+                                    const AllocTag& tag) {
   Block* block = r.block;
   BlockPool& pool = *r.pool;
   const bool already_split = block->is_split();
@@ -268,6 +270,9 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
 
   block->allocated = true;
   block->requested_size = requested;
+  block->alloc_seq = tag.seq;
+  block->alloc_t_ns = tag.t_ns;
+  block->alloc_tid = tag.tid;
   active_.insert(block->ptr, block);
   update(pool, [&](std::size_t t) {
     stats_.allocation[t].increase(1);

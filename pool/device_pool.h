@@ -73,6 +73,13 @@ struct ExpandableSegment {
 
 enum class AllocStatus : std::uint8_t { kOk, kOutOfMemory, kBackendError };
 
+// Who asks for a block: kept in the block while it is allocated (leak reports).
+struct AllocTag {
+  std::uint64_t seq = 0;
+  std::uint64_t t_ns = 0;
+  std::uint64_t tid = 0;
+};
+
 struct AllocResult {
   std::uintptr_t ptr = 0;
   AllocStatus status = AllocStatus::kOk;
@@ -93,7 +100,7 @@ class DevicePool {
 
   // A block of at least `size` bytes usable on `stream`. Callers reject size 0 before this
   // (PyTorch hands out nothing for 0; the driver answers CUDA_ERROR_INVALID_VALUE).
-  AllocResult malloc(std::size_t size, std::uintptr_t stream = 0);
+  AllocResult malloc(std::size_t size, std::uintptr_t stream = 0, const AllocTag& tag = {});
   // Frees the block that starts at `ptr`; kNotOwned when no allocated block starts there.
   FreeStatus free(std::uintptr_t ptr);
   // Gives every idle segment back to the device (waiting for pending reuse fences first).
@@ -137,7 +144,8 @@ class DevicePool {
   bool release_available_cached_blocks(const Request& r);
   void release_cached_blocks();
   void garbage_collect_cached_blocks();
-  Block* take_found_block(Request& r, std::size_t requested, bool split_remainder);
+  Block* take_found_block(Request& r, std::size_t requested, bool split_remainder,
+                          const AllocTag& tag);
   bool should_split(const Block* block, std::size_t size, bool expandable_active) const;
 
   // free steps.

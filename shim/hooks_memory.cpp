@@ -44,10 +44,12 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error;
+  cudapool::pool::AllocTag tag;
+  if (reporting().any()) tag = {0, monotonic_ns(), thread_id()};
   cudapool::pool::AllocResult r;
   {
     std::lock_guard<SpinLock> lock(p->mutex);
-    r = p->pool.malloc(bytesize, 0);
+    r = p->pool.malloc(bytesize, 0, tag);
   }
   switch (r.status) {
     case cudapool::pool::AllocStatus::kOk:

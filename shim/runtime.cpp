@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 #include "config/environment.h"
 #include "config/parse.h"
+#include "shim/exit_report.h"
 #include "shim/guard.h"
 
 namespace cudapool::shim {
@@ -21,6 +23,7 @@ namespace {
 std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
 std::atomic<int> g_captures{0};
 config::Options g_options;
+Reporting g_reporting;
 std::mutex g_init_mutex;
 
 void on_fork_child() {
@@ -32,6 +35,22 @@ void on_fork_child() {
 bool truthy(const char* value) {
   return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0 &&
          std::strcmp(value, "false") != 0 && std::strcmp(value, "False") != 0;
+}
+
+void read_reporting() {
+  g_reporting.start_ns = monotonic_ns();
+  if (const char* v = std::getenv("CUDAPOOL_LOG"); v != nullptr) g_reporting.log_template = v;
+  if (const char* v = std::getenv("CUDAPOOL_SUMMARY"); v != nullptr) g_reporting.summary_target = v;
+  if (const char* v = std::getenv("CUDAPOOL_BACKTRACE"); v != nullptr && v[0] != '\0') {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || n < 0 || n > 16) {
+      warn("CUDAPOOL_BACKTRACE=%s: accepted: a number of frames from 0 to 16; keeping 0", v);
+    } else {
+      g_reporting.backtrace_frames = static_cast<int>(n);
+    }
+  }
+  if (g_reporting.any()) register_exit_report();
 }
 
 Mode initialize() {
@@ -49,6 +68,7 @@ Mode initialize() {
     const config::ParseResult parsed = config::parse_conf(source.conf);
     for (const auto& d : parsed.diagnostics) std::fprintf(stderr, "%s\n", d.message().c_str());
     g_options = parsed.options;
+    read_reporting();
     if (g_options.strict && !parsed.diagnostics.empty()) {
       std::fprintf(stderr,
                    "cudapool: strict:True and the settings in %s have errors: refusing to start\n",
@@ -70,6 +90,20 @@ Mode mode() {
 }
 
 const config::Options& options() { return g_options; }
+
+const Reporting& reporting() { return g_reporting; }
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t thread_id() {
+  static thread_local std::uint64_t id = static_cast<std::uint64_t>(::gettid());
+  return id;
+}
 
 std::atomic<int>& captures_in_progress() { return g_captures; }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 
 #include "config/options.h"
 
@@ -17,6 +19,21 @@ Mode mode();
 
 // The settings in effect (valid once mode() returned kPooling).
 const config::Options& options();
+
+// What the user asked to be reported, read once with the settings: CUDAPOOL_LOG (a path template),
+// CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation).
+struct Reporting {
+  std::string log_template;
+  std::string summary_target;
+  int backtrace_frames = 0;
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
+  bool any() const { return !log_template.empty() || !summary_target.empty(); }
+};
+const Reporting& reporting();
+
+// CLOCK_MONOTONIC in ns, and the calling thread's kernel id (cached per thread).
+std::uint64_t monotonic_ns();
+std::uint64_t thread_id();
 
 // Stream captures in progress in the process (counted by the capture hooks): while one is, the shim
 // makes no driver call that could invalidate it.
