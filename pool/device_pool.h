@@ -118,6 +118,10 @@ class DevicePool {
   std::size_t idle_cached_bytes() const;
   // The allocated block starting at ptr, or nullptr.
   const Block* find_allocated(std::uintptr_t ptr) const { return active_.find(ptr); }
+  // Sets the allocation seq of the allocated block at ptr (the log's seq, known after malloc).
+  void set_alloc_seq(std::uintptr_t ptr, std::uint64_t seq) {
+    if (Block* b = active_.find(ptr)) b->alloc_seq = seq;
+  }
   // The allocated block holding ptr (its start or inside it), or nullptr. O(allocated blocks).
   const Block* find_allocated_containing(std::uintptr_t ptr) const;
   // Every block of every segment, for checks and snapshots: fn(block).

@@ -15,6 +15,7 @@
 
 #include "pool/summary.h"
 #include "shim/guard.h"
+#include "shim/logging.h"
 #include "shim/pools.h"
 #include "shim/runtime.h"
 
@@ -137,6 +138,7 @@ void run_exit_report() {
   ReentrancyGuard guard;
   const Reporting& r = reporting();
   if (!r.summary_target.empty()) write_summary(r.summary_target);
+  finish_log();
 }
 
 }  // namespace cudapool::shim

@@ -3,6 +3,7 @@
 // pool without freeing anything (the driver did), so no later call touches a dead context.
 #include "shim/export.h"
 #include "shim/hooks.h"
+#include "shim/logging.h"
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
@@ -10,6 +11,7 @@ using namespace cudapool::shim;
 CUDAPOOL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
   if (pooling()) {
     ReentrancyGuard guard;
+    log_event(cudapool::log::LogAction::kContextDropped, 0, 0, 0);
     drop_context_pools(ctx);
   }
   return CUDAPOOL_PASS(cuCtxDestroy_v2, ctx);
@@ -18,6 +20,7 @@ CUDAPOOL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
 CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   if (pooling()) {
     ReentrancyGuard guard;
+    log_event(cudapool::log::LogAction::kContextDropped, dev, 0, 0);
     drop_primary_pools(dev);
   }
   return CUDAPOOL_PASS(cuDevicePrimaryCtxReset_v2, dev);
@@ -31,6 +34,7 @@ CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     int active = 1;
     if (real().cuDevicePrimaryCtxGetState != nullptr &&
         real().cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active) {
+      log_event(cudapool::log::LogAction::kContextDropped, dev, 0, 0);
       drop_primary_pools(dev);  // that was the last reference: the context is gone
     }
   }

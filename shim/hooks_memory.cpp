@@ -9,6 +9,7 @@
 #include "shim/export.h"
 #include "shim/guard.h"
 #include "shim/hooks.h"
+#include "shim/logging.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
@@ -20,7 +21,9 @@ namespace {
 // Frees ptr in pool p if a block starts there. Under p's lock.
 bool free_in(ContextPool& p, std::uintptr_t ptr) {
   std::lock_guard<SpinLock> lock(p.mutex);
-  return p.pool.free(ptr) == cudapool::pool::FreeStatus::kOk;
+  if (p.pool.free(ptr) != cudapool::pool::FreeStatus::kOk) return false;
+  if (!p.backtraces.empty()) p.backtraces.erase(ptr);
+  return true;
 }
 
 // The pooled block holding ptr: its base and size.
@@ -45,11 +48,25 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error;
   cudapool::pool::AllocTag tag;
-  if (reporting().any()) tag = {0, monotonic_ns(), thread_id()};
+  const bool report = reporting().any();
+  if (report) {
+    tag = {0, monotonic_ns(), thread_id()};
+    CallInfo& call = current_call();
+    call.start_ns = tag.t_ns;
+    call.seq = 0;
+    capture_backtrace();
+  }
   cudapool::pool::AllocResult r;
   {
     std::lock_guard<SpinLock> lock(p->mutex);
     r = p->pool.malloc(bytesize, 0, tag);
+    if (report && r.status == cudapool::pool::AllocStatus::kOk) {
+      const CallInfo& call = current_call();
+      if (call.seq != 0) p->pool.set_alloc_seq(r.ptr, call.seq);
+      if (call.frames > 0) {
+        p->backtraces[r.ptr].assign(call.backtrace, call.backtrace + call.frames);
+      }
+    }
   }
   switch (r.status) {
     case cudapool::pool::AllocStatus::kOk:
@@ -67,6 +84,7 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (!pooling() || dptr == 0) return CUDAPOOL_PASS(cuMemFree_v2, dptr);
   ReentrancyGuard guard;
   const auto ptr = static_cast<std::uintptr_t>(dptr);
+  if (reporting().any()) current_call().start_ns = monotonic_ns();
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
   if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
@@ -78,13 +96,18 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   // Not a block the pool handed out. Inside one of its segments it is a double free or an
   // interior pointer: the driver must not see it (it would free a whole segment), and answers
   // such a pointer with CUDA_ERROR_INVALID_VALUE.
-  if (pool_holding(ptr) != nullptr) {
+  if (ContextPool* owner = pool_holding(ptr); owner != nullptr) {
+    log_event(cudapool::log::LogAction::kBadFree, owner->device, dptr, 0,
+              CUDA_ERROR_INVALID_VALUE);
     CUDAPOOL_WARN_ONCE("cuMemFree of 0x%llx, which is not an allocated block (double free or "
                        "interior pointer): CUDA_ERROR_INVALID_VALUE",
                        static_cast<unsigned long long>(dptr));
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return real().cuMemFree_v2(dptr);
+  const CUresult r = real().cuMemFree_v2(dptr);
+  log_event(cudapool::log::LogAction::kFreeUnowned, current != nullptr ? current->device : 0, dptr,
+            0, r);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
@@ -200,6 +223,7 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
     return true;
   });
   if (refused) {
+    log_event(cudapool::log::LogAction::kIpcRefused, 0, dptr, 0, CUDA_ERROR_INVALID_VALUE);
     warn("cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
          "would map other memory in the importing process; refused with "
          "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",

@@ -6,6 +6,7 @@
 
 #include "shim/export.h"
 #include "shim/hooks.h"
+#include "shim/logging.h"
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
@@ -23,31 +24,59 @@ bool free_pooled(CUdeviceptr dptr) {
 
 }  // namespace
 
+namespace {
+
+// Logs a pass-through call (after it returned) when a log is written.
+void note(cudapool::log::LogAction action, CUresult r, const CUdeviceptr* dptr, std::uint64_t size,
+          CUstream stream = nullptr) {
+  if (!pooling() || !logging()) return;
+  ReentrancyGuard guard;
+  CUdevice device = 0;
+  real().cuCtxGetDevice(&device);
+  log_event(action, device, dptr != nullptr && r == CUDA_SUCCESS ? *dptr : 0, size, r,
+            reinterpret_cast<std::uint64_t>(stream));
+}
+
+}  // namespace
+
 CUDAPOOL_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return CUDAPOOL_PASS(cuMemAllocAsync, dptr, bytesize, stream);
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocAsync, dptr, bytesize, stream);
+  note(cudapool::log::LogAction::kAllocAsync, r, dptr, bytesize, stream);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
                                               CUstream stream) {
-  return CUDAPOOL_PASS(cuMemAllocAsync_ptsz, dptr, bytesize, stream);
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocAsync_ptsz, dptr, bytesize, stream);
+  note(cudapool::log::LogAction::kAllocAsync, r, dptr, bytesize, stream);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   if (free_pooled(dptr)) return CUDA_SUCCESS;
-  return CUDAPOOL_PASS(cuMemFreeAsync, dptr, stream);
+  const CUresult r = CUDAPOOL_PASS(cuMemFreeAsync, dptr, stream);
+  note(cudapool::log::LogAction::kFreeAsync, r, &dptr, 0, stream);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
   if (free_pooled(dptr)) return CUDA_SUCCESS;
-  return CUDAPOOL_PASS(cuMemFreeAsync_ptsz, dptr, stream);
+  const CUresult r = CUDAPOOL_PASS(cuMemFreeAsync_ptsz, dptr, stream);
+  note(cudapool::log::LogAction::kFreeAsync, r, &dptr, 0, stream);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
                                            unsigned int flags) {
-  return CUDAPOOL_PASS(cuMemAllocManaged, dptr, bytesize, flags);
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocManaged, dptr, bytesize, flags);
+  note(cudapool::log::LogAction::kAllocManaged, r, dptr, bytesize);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width,
                                             size_t height, unsigned int element_size) {
-  return CUDAPOOL_PASS(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
+  note(cudapool::log::LogAction::kAllocPitch, r, dptr,
+       r == CUDA_SUCCESS && pitch != nullptr ? *pitch * height : width * height);
+  return r;
 }

@@ -4,6 +4,7 @@
 #include "shim/pools.h"
 
 #include "shim/guard.h"
+#include "shim/logging.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
 
@@ -28,7 +29,7 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       device(dev),
       primary(is_primary_ctx),
       backend(ctx, dev, options().reuse_fence),
-      pool(options(), backend, dev) {}
+      pool(options(), backend, dev, log_sink()) {}
 
 ContextPool* pool_slot(int index) { return g_slots[index].load(std::memory_order_acquire); }
 int pool_count() { return g_count.load(std::memory_order_acquire); }
@@ -103,6 +104,7 @@ ContextPool* current_pool(CUresult* error) {
         primary = primary_ctx == ctx;
         real().cuDevicePrimaryCtxRelease_v2(dev);
       }
+      logging();  // start the log (if any) before the pool's first event
       found = new ContextPool(ctx, id, dev, primary);
       g_slots[n].store(found, std::memory_order_release);
       g_count.store(n + 1, std::memory_order_release);

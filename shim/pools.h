@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "pool/device_pool.h"
 #include "shim/cuda_api.h"
@@ -25,6 +27,8 @@ struct ContextPool {
   SpinLock mutex;  // guards backend and pool
   CudaBackend backend;
   pool::DevicePool pool;
+  // Return addresses of allocated blocks, kept only with CUDAPOOL_BACKTRACE (leak reports).
+  std::unordered_map<std::uintptr_t, std::vector<std::uint64_t>> backtraces;
   std::atomic<bool> dropped{false};
 };
 

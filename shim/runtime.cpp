@@ -15,6 +15,7 @@
 #include "config/parse.h"
 #include "shim/exit_report.h"
 #include "shim/guard.h"
+#include "shim/logging.h"
 
 namespace cudapool::shim {
 
@@ -30,6 +31,7 @@ void on_fork_child() {
   // The child may not use the parent's CUDA context, and must not touch a lock another parent
   // thread held at fork time: every hook passes straight through from now on.
   g_mode.store(static_cast<int>(Mode::kPassThrough), std::memory_order_relaxed);
+  forget_log_after_fork();
 }
 
 bool truthy(const char* value) {

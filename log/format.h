@@ -1,0 +1,76 @@
+// log/format.h: the lines of the log (schema cudapool.log/1, docs/log-format.md): one event per
+// LogRecord, formatted by hand into a caller's buffer without allocating (the writer thread calls
+// it), and the header and summary lines (std::string: written once, at start and at exit). Every
+// string is JSON-escaped; bytes that are not valid UTF-8 become \u00XX. No I/O here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "log/record.h"
+#include "pool/stats.h"
+
+namespace cudapool::log {
+
+inline constexpr const char* kSchema = "cudapool.log/1";
+
+// The longest event line format_event() can write, '\n' included (every field at its widest and 16
+// backtrace frames come to about 750 bytes).
+inline constexpr std::size_t kMaxEventLine = 1024;
+
+// Writes one event as a JSON object and '\n' into buf; returns the bytes written, or 0 (buf left
+// undefined) when cap is too small for this line. Always present: seq, t_ns, tid, dev, action,
+// ptr (hex string), size. Present when not zero: block_size, segment (hex), stream (hex),
+// latency_ns, error. cache_hit (bool) for alloc events only. backtrace (hex strings) when
+// frames > 0.
+std::size_t format_event(const LogRecord& record, char* buf, std::size_t cap);
+
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  std::uint64_t total_memory = 0;
+};
+
+struct HeaderInfo {
+  std::string version, host, executable, conf, conf_source;
+  std::vector<std::string> argv;
+  std::uint64_t pid = 0, start_unix_ns = 0;
+  // The effective options: name, value already rendered as JSON (a number, true/false, or a string
+  // made with json_string()). An empty value is written as null.
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<DeviceInfo> devices;
+};
+
+// One block still allocated at exit.
+struct Leak {
+  int dev = 0;
+  std::uint64_t ptr = 0, size = 0, block_size = 0;
+  std::uint64_t seq = 0, t_ns = 0, tid = 0;  // of its alloc event
+  std::vector<std::uint64_t> frames;         // return addresses, written as "0x..."
+  std::vector<std::string> symbols;          // when not empty: written instead of frames
+};
+
+struct Summary {
+  // Logger::finish() fills seq, t_ns and events when they are 0.
+  std::uint64_t seq = 0, t_ns = 0, events = 0;
+  std::vector<std::pair<int, pool::DeviceStats>> devices;
+  std::vector<Leak> leaks;
+  bool write_failed = false;       // a write failed: lines are missing
+  std::uint64_t records_lost = 0;  // events not written (only after a write failure)
+};
+
+// One line each, '\n' included.
+std::string format_header(const HeaderInfo& header);
+std::string format_summary(const Summary& summary);
+
+// JSON string helpers, for option values and the tests.
+void append_json_string(std::string& out, std::string_view text);
+std::string json_string(std::string_view text);
+// unix_ns as "2024-05-01T12:34:56.123456Z".
+std::string iso8601_utc(std::uint64_t unix_ns);
+
+}  // namespace cudapool::log

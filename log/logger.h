@@ -1,0 +1,122 @@
+// log/logger.h: the allocation log of one process. The hook side (append(), on_pool_event()) only
+// stamps a LogRecord and copies it into the ring (ring.h); a writer thread formats the records
+// (format.h) and writes whole lines. Lossless: when the writer falls behind, append() waits for
+// room. Robust: a bad template, an unwritable path or a failed write prints one warning
+// ("cudapool: ...") and the program goes on (after a write failure the writer discards). Not here:
+// what to log and when (the shim decides), symbolizing backtraces, reading the environment.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "log/format.h"
+#include "log/path_template.h"
+#include "log/record.h"
+#include "log/ring.h"
+#include "pool/events.h"
+
+namespace cudapool::log {
+
+class Logger : public pool::EventSink {
+ public:
+  // Expands path_template (env: getenv's shape, for %r), creates the file safely (file.h), writes
+  // the header line and starts the writer thread. header.pid, .host and .start_unix_ns are filled
+  // in when 0 or empty. On any failure: one warning on stderr and nullptr.
+  static Logger* start(const std::string& path_template, const HeaderInfo& header, EnvLookup env,
+                       std::size_t ring_capacity = Ring::kDefaultCapacity);
+  // The same on a descriptor already open (taken over; closed by the logger), writing the header
+  // only when one is given. path names the target in messages. For tests (/dev/full, pipes).
+  static Logger* start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
+                             std::size_t ring_capacity = Ring::kDefaultCapacity);
+
+  // Stops without a summary line unless finish() ran; does nothing after forget_after_fork().
+  ~Logger() override;
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+
+  // Any thread. Sets r.seq (1, 2, ... in the order of the file), and r.t_ns (CLOCK_MONOTONIC) and
+  // r.tid (gettid) when they are 0, and queues it; waits while the ring is full. Returns the seq
+  // given, or 0 when nothing was queued (after finish() or forget_after_fork()). No allocation, no
+  // lock, no I/O. Not for a signal handler that may interrupt an append() on the same thread (the
+  // ring could be full behind that call's own slot).
+  std::uint64_t append(LogRecord r);
+
+  // pool::EventSink: the event as a LogRecord (device, action, ptr, size, block_size, segment,
+  // stream, cache_hit), appended.
+  void on_pool_event(const pool::PoolEvent& event) override;
+
+  // Once (later calls return at once): stops accepting, writes every queued record, then the
+  // summary line (seq, t_ns and events filled in when 0; write_failed and records_lost merged with
+  // the logger's own), joins the writer and closes the file. Records appended concurrently with
+  // finish() may be left out (counted in records_lost when they got a seq).
+  void finish(const Summary& summary);
+
+  // In the child after fork(): from now on accepts and writes nothing, never touches the parent's
+  // writer thread or locks, and closes this process's copy of the descriptor.
+  void forget_after_fork();
+
+  // The file written (NAME or NAME.k).
+  const std::string& path() const { return path_; }
+
+  struct Counters {
+    std::uint64_t appended;        // records given a seq
+    std::uint64_t written;         // event lines written (exact after finish())
+    std::uint64_t producer_waits;  // appends that waited for room
+    bool write_failed;
+  };
+  Counters counters() const;
+  std::size_t ring_capacity() const { return ring_.capacity(); }
+
+ private:
+  Logger(int fd, std::string path, std::size_t ring_capacity);
+  static Logger* launch(int fd, const std::string& path, const HeaderInfo* header,
+                        std::size_t ring_capacity, bool created);
+  void run();  // the writer thread
+  std::size_t drain_some();
+  void flush_noexcept();
+  void consume(const LogRecord& record);
+  void flush();
+  // Writes [data, data + size), whole lines, at file_offset_; returns the bytes of whole lines
+  // written (size when all went). On a regular file no write(2) call crosses a page boundary
+  // unless a single line does (see logger.cpp). On failure: cuts a partly written line off the
+  // file, sets write_failed_ and errno and, unless quiet, warns once.
+  std::size_t write_lines(const char* data, std::size_t size, bool quiet);
+  // Moves the '\n' ending the file (mid-page) to the end of its page, padding with spaces.
+  bool pad_last_line(std::size_t room);
+  std::size_t write_at(const char* data, std::size_t size, std::uint64_t offset);
+  // Whether fd_ still is the file the logger opened (a program may close it and reuse the number).
+  bool descriptor_is_ours(int* err, std::string* why) const;
+  void failed(const std::string& why, bool quiet);
+  void close_if_ours();
+  void stop_writer();
+
+  std::string path_;
+  int fd_;
+  Ring ring_;
+  std::unique_ptr<std::thread> writer_;
+  std::atomic<bool> accepting_{true};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> forgotten_{false};
+  std::atomic<bool> write_failed_{false};
+  std::atomic<std::uint64_t> written_{0};
+
+  // Writer side.
+  bool identity_known_ = false;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  std::size_t page_ = 0;  // page size for a regular file, 0 for anything else (pipe, device)
+  std::size_t buffer_bytes_ = 0;
+  std::unique_ptr<char[]> buffer_;  // whole lines, to go at file_offset_
+  std::size_t buffered_ = 0;
+  std::unique_ptr<char[]> pad_;    // page_ + 1 bytes
+  std::uint64_t file_offset_ = 0;  // end of the whole lines written
+};
+
+}  // namespace cudapool::log

@@ -1,0 +1,74 @@
+// log/path_template.cpp: see path_template.h.
+#include "log/path_template.h"
+
+namespace cudapool::log {
+
+namespace {
+
+void append_value(std::string& out, std::string_view value) {
+  for (const char c : value) out.push_back(c == '/' ? '_' : c);
+}
+
+std::string describe(char c) {
+  if (c >= 0x21 && c <= 0x7e) return std::string("%") + c;
+  static const char kHex[] = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  return std::string("% followed by byte 0x") + kHex[byte >> 4] + kHex[byte & 15];
+}
+
+}  // namespace
+
+std::string rank_from_env(const EnvLookup& env) {
+  if (env) {
+    for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+      const char* value = env(name);
+      if (value != nullptr && value[0] != '\0') return value;
+    }
+  }
+  return "0";
+}
+
+ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,
+                                  std::string_view host) {
+  ExpandedPath out;
+  if (tmpl.empty()) {
+    out.error = "empty log path";
+    return out;
+  }
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    const char c = tmpl[i];
+    if (c != '%') {
+      out.path.push_back(c);
+      continue;
+    }
+    if (i + 1 == tmpl.size()) {
+      out.error = "a lone % at the end (write %% for a percent sign)";
+      out.path.clear();
+      return out;
+    }
+    const char spec = tmpl[++i];
+    switch (spec) {
+      case 'p':
+        out.path += std::to_string(pid);
+        break;
+      case 'r':
+        append_value(out.path, rank_from_env(env));
+        break;
+      case 'h':
+        append_value(out.path, host);
+        break;
+      case '%':
+        out.path.push_back('%');
+        break;
+      default:
+        out.error = "unknown " + describe(spec) + " at offset " + std::to_string(i - 1) +
+                    " (known: %p %r %h %%)";
+        out.path.clear();
+        return out;
+    }
+  }
+  if (out.path.empty()) out.error = "the log path is empty once expanded";
+  return out;
+}
+
+}  // namespace cudapool::log

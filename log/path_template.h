@@ -1,0 +1,31 @@
+// log/path_template.h: the log path template (CUDAPOOL_LOG's value): %p the process id, %r the
+// rank (RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID, else 0), %h the host name, %% a percent
+// sign. Any other %x, or a % at the end, is an error. Pure: the environment and the host come in as
+// arguments. It does not create the file (file.h does).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace cudapool::log {
+
+// getenv's shape: the value of a variable, or nullptr when unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+struct ExpandedPath {
+  std::string path;   // valid when error is empty
+  std::string error;  // what is wrong with the template, for one warning
+  bool ok() const { return error.empty(); }
+};
+
+// The rank for %r: the first set and non-empty of RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; "0".
+std::string rank_from_env(const EnvLookup& env);
+
+// Expands the template. A '/' inside a substituted value (a rank or host name) becomes '_', so
+// that a value never adds a directory. An empty template or an empty result is an error.
+ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,
+                                  std::string_view host);
+
+}  // namespace cudapool::log

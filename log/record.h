@@ -1,0 +1,57 @@
+// log/record.h: one logged event as the hook hands it over: a fixed-size plain record, copied into
+// the log's ring buffer on the hot path and formatted as one JSON line by the writer thread
+// (format.h). The field meanings are the log format's (docs/log-format.md). No I/O, no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cudapool::log {
+
+// Actions: the pool's (PyTorch's memory-snapshot names) and the shim's own.
+enum class LogAction : std::uint8_t {
+  kAlloc,
+  kFreeRequested,
+  kFreeCompleted,
+  kSegmentAlloc,
+  kSegmentFree,
+  kSegmentMap,
+  kSegmentUnmap,
+  kOom,
+  kEmptyCache,
+  // Pass-through allocation APIs, logged but not pooled.
+  kAllocAsync,    // cuMemAllocAsync(_ptsz)
+  kFreeAsync,     // cuMemFreeAsync(_ptsz) of a pointer the pool does not own
+  kAllocManaged,  // cuMemAllocManaged
+  kAllocPitch,    // cuMemAllocPitch_v2 (size = pitch * height)
+  kFreeUnowned,   // cuMemFree_v2 of a pointer the pool does not own (forwarded to the driver)
+  // Errors answered by the shim.
+  kBadFree,         // a double or interior free inside a pooled segment
+  kIpcRefused,      // cuIpcGetMemHandle refused for a block inside a segment
+  kContextDropped,  // a context's pool dropped (destroy, reset, last release)
+};
+inline constexpr LogAction kLastLogAction = LogAction::kContextDropped;
+
+inline constexpr std::size_t kMaxBacktrace = 16;
+
+struct LogRecord {
+  std::uint64_t seq = 0;   // order of events in the process, from 1
+  std::uint64_t t_ns = 0;  // CLOCK_MONOTONIC
+  std::uint64_t tid = 0;   // gettid()
+  std::int32_t device = 0;
+  LogAction action = LogAction::kAlloc;
+  bool cache_hit = false;   // alloc: served from the cache, no device allocation
+  std::uint8_t frames = 0;  // return addresses in backtrace[]
+  std::uint64_t ptr = 0;
+  std::uint64_t size = 0;        // requested bytes (segment bytes for segment events)
+  std::uint64_t block_size = 0;  // rounded block size; 0 when it does not apply
+  std::uint64_t segment = 0;     // base of the block's segment; 0 when it does not apply
+  std::uint64_t stream = 0;      // 0 when it does not apply
+  std::uint64_t latency_ns = 0;  // time spent in the hook; 0 when not measured
+  std::int32_t error = 0;        // CUresult returned, for error and pass-through events
+  std::uint64_t backtrace[kMaxBacktrace] = {};
+};
+
+const char* action_name(LogAction action);
+
+}  // namespace cudapool::log

@@ -1,0 +1,117 @@
+// log/ring.cpp: see ring.h. The producer's wait and the consumer's sleep use futex(2) directly
+// (through syscall(), which is no cancellation point: a thread cancelled inside push() would
+// leave its slot unpublished and stall the log).
+#include "log/ring.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace cudapool::log {
+
+namespace {
+
+std::size_t round_up_pow2(std::size_t n) {
+  std::size_t p = 2;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
+                std::uint32_t timeout_us) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout_us / 1000000u);
+  ts.tv_nsec = static_cast<long>(timeout_us % 1000000u) * 1000;
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts,
+          nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+void sleep_us(std::uint32_t us) {
+  std::atomic<std::uint32_t> never_woken{0};
+  futex_wait(&never_woken, 0, us);
+}
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+
+}  // namespace
+
+Ring::Ring(std::size_t capacity)
+    : slots_(new Slot[round_up_pow2(capacity)]), mask_(round_up_pow2(capacity) - 1) {
+  for (std::size_t i = 0; i <= mask_; ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
+  wake_threshold_ = (mask_ + 1) / 4 > 0 ? (mask_ + 1) / 4 : 1;
+}
+
+std::uint64_t Ring::push(const LogRecord& r) {
+  if (closed_.load(std::memory_order_relaxed)) return 0;
+  const std::uint64_t ticket = tail_.fetch_add(1, std::memory_order_relaxed);
+  Slot& slot = slots_[ticket & mask_];
+  if (slot.seq.load(std::memory_order_acquire) != ticket) {
+    // Full: the consumer has not freed this slot from the previous lap yet. Wait, never drop.
+    waits_.fetch_add(1, std::memory_order_relaxed);
+    for (unsigned spins = 0; slot.seq.load(std::memory_order_acquire) != ticket; ++spins) {
+      if (closed_.load(std::memory_order_acquire)) return 0;
+      if (spins < 64) {
+        cpu_relax();
+        continue;
+      }
+      wake_consumer();
+      if (spins < 96) {
+        sched_yield();
+      } else {
+        sleep_us(50);
+      }
+    }
+  }
+  slot.record = r;
+  slot.record.seq = ticket + 1;
+  slot.seq.store(ticket + 1, std::memory_order_release);
+  if (consumer_sleeping_.load(std::memory_order_relaxed) != 0 &&
+      static_cast<std::int64_t>(ticket + 1 - head_.load(std::memory_order_relaxed)) >=
+          static_cast<std::int64_t>(wake_threshold_)) {
+    wake_consumer();
+  }
+  return ticket + 1;
+}
+
+void Ring::wait_for_records(std::uint32_t timeout_us) {
+  consumer_sleeping_.store(1, std::memory_order_seq_cst);
+  if (!published(head_.load(std::memory_order_relaxed)) && !closed()) {
+    futex_wait(&consumer_sleeping_, 1, timeout_us);
+  }
+  consumer_sleeping_.store(0, std::memory_order_relaxed);
+}
+
+void Ring::wake_consumer() {
+  if (consumer_sleeping_.load(std::memory_order_relaxed) != 0 &&
+      consumer_sleeping_.exchange(0, std::memory_order_acq_rel) != 0) {
+    futex_wake(&consumer_sleeping_);
+  }
+}
+
+void Ring::close() {
+  closed_.store(true, std::memory_order_release);
+  wake_consumer();
+}
+
+std::size_t Ring::size() const {
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  const std::uint64_t head = head_.load(std::memory_order_relaxed);
+  return tail > head ? static_cast<std::size_t>(tail - head) : 0;
+}
+
+}  // namespace cudapool::log

@@ -1,0 +1,43 @@
+// shim/logging.h: the shim's side of the allocation log (CUDAPOOL_LOG). The log starts on the
+// first pooled allocation (the driver is initialized by then, so the header can name the devices);
+// pool events reach it through a sink that adds what only the hook knows (thread, time, latency,
+// backtrace); pass-through and error events are logged by the hooks directly. Not here: the file,
+// the ring and the formatting (log/).
+#pragma once
+
+#include <cstdint>
+
+#include "log/record.h"
+#include "pool/events.h"
+
+namespace cudapool::shim {
+
+// The sink for the pools, or nullptr when no log is written.
+pool::EventSink* log_sink();
+
+// Whether a log is being written (started on demand; false when CUDAPOOL_LOG is unset or failed).
+bool logging();
+
+// What the current hook call contributes to the alloc event the pool is about to emit.
+struct CallInfo {
+  std::uint64_t start_ns = 0;
+  std::uint8_t frames = 0;
+  std::uint64_t backtrace[log::kMaxBacktrace] = {};
+  std::uint64_t seq = 0;  // out: the log's seq of the alloc event
+};
+CallInfo& current_call();
+
+// Captures the caller's backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it.
+void capture_backtrace();
+
+// A pass-through or error event.
+void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,
+               int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0);
+
+// At exit: the summary line with every pool's statistics and leaks, then the file is closed.
+void finish_log();
+
+// In a child after fork: never write the parent's file.
+void forget_log_after_fork();
+
+}  // namespace cudapool::shim

@@ -1,0 +1,221 @@
+// tests/unit/test_log_path.cpp: the log path template (log/path_template.h) with an injected
+// environment, each template error, and the safe file creation (log/file.h): mode 0600, an
+// existing file never overwritten (NAME.1, NAME.2 ...), a symbolic link never followed, the
+// NAME.99 limit, and uncreatable paths.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "log/file.h"
+#include "log/path_template.h"
+#include "tests/unit/catch.h"
+
+using cudapool::log::create_log_file;
+using cudapool::log::CreatedFile;
+using cudapool::log::EnvLookup;
+using cudapool::log::expand_path_template;
+using cudapool::log::ExpandedPath;
+using cudapool::log::rank_from_env;
+
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    const auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::string expand(const std::string& tmpl, std::map<std::string, std::string> vars = {}) {
+  const ExpandedPath e = expand_path_template(tmpl, env_of(std::move(vars)), 4242, "node7");
+  INFO(tmpl << ": " << e.error);
+  REQUIRE(e.ok());
+  return e.path;
+}
+
+std::string expand_error(const std::string& tmpl) {
+  const ExpandedPath e = expand_path_template(tmpl, env_of({}), 4242, "node7");
+  REQUIRE(!e.ok());
+  CHECK(e.path.empty());
+  return e.error;
+}
+
+struct TempDir {
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base != nullptr && *base ? base : "/tmp") + "/cudapool-log-test-XXXXXX";
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    const std::string cmd = "rm -rf '" + path + "'";
+    if (std::system(cmd.c_str()) != 0) {
+    }
+  }
+  std::string operator/(const std::string& name) const { return path + "/" + name; }
+  std::string path;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// Writes through a created file's descriptor and closes it.
+void write_and_close(const CreatedFile& f, const std::string& text) {
+  REQUIRE(f.fd >= 0);
+  REQUIRE(write(f.fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  close(f.fd);
+}
+
+}  // namespace
+
+TEST_CASE("log path: %p %r %h %% and plain text") {
+  CHECK(expand("/tmp/cudapool.log") == "/tmp/cudapool.log");
+  CHECK(expand("log-%p.jsonl") == "log-4242.jsonl");
+  CHECK(expand("%h/%p-%r") == "node7/4242-0");
+  CHECK(expand("100%%-%p%%") == "100%-4242%");
+  CHECK(expand("%%p") == "%p");
+  CHECK(expand("r%r", {{"RANK", "3"}}) == "r3");
+}
+
+TEST_CASE("log path: the rank comes from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, else 0") {
+  CHECK(rank_from_env(env_of({})) == "0");
+  CHECK(rank_from_env(nullptr) == "0");
+  CHECK(rank_from_env(env_of({{"SLURM_PROCID", "5"}})) == "5");
+  CHECK(rank_from_env(env_of({{"SLURM_PROCID", "5"}, {"OMPI_COMM_WORLD_RANK", "6"}})) == "6");
+  CHECK(rank_from_env(
+            env_of({{"SLURM_PROCID", "5"}, {"OMPI_COMM_WORLD_RANK", "6"}, {"RANK", "7"}})) == "7");
+  // An empty value counts as unset.
+  CHECK(rank_from_env(env_of({{"RANK", ""}, {"SLURM_PROCID", "5"}})) == "5");
+  // A value never adds a directory.
+  CHECK(expand("log.%r", {{"RANK", "../x"}}) == "log..._x");
+  const ExpandedPath host = expand_path_template("%h.log", env_of({}), 1, "a/b");
+  CHECK(host.path == "a_b.log");
+}
+
+TEST_CASE("log path: unknown conversions, a trailing % and empty templates are errors") {
+  CHECK(expand_error("log-%x") == "unknown %x at offset 4 (known: %p %r %h %%)");
+  CHECK(expand_error("%P").find("unknown %P at offset 0") == 0);
+  CHECK(expand_error("%d.log").find("unknown %d") == 0);
+  CHECK(expand_error("a%").find("a lone % at the end") == 0);
+  CHECK(expand_error("%").find("a lone % at the end") == 0);
+  CHECK(expand_error("%%%").find("a lone % at the end") == 0);
+  CHECK(expand_error(std::string("x%\x01")).find("unknown % followed by byte 0x01") == 0);
+  CHECK(expand_error("") == "empty log path");
+  const ExpandedPath empty_host = expand_path_template("%h", env_of({}), 1, "");
+  CHECK(!empty_host.ok());
+}
+
+TEST_CASE("log file: created new with mode 0600") {
+  TempDir dir;
+  const mode_t old = umask(022);
+  const CreatedFile f = create_log_file(dir / "a.log");
+  umask(old);
+  REQUIRE(f.fd >= 0);
+  CHECK(f.path == dir / "a.log");
+  CHECK(f.error.empty());
+  CHECK(f.note.empty());
+  CHECK((fcntl(f.fd, F_GETFD) & FD_CLOEXEC) != 0);
+  struct stat st;
+  REQUIRE(fstat(f.fd, &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(S_ISREG(st.st_mode));
+  write_and_close(f, "x\n");
+  CHECK(read_file(dir / "a.log") == "x\n");
+}
+
+TEST_CASE("log file: an existing file is never overwritten: NAME.1, NAME.2") {
+  TempDir dir;
+  write_file(dir / "a.log", "old contents\n");
+  const CreatedFile f1 = create_log_file(dir / "a.log");
+  REQUIRE(f1.fd >= 0);
+  CHECK(f1.path == dir / "a.log.1");
+  CHECK(f1.note ==
+        "log " + (dir / "a.log") + " exists: writing to " + (dir / "a.log.1") + " instead");
+  write_and_close(f1, "new\n");
+  const CreatedFile f2 = create_log_file(dir / "a.log");
+  REQUIRE(f2.fd >= 0);
+  CHECK(f2.path == dir / "a.log.2");
+  close(f2.fd);
+  CHECK(read_file(dir / "a.log") == "old contents\n");
+  CHECK(read_file(dir / "a.log.1") == "new\n");
+  // A directory at the name is skipped the same way.
+  REQUIRE(mkdir((dir / "d").c_str(), 0700) == 0);
+  const CreatedFile f3 = create_log_file(dir / "d");
+  CHECK(f3.path == dir / "d.1");
+  close(f3.fd);
+}
+
+TEST_CASE("log file: a symbolic link at the name is not followed: NAME.1, the target untouched") {
+  TempDir dir;
+  write_file(dir / "victim", "precious\n");
+  REQUIRE(symlink((dir / "victim").c_str(), (dir / "a.log").c_str()) == 0);
+  const CreatedFile f = create_log_file(dir / "a.log");
+  REQUIRE(f.fd >= 0);
+  CHECK(f.path == dir / "a.log.1");
+  CHECK(!f.note.empty());
+  write_and_close(f, "log\n");
+  CHECK(read_file(dir / "victim") == "precious\n");
+  struct stat st;
+  REQUIRE(lstat((dir / "a.log.1").c_str(), &st) == 0);
+  CHECK(S_ISREG(st.st_mode));
+
+  // A dangling link: its target is not created.
+  REQUIRE(symlink((dir / "nowhere").c_str(), (dir / "b.log").c_str()) == 0);
+  const CreatedFile g = create_log_file(dir / "b.log");
+  REQUIRE(g.fd >= 0);
+  CHECK(g.path == dir / "b.log.1");
+  close(g.fd);
+  CHECK(!exists(dir / "nowhere"));
+}
+
+TEST_CASE("log file: NAME to NAME.99 taken is an error") {
+  TempDir dir;
+  write_file(dir / "a.log", "");
+  for (int i = 1; i <= 99; ++i) write_file(dir / ("a.log." + std::to_string(i)), "");
+  const CreatedFile f = create_log_file(dir / "a.log");
+  CHECK(f.fd == -1);
+  CHECK(f.error == "log " + (dir / "a.log") + ": " + (dir / "a.log") + " and " + (dir / "a.log") +
+                       ".1 to " + (dir / "a.log") + ".99 all exist");
+  CHECK(!exists(dir / "a.log.100"));
+}
+
+TEST_CASE("log file: a path that cannot be created is an error naming it") {
+  TempDir dir;
+  const CreatedFile missing = create_log_file(dir / "no/such/dir/a.log");
+  CHECK(missing.fd == -1);
+  CHECK(missing.error ==
+        "log " + (dir / "no/such/dir/a.log") + ": cannot create (No such file or directory)");
+  write_file(dir / "file", "");
+  const CreatedFile under_file = create_log_file(dir / "file/a.log");
+  CHECK(under_file.fd == -1);
+  CHECK(under_file.error.find("Not a directory") != std::string::npos);
+  CHECK(create_log_file("").fd == -1);
+  if (geteuid() != 0) {  // root writes anywhere
+    REQUIRE(mkdir((dir / "ro").c_str(), 0500) == 0);
+    const CreatedFile ro = create_log_file(dir / "ro/a.log");
+    CHECK(ro.fd == -1);
+    CHECK(ro.error.find("Permission denied") != std::string::npos);
+  }
+}
