@@ -12,6 +12,49 @@ namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
 
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+constexpr std::uint64_t kPow10[20] = {1ull,
+                                      10ull,
+                                      100ull,
+                                      1000ull,
+                                      10000ull,
+                                      100000ull,
+                                      1000000ull,
+                                      10000000ull,
+                                      100000000ull,
+                                      1000000000ull,
+                                      10000000000ull,
+                                      100000000000ull,
+                                      1000000000000ull,
+                                      10000000000000ull,
+                                      100000000000000ull,
+                                      1000000000000000ull,
+                                      10000000000000000ull,
+                                      100000000000000000ull,
+                                      1000000000000000000ull,
+                                      10000000000000000000ull};
+
+// The action names with their lengths, built once from action_name().
+struct ActionNames {
+  std::string_view names[static_cast<int>(kLastLogAction) + 1];
+  ActionNames() {
+    for (int a = 0; a <= static_cast<int>(kLastLogAction); ++a) {
+      names[a] = action_name(static_cast<LogAction>(a));
+    }
+  }
+};
+
+std::string_view name_of(LogAction action) {
+  static const ActionNames table;
+  const auto index = static_cast<std::size_t>(action);
+  return index <= static_cast<std::size_t>(kLastLogAction) ? table.names[index]
+                                                           : std::string_view("unknown");
+}
+
 // An unchecked cursor: the caller guarantees room (kMaxEventLine).
 struct Cursor {
   char* p;
@@ -21,19 +64,30 @@ struct Cursor {
     std::memcpy(p, s, N - 1);
     p += N - 1;
   }
-  void str(const char* s) {
-    const std::size_t n = std::strlen(s);
-    std::memcpy(p, s, n);
-    p += n;
+  void str(std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
   }
+  // Decimal, two digits at a time from the end.
   void u64(std::uint64_t v) {
-    char tmp[20];
-    int n = 0;
-    do {
-      tmp[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0) *p++ = tmp[--n];
+    // Digits: log10 from the bit length (1233 / 4096 ~ log10(2)), corrected by one comparison.
+    const int bits = 64 - __builtin_clzll(v | 1);
+    int n = (bits * 1233) >> 12;
+    n += v >= kPow10[n] ? 1 : 0;
+    if (n == 0) n = 1;
+    char* q = p + n;
+    p = q;
+    while (v >= 100) {
+      const auto pair = static_cast<std::size_t>(v % 100) * 2;
+      v /= 100;
+      q -= 2;
+      std::memcpy(q, kDigitPairs + pair, 2);
+    }
+    if (v >= 10) {
+      std::memcpy(q - 2, kDigitPairs + v * 2, 2);
+    } else {
+      q[-1] = static_cast<char>('0' + v);
+    }
   }
   void i64(std::int64_t v) {
     if (v < 0) {
@@ -45,13 +99,17 @@ struct Cursor {
   }
   // "0x..." with the quotes, lower case, no leading zeros.
   void hex(std::uint64_t v) {
-    *p++ = '"';
-    *p++ = '0';
-    *p++ = 'x';
-    int shift = 60;
-    while (shift > 0 && ((v >> shift) & 15) == 0) shift -= 4;
-    for (; shift >= 0; shift -= 4) *p++ = kHexDigits[(v >> shift) & 15];
-    *p++ = '"';
+    const int digits = v == 0 ? 1 : (67 - __builtin_clzll(v)) / 4;
+    p[0] = '"';
+    p[1] = '0';
+    p[2] = 'x';
+    char* q = p + 3 + digits;
+    *q = '"';
+    p = q + 1;
+    for (int i = 0; i < digits; ++i) {
+      *--q = kHexDigits[v & 15];
+      v >>= 4;
+    }
   }
 };
 
@@ -66,7 +124,7 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
   c.lit(",\"dev\":");
   c.i64(r.device);
   c.lit(",\"action\":\"");
-  c.str(action_name(r.action));
+  c.str(name_of(r.action));
   c.lit("\",\"ptr\":");
   c.hex(r.ptr);
   c.lit(",\"size\":");

@@ -1,5 +1,6 @@
 // log/logger.cpp: see logger.h. The writer thread blocks every signal and sleeps on the ring's
-// futex; it formats into one buffer and writes it with write(2) in whole lines.
+// futex; it formats into one buffer and writes whole lines with pwrite(2) (write(2) on anything
+// but a regular file), lines laid out so that no line straddles a page (see consume()).
 #include "log/logger.h"
 
 #include <pthread.h>
@@ -59,29 +60,6 @@ std::string host_name() {
   return buf;
 }
 
-LogAction to_log_action(pool::Action action) {
-  switch (action) {
-    case pool::Action::kAlloc:
-      return LogAction::kAlloc;
-    case pool::Action::kFreeRequested:
-      return LogAction::kFreeRequested;
-    case pool::Action::kFreeCompleted:
-      return LogAction::kFreeCompleted;
-    case pool::Action::kSegmentAlloc:
-      return LogAction::kSegmentAlloc;
-    case pool::Action::kSegmentFree:
-      return LogAction::kSegmentFree;
-    case pool::Action::kSegmentMap:
-      return LogAction::kSegmentMap;
-    case pool::Action::kSegmentUnmap:
-      return LogAction::kSegmentUnmap;
-    case pool::Action::kOom:
-      return LogAction::kOom;
-    case pool::Action::kEmptyCache:
-      return LogAction::kEmptyCache;
-  }
-  return LogAction::kAlloc;
-}
 
 }  // namespace
 
@@ -142,8 +120,12 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
     if (created) unlink(path.c_str());
     return nullptr;
   };
-  Logger* logger = new (std::nothrow) Logger(fd, path, ring_capacity);
-  if (logger == nullptr) return give_up("out of memory");
+  Logger* logger = nullptr;
+  try {
+    logger = new Logger(fd, path, ring_capacity);
+  } catch (const std::bad_alloc&) {
+    return give_up("out of memory for a ring of " + std::to_string(ring_capacity) + " records");
+  }
   if (header != nullptr) {
     const std::string line = format_header(*header);
     if (logger->write_lines(line.data(), line.size(), /*quiet=*/true) != line.size()) {
@@ -185,16 +167,7 @@ std::uint64_t Logger::append(LogRecord r) {
 }
 
 void Logger::on_pool_event(const pool::PoolEvent& event) {
-  LogRecord r;
-  r.device = event.device;
-  r.action = to_log_action(event.action);
-  r.ptr = event.ptr;
-  r.size = event.size;
-  r.block_size = event.block_size;
-  r.segment = event.segment;
-  r.stream = event.stream;
-  r.cache_hit = event.cache_hit;
-  append(r);
+  append(record_of(event));
 }
 
 void Logger::run() {
@@ -239,11 +212,11 @@ void Logger::flush_noexcept() {
   }
 }
 
-// Lines never straddle a page boundary of a regular file, and no write(2) call (pwrite) crosses
-// one: when the next line would not fit in what is left of the page, the previous line is padded
-// with spaces (valid JSON) up to the boundary. Why: the kernel copies a write into the page cache
-// page by page and stops between pages when the process is killed, so a write crossing a boundary
-// can end in the middle of a line; a write inside one page lands whole or not at all.
+// Lines never straddle a page boundary of a regular file: when the next line would not fit in
+// what is left of the page, the previous line is padded with spaces (valid JSON) up to the
+// boundary. Why: when the process is killed during a write, the kernel stops copying between
+// page-cache chunks, which begin and end on page boundaries; with a newline before every boundary,
+// what reached the file ends with a whole line.
 void Logger::consume(const LogRecord& record) {
   if (write_failed_.load(std::memory_order_relaxed)) return;  // discarded, counted at the end
   if (buffer_bytes_ - buffered_ < page_ + kMaxEventLine) flush();
@@ -265,7 +238,7 @@ void Logger::consume(const LogRecord& record) {
     }
   }
   buffered_ += n;
-  written_.fetch_add(1, std::memory_order_relaxed);
+  written_.store(written_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 bool Logger::pad_last_line(std::size_t room) {
@@ -301,7 +274,7 @@ void Logger::flush() {
     // The lines of this buffer not written are counted back out.
     std::uint64_t lines = 0;
     for (std::size_t i = done; i < lines_end; ++i) lines += buffer_[i] == '\n';
-    written_.fetch_sub(lines, std::memory_order_relaxed);
+    written_.store(written_.load(std::memory_order_relaxed) - lines, std::memory_order_relaxed);
   }
 }
 
@@ -332,21 +305,7 @@ std::size_t Logger::write_lines(const char* data, std::size_t size, bool quiet) 
       return 0;
     }
   }
-  std::size_t done = 0;
-  while (done < size) {
-    std::size_t end = size;
-    if (page_ != 0) {
-      const std::size_t to_boundary = page_ - (file_offset_ + done) % page_;
-      if (to_boundary < size - done) {
-        end = done + to_boundary;
-        // A line longer than what is left of the page (a long header or summary): take it whole.
-        while (end < size && data[end - 1] != '\n') ++end;
-      }
-    }
-    const std::size_t n = write_at(data + done, end - done, file_offset_ + done);
-    done += n;
-    if (done < end) break;
-  }
+  const std::size_t done = write_at(data, size, file_offset_);
   if (done == size) {
     file_offset_ += size;
     return size;
@@ -414,6 +373,11 @@ void Logger::finish(const Summary& summary) {
   // After a write failure the summary is tried once more, quietly: if it lands, it says that
   // lines are missing.
   const std::string line = format_summary(s);
+  if (page_ != 0 && line.size() <= page_ && file_offset_ > 0) {
+    // Like an event line, the summary does not straddle a page when it fits in one.
+    const std::size_t room = page_ - file_offset_ % page_;
+    if (line.size() > room && room < page_ && !pad_last_line(room)) return close_if_ours();
+  }
   write_lines(line.data(), line.size(), /*quiet=*/write_failed_.load());
   close_if_ours();
 }

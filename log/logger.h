@@ -2,8 +2,10 @@
 // stamps a LogRecord and copies it into the ring (ring.h); a writer thread formats the records
 // (format.h) and writes whole lines. Lossless: when the writer falls behind, append() waits for
 // room. Robust: a bad template, an unwritable path or a failed write prints one warning
-// ("cudapool: ...") and the program goes on (after a write failure the writer discards). Not here:
-// what to log and when (the shim decides), symbolizing backtraces, reading the environment.
+// ("cudapool: ...") and the program goes on (after a write failure the writer discards). Whole
+// lines: no event line straddles a page of the file, so a SIGKILL during a write (the kernel stops
+// between pages) never leaves half a line; an event line may therefore end in padding spaces. Not
+// here: what to log and when (the shim decides), symbolizing backtraces, reading the environment.
 #pragma once
 
 #include <sys/types.h>
@@ -83,9 +85,8 @@ class Logger : public pool::EventSink {
   void consume(const LogRecord& record);
   void flush();
   // Writes [data, data + size), whole lines, at file_offset_; returns the bytes of whole lines
-  // written (size when all went). On a regular file no write(2) call crosses a page boundary
-  // unless a single line does (see logger.cpp). On failure: cuts a partly written line off the
-  // file, sets write_failed_ and errno and, unless quiet, warns once.
+  // written (size when all went). On failure: cuts a partly written line off the file, sets
+  // write_failed_ and errno and, unless quiet, warns once.
   std::size_t write_lines(const char* data, std::size_t size, bool quiet);
   // Moves the '\n' ending the file (mid-page) to the end of its page, padding with spaces.
   bool pad_last_line(std::size_t room);
@@ -100,12 +101,13 @@ class Logger : public pool::EventSink {
   int fd_;
   Ring ring_;
   std::unique_ptr<std::thread> writer_;
-  std::atomic<bool> accepting_{true};
-  std::atomic<bool> stop_{false};
+  // Read by every append(): a cache line that the writer's counting never touches.
+  alignas(64) std::atomic<bool> accepting_{true};
   std::atomic<bool> finished_{false};
   std::atomic<bool> forgotten_{false};
+  alignas(64) std::atomic<bool> stop_{false};
   std::atomic<bool> write_failed_{false};
-  std::atomic<std::uint64_t> written_{0};
+  std::atomic<std::uint64_t> written_{0};  // changed by the writer only (no atomic add needed)
 
   // Writer side.
   bool identity_known_ = false;

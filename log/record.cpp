@@ -44,4 +44,36 @@ const char* action_name(LogAction action) {
   return "unknown";
 }
 
+namespace {
+
+LogAction to_log_action(pool::Action action) {
+  switch (action) {
+    case pool::Action::kAlloc: return LogAction::kAlloc;
+    case pool::Action::kFreeRequested: return LogAction::kFreeRequested;
+    case pool::Action::kFreeCompleted: return LogAction::kFreeCompleted;
+    case pool::Action::kSegmentAlloc: return LogAction::kSegmentAlloc;
+    case pool::Action::kSegmentFree: return LogAction::kSegmentFree;
+    case pool::Action::kSegmentMap: return LogAction::kSegmentMap;
+    case pool::Action::kSegmentUnmap: return LogAction::kSegmentUnmap;
+    case pool::Action::kOom: return LogAction::kOom;
+    case pool::Action::kEmptyCache: return LogAction::kEmptyCache;
+  }
+  return LogAction::kAlloc;
+}
+
+}  // namespace
+
+LogRecord record_of(const pool::PoolEvent& event) {
+  LogRecord r;
+  r.device = event.device;
+  r.action = to_log_action(event.action);
+  r.ptr = event.ptr;
+  r.size = event.size;
+  r.block_size = event.block_size;
+  r.segment = event.segment;
+  r.stream = event.stream;
+  r.cache_hit = event.cache_hit;
+  return r;
+}
+
 }  // namespace cudapool::log

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pool/events.h"
+
 namespace cudapool::log {
 
 // Actions: the pool's (PyTorch's memory-snapshot names) and the shim's own.
@@ -53,5 +55,9 @@ struct LogRecord {
 };
 
 const char* action_name(LogAction action);
+
+// A pool event as a record (device, action, ptr, size, block_size, segment, stream, cache_hit);
+// seq, time and thread are left for the caller or the logger to fill.
+LogRecord record_of(const pool::PoolEvent& event);
 
 }  // namespace cudapool::log

@@ -9,6 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
 namespace cudapool::log {
 
 namespace {
@@ -47,6 +51,7 @@ void sleep_us(std::uint32_t us) {
 }
 
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+static_assert(std::is_trivially_copyable_v<LogRecord> && std::is_standard_layout_v<LogRecord>);
 
 }  // namespace
 
@@ -77,7 +82,10 @@ std::uint64_t Ring::push(const LogRecord& r) {
       }
     }
   }
-  slot.record = r;
+  // The fixed fields and the frames in use only: most records carry no backtrace.
+  const std::size_t frames = r.frames < kMaxBacktrace ? r.frames : kMaxBacktrace;
+  std::memcpy(static_cast<void*>(&slot.record), &r,
+              offsetof(LogRecord, backtrace) + frames * sizeof(r.backtrace[0]));
   slot.record.seq = ticket + 1;
   slot.seq.store(ticket + 1, std::memory_order_release);
   if (consumer_sleeping_.load(std::memory_order_relaxed) != 0 &&

@@ -55,9 +55,9 @@ class Ring {
   std::uint64_t producer_waits() const { return waits_.load(std::memory_order_relaxed); }
 
  private:
-  struct Slot {
+  struct alignas(64) Slot {
     std::atomic<std::uint64_t> seq{0};  // == ticket: free for it; == ticket + 1: published
-    LogRecord record;
+    LogRecord record;                   // backtrace[] beyond record.frames is stale: never read
   };
 
   bool published(std::uint64_t position) const {

@@ -126,20 +126,6 @@ log::Logger* logger() {
   return start_logger();
 }
 
-log::LogAction to_log_action(pool::Action a) {
-  switch (a) {
-    case pool::Action::kAlloc: return log::LogAction::kAlloc;
-    case pool::Action::kFreeRequested: return log::LogAction::kFreeRequested;
-    case pool::Action::kFreeCompleted: return log::LogAction::kFreeCompleted;
-    case pool::Action::kSegmentAlloc: return log::LogAction::kSegmentAlloc;
-    case pool::Action::kSegmentFree: return log::LogAction::kSegmentFree;
-    case pool::Action::kSegmentMap: return log::LogAction::kSegmentMap;
-    case pool::Action::kSegmentUnmap: return log::LogAction::kSegmentUnmap;
-    case pool::Action::kOom: return log::LogAction::kOom;
-    case pool::Action::kEmptyCache: return log::LogAction::kEmptyCache;
-  }
-  return log::LogAction::kAlloc;
-}
 
 // Pool events with the hook's own knowledge added.
 class ShimSink final : public pool::EventSink {
@@ -147,15 +133,7 @@ class ShimSink final : public pool::EventSink {
   void on_pool_event(const pool::PoolEvent& event) override {
     log::Logger* l = logger();
     if (l == nullptr) return;
-    log::LogRecord r;
-    r.device = event.device;
-    r.action = to_log_action(event.action);
-    r.ptr = event.ptr;
-    r.size = event.size;
-    r.block_size = event.block_size;
-    r.segment = event.segment;
-    r.stream = event.stream;
-    r.cache_hit = event.cache_hit;
+    log::LogRecord r = log::record_of(event);
     r.tid = thread_id();
     r.t_ns = monotonic_ns();
     CallInfo& call = current_call();

@@ -2,6 +2,7 @@
 // nlohmann::json: exact event lines, which fields appear for which action and with which JSON type,
 // the widest line, the header and summary shapes, string escaping (control characters, quotes,
 // invalid UTF-8) and the action names.
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -175,7 +176,7 @@ TEST_CASE("log: every action's line parses, with the documented fields and types
   }
 }
 
-TEST_CASE("log: the widest event fits kMaxEventLine; a small buffer gets 0") {
+TEST_CASE("log: the widest event fits kMaxEventLine, a small buffer gets 0") {
   LogRecord r = widest_record();
   r.frames = 200;  // more than backtrace[] holds: clamped
   const std::string line = event_line(r);
@@ -203,6 +204,35 @@ TEST_CASE("log: the widest event fits kMaxEventLine; a small buffer gets 0") {
   std::vector<char> fit(plain_line.size());
   CHECK(format_event(plain, fit.data(), fit.size()) == plain_line.size());
   CHECK(std::string(fit.data(), fit.size()) == plain_line);
+}
+
+TEST_CASE("log: numbers at every digit count, decimal and hex") {
+  std::vector<std::uint64_t> values = {0, ~0ull, ~0ull - 1};
+  std::uint64_t pow10 = 1;
+  for (int k = 0; k < 20; ++k, pow10 *= 10) {
+    values.push_back(pow10 - 1);
+    values.push_back(pow10);
+    values.push_back(pow10 + 1);
+  }
+  for (int k = 0; k < 64; ++k) {
+    values.push_back((1ull << k) - 1);
+    values.push_back(1ull << k);
+  }
+  char hex[24];
+  for (const std::uint64_t v : values) {
+    LogRecord r;
+    r.seq = v;
+    r.size = v;
+    r.ptr = v;
+    r.device = static_cast<std::int32_t>(v);
+    const json j = parse_line(event_line(r));
+    INFO(v);
+    CHECK(j.at("seq").get<std::uint64_t>() == v);
+    CHECK(j.at("size").get<std::uint64_t>() == v);
+    CHECK(j.at("dev").get<std::int64_t>() == static_cast<std::int32_t>(v));
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(v));
+    CHECK(j.at("ptr") == hex);
+  }
 }
 
 TEST_CASE("log: header line shape") {
@@ -322,7 +352,7 @@ TEST_CASE("log: summary line shape") {
   CHECK(f.at("log_errors") == json({{"write_failed", true}, {"records_lost", 5}}));
 }
 
-TEST_CASE("log: strings are escaped; invalid UTF-8 bytes become \\u00XX") {
+TEST_CASE("log: strings are escaped, invalid UTF-8 bytes as u00XX escapes") {
   using cudapool::log::json_string;
   CHECK(json_string("plain") == "\"plain\"");
   CHECK(json_string("a\"b\\c/d") == "\"a\\\"b\\\\c/d\"");

@@ -248,3 +248,14 @@ TEST_CASE("replay: a log address script is dropped at the first segment that doe
   CHECK(r.counts().log_addresses_dropped);
   CHECK(r.counts().events_replayed == 1);
 }
+
+TEST_CASE("replay: the log's summary line is neither a header nor a problem") {
+  const std::string log =
+      header("", 80ull << 30) + "\n" + alloc(1, 4096) + "\n" +
+      R"({"schema":"cudapool.log/1","action":"summary","seq":2,"t_ns":5,"events":1,"devices":{},"leaks":[]})" +
+      "\n";
+  Replayer r = run(log);
+  CHECK(r.problems().empty());
+  CHECK(r.counts().other_lines == 2);  // the header and the summary
+  CHECK(r.counts().events_replayed == 1);
+}

@@ -72,6 +72,10 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     out.problem = "not a JSON object";
     return out;
   }
+  if (schema.substr(0, 13) == "cudapool.log/" && action == "summary") {
+    out.kind = LineKind::kEvent;  // the summary line at exit: statistics, nothing to replay
+    return out;
+  }
   if (schema.substr(0, 13) == "cudapool.log/") {
     out.kind = LineKind::kHeader;
     LogHeader scratch;
