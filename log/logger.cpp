@@ -60,7 +60,6 @@ std::string host_name() {
   return buf;
 }
 
-
 }  // namespace
 
 Logger::Logger(int fd, std::string path, std::size_t ring_capacity)

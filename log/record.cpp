@@ -48,15 +48,24 @@ namespace {
 
 LogAction to_log_action(pool::Action action) {
   switch (action) {
-    case pool::Action::kAlloc: return LogAction::kAlloc;
-    case pool::Action::kFreeRequested: return LogAction::kFreeRequested;
-    case pool::Action::kFreeCompleted: return LogAction::kFreeCompleted;
-    case pool::Action::kSegmentAlloc: return LogAction::kSegmentAlloc;
-    case pool::Action::kSegmentFree: return LogAction::kSegmentFree;
-    case pool::Action::kSegmentMap: return LogAction::kSegmentMap;
-    case pool::Action::kSegmentUnmap: return LogAction::kSegmentUnmap;
-    case pool::Action::kOom: return LogAction::kOom;
-    case pool::Action::kEmptyCache: return LogAction::kEmptyCache;
+    case pool::Action::kAlloc:
+      return LogAction::kAlloc;
+    case pool::Action::kFreeRequested:
+      return LogAction::kFreeRequested;
+    case pool::Action::kFreeCompleted:
+      return LogAction::kFreeCompleted;
+    case pool::Action::kSegmentAlloc:
+      return LogAction::kSegmentAlloc;
+    case pool::Action::kSegmentFree:
+      return LogAction::kSegmentFree;
+    case pool::Action::kSegmentMap:
+      return LogAction::kSegmentMap;
+    case pool::Action::kSegmentUnmap:
+      return LogAction::kSegmentUnmap;
+    case pool::Action::kOom:
+      return LogAction::kOom;
+    case pool::Action::kEmptyCache:
+      return LogAction::kEmptyCache;
   }
   return LogAction::kAlloc;
 }

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "shim/real_driver.h"
 #include "shim/pools.h"
+#include "shim/real_driver.h"
 #include "shim/runtime.h"
 #include "shim/stream_work.h"
 
@@ -42,7 +42,8 @@ class ContextScope {
 
 pool::BackendResult from_cuda(CUresult r) {
   if (r == CUDA_SUCCESS) return pool::BackendResult{};
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) return {pool::BackendStatus::kOutOfMemory, static_cast<int>(r)};
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return {pool::BackendStatus::kOutOfMemory, static_cast<int>(r)};
   return {pool::BackendStatus::kError, static_cast<int>(r)};
 }
 
@@ -51,7 +52,8 @@ pool::BackendResult from_cuda(CUresult r) {
 CudaBackend::CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence)
     : context_(context), device_(device), fence_mode_(fence) {
   size_t total = 0;
-  if (real().cuDeviceTotalMem_v2 != nullptr && real().cuDeviceTotalMem_v2(&total, device) == CUDA_SUCCESS) {
+  if (real().cuDeviceTotalMem_v2 != nullptr &&
+      real().cuDeviceTotalMem_v2(&total, device) == CUDA_SUCCESS) {
     total_memory_ = total;
   }
 }

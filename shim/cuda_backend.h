@@ -46,8 +46,8 @@ class CudaBackend final : public pool::Backend {
  private:
   struct Epoch {
     std::uint64_t id = 0;
-    bool closed = false;  // its barrier was recorded
-    int users = 0;        // pending blocks still waiting on it
+    bool closed = false;          // its barrier was recorded
+    int users = 0;                // pending blocks still waiting on it
     std::vector<CUevent> events;  // must complete before reuse (empty: ordering suffices)
   };
 
@@ -63,7 +63,7 @@ class CudaBackend final : public pool::Backend {
   std::map<std::uintptr_t, std::size_t> segments_;
   std::map<std::uintptr_t, CUmemGenericAllocationHandle> pages_;
   std::vector<CUstream> nonblocking_streams_;
-  std::vector<Epoch> epochs_;   // open epoch last
+  std::vector<Epoch> epochs_;  // open epoch last
   std::uint64_t next_epoch_ = 1;
   std::vector<CUevent> spare_events_;
 };

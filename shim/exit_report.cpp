@@ -57,8 +57,8 @@ std::string summary_text() {
       stats = p.pool.stats();
       p.pool.for_each_block([&](const pool::Block& b) {
         if (b.allocated) {
-          leaks.push_back(Leak{b.ptr, b.requested_size, b.size, b.alloc_seq, b.alloc_t_ns,
-                               b.alloc_tid});
+          leaks.push_back(
+              Leak{b.ptr, b.requested_size, b.size, b.alloc_seq, b.alloc_t_ns, b.alloc_tid});
         }
       });
     }
@@ -72,11 +72,11 @@ std::string summary_text() {
     out += line;
     for (const Leak& l : leaks) {
       const double t = l.t_ns >= start ? static_cast<double>(l.t_ns - start) / 1e9 : 0.0;
-      std::snprintf(line, sizeof line,
-                    "  ptr 0x%llx  requested %zu B  block %zu B  seq %llu  at %.6f s  thread %llu\n",
-                    static_cast<unsigned long long>(l.ptr), l.requested, l.block,
-                    static_cast<unsigned long long>(l.seq), t,
-                    static_cast<unsigned long long>(l.tid));
+      std::snprintf(
+          line, sizeof line,
+          "  ptr 0x%llx  requested %zu B  block %zu B  seq %llu  at %.6f s  thread %llu\n",
+          static_cast<unsigned long long>(l.ptr), l.requested, l.block,
+          static_cast<unsigned long long>(l.seq), t, static_cast<unsigned long long>(l.tid));
       out += line;
     }
     out += "\n";
@@ -123,7 +123,9 @@ void write_summary(const std::string& target) {
   write_all(2, text);
 }
 
-void at_exit() { run_exit_report(); }
+void at_exit() {
+  run_exit_report();
+}
 
 }  // namespace
 

@@ -14,6 +14,8 @@ class ReentrancyGuard {
   ReentrancyGuard& operator=(const ReentrancyGuard&) = delete;
 };
 
-inline bool inside_shim() { return t_shim_depth > 0; }
+inline bool inside_shim() {
+  return t_shim_depth > 0;
+}
 
 }  // namespace cudapool::shim

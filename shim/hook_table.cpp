@@ -45,13 +45,15 @@ namespace cudapool::shim {
 namespace {
 
 #define CUDAPOOL_HOOKED(X)                                                                         \
-  X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2)                 \
-  X(cuPointerGetAttribute) X(cuPointerGetAttributes) X(cuIpcGetMemHandle) X(cuStreamCreate)      \
-  X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2) X(cuStreamBeginCapture_v2)                 \
-  X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)               \
-  X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2) X(cuDevicePrimaryCtxRelease_v2)               \
-  X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz)            \
-  X(cuMemAllocManaged) X(cuMemAllocPitch_v2) X(cuGetProcAddress) X(cuGetProcAddress_v2)
+  X(cuMemAlloc_v2)                                                                                 \
+  X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute)           \
+      X(cuPointerGetAttributes) X(cuIpcGetMemHandle) X(cuStreamCreate)                             \
+          X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2) X(cuStreamBeginCapture_v2)           \
+              X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)     \
+                  X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2) X(cuDevicePrimaryCtxRelease_v2) \
+                      X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync)                 \
+                          X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged) X(cuMemAllocPitch_v2)        \
+                              X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
 #define CUDAPOOL_COUNT(name) +1
 constexpr int kHooks = 0 CUDAPOOL_HOOKED(CUDAPOOL_COUNT);

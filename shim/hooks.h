@@ -1,6 +1,6 @@
-// shim/hooks.h: what every hook starts with. pooling(): the shim is active on this call (initialized,
-// not disabled, not re-entered, driver found). CUDAPOOL_PASS: the untouched call to the real
-// function, or CUDA_ERROR_NOT_INITIALIZED when the process has no driver loaded.
+// shim/hooks.h: what every hook starts with. pooling(): the shim is active on this call
+// (initialized, not disabled, not re-entered, driver found). CUDAPOOL_PASS: the untouched call to
+// the real function, or CUDA_ERROR_NOT_INITIALIZED when the process has no driver loaded.
 #pragma once
 
 #include "shim/guard.h"
@@ -18,7 +18,7 @@ void* hook_for(void* real_function);
 
 }  // namespace cudapool::shim
 
-#define CUDAPOOL_PASS(name, ...)                                                 \
+#define CUDAPOOL_PASS(name, ...)                                                    \
   (::cudapool::shim::load_real_driver() && ::cudapool::shim::real().name != nullptr \
-       ? ::cudapool::shim::real().name(__VA_ARGS__)                              \
+       ? ::cudapool::shim::real().name(__VA_ARGS__)                                 \
        : CUDA_ERROR_NOT_INITIALIZED)

@@ -88,20 +88,19 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
   if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
-  if (for_each_pool([&](ContextPool& p) {
-        return &p != current && pool_alive(p) && free_in(p, ptr);
-      })) {
+  if (for_each_pool(
+          [&](ContextPool& p) { return &p != current && pool_alive(p) && free_in(p, ptr); })) {
     return CUDA_SUCCESS;
   }
   // Not a block the pool handed out. Inside one of its segments it is a double free or an
   // interior pointer: the driver must not see it (it would free a whole segment), and answers
   // such a pointer with CUDA_ERROR_INVALID_VALUE.
   if (ContextPool* owner = pool_holding(ptr); owner != nullptr) {
-    log_event(cudapool::log::LogAction::kBadFree, owner->device, dptr, 0,
-              CUDA_ERROR_INVALID_VALUE);
-    CUDAPOOL_WARN_ONCE("cuMemFree of 0x%llx, which is not an allocated block (double free or "
-                       "interior pointer): CUDA_ERROR_INVALID_VALUE",
-                       static_cast<unsigned long long>(dptr));
+    log_event(cudapool::log::LogAction::kBadFree, owner->device, dptr, 0, CUDA_ERROR_INVALID_VALUE);
+    CUDAPOOL_WARN_ONCE(
+        "cuMemFree of 0x%llx, which is not an allocated block (double free or "
+        "interior pointer): CUDA_ERROR_INVALID_VALUE",
+        static_cast<unsigned long long>(dptr));
     return CUDA_ERROR_INVALID_VALUE;
   }
   const CUresult r = real().cuMemFree_v2(dptr);
@@ -196,9 +195,8 @@ CUDAPOOL_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute a
   return real().cuPointerGetAttribute(data, attribute, dptr);
 }
 
-CUDAPOOL_EXPORT CUresult cuPointerGetAttributes(unsigned int count,
-                                                CUpointer_attribute* attributes, void** data,
-                                                CUdeviceptr dptr) {
+CUDAPOOL_EXPORT CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes,
+                                                void** data, CUdeviceptr dptr) {
   if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttributes, count, attributes, data, dptr);
   ReentrancyGuard guard;
   const CUresult r = real().cuPointerGetAttributes(count, attributes, data, dptr);
@@ -224,10 +222,11 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   });
   if (refused) {
     log_event(cudapool::log::LogAction::kIpcRefused, 0, dptr, 0, CUDA_ERROR_INVALID_VALUE);
-    warn("cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
-         "would map other memory in the importing process; refused with "
-         "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",
-         static_cast<unsigned long long>(dptr));
+    warn(
+        "cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
+        "would map other memory in the importing process; refused with "
+        "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",
+        static_cast<unsigned long long>(dptr));
     return CUDA_ERROR_INVALID_VALUE;
   }
   return real().cuIpcGetMemHandle(handle, dptr);

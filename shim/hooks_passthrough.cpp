@@ -45,8 +45,7 @@ CUDAPOOL_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUs
   return r;
 }
 
-CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
-                                              CUstream stream) {
+CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
   const CUresult r = CUDAPOOL_PASS(cuMemAllocAsync_ptsz, dptr, bytesize, stream);
   note(cudapool::log::LogAction::kAllocAsync, r, dptr, bytesize, stream);
   return r;
@@ -66,8 +65,7 @@ CUDAPOOL_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) 
   return r;
 }
 
-CUDAPOOL_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
-                                           unsigned int flags) {
+CUDAPOOL_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
   const CUresult r = CUDAPOOL_PASS(cuMemAllocManaged, dptr, bytesize, flags);
   note(cudapool::log::LogAction::kAllocManaged, r, dptr, bytesize);
   return r;

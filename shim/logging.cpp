@@ -95,7 +95,8 @@ log::HeaderInfo header_info() {
       log::DeviceInfo info;
       info.id = d;
       char name[256] = {};
-      if (get_name != nullptr && get_name(name, sizeof name - 1, d) == CUDA_SUCCESS) info.name = name;
+      if (get_name != nullptr && get_name(name, sizeof name - 1, d) == CUDA_SUCCESS)
+        info.name = name;
       size_t total = 0;
       if (real().cuDeviceTotalMem_v2 != nullptr &&
           real().cuDeviceTotalMem_v2(&total, d) == CUDA_SUCCESS) {
@@ -125,7 +126,6 @@ log::Logger* logger() {
   if (reporting().log_template.empty()) return nullptr;
   return start_logger();
 }
-
 
 // Pool events with the hook's own knowledge added.
 class ShimSink final : public pool::EventSink {
@@ -158,9 +158,13 @@ CallInfo& current_call() {
   return call;
 }
 
-pool::EventSink* log_sink() { return reporting().log_template.empty() ? nullptr : &g_sink; }
+pool::EventSink* log_sink() {
+  return reporting().log_template.empty() ? nullptr : &g_sink;
+}
 
-bool logging() { return logger() != nullptr; }
+bool logging() {
+  return logger() != nullptr;
+}
 
 void capture_backtrace() {
   CallInfo& call = current_call();
@@ -171,7 +175,8 @@ void capture_backtrace() {
   // Skip this function and the hook itself.
   const int got = ::backtrace(frames, want + 2);
   int n = 0;
-  for (int i = 2; i < got && n < want; ++i) call.backtrace[n++] = reinterpret_cast<std::uint64_t>(frames[i]);
+  for (int i = 2; i < got && n < want; ++i)
+    call.backtrace[n++] = reinterpret_cast<std::uint64_t>(frames[i]);
   call.frames = static_cast<std::uint8_t>(n);
 }
 
@@ -216,12 +221,12 @@ void finish_log() {
           Dl_info info{};
           char text[512];
           if (dladdr(reinterpret_cast<void*>(a), &info) != 0 && info.dli_fname != nullptr) {
-            std::snprintf(text, sizeof text, "0x%llx %s(%s+0x%llx)",
-                          static_cast<unsigned long long>(a), info.dli_fname,
-                          info.dli_sname != nullptr ? info.dli_sname : "?",
-                          static_cast<unsigned long long>(
-                              a - reinterpret_cast<std::uint64_t>(
-                                      info.dli_saddr != nullptr ? info.dli_saddr : info.dli_fbase)));
+            std::snprintf(
+                text, sizeof text, "0x%llx %s(%s+0x%llx)", static_cast<unsigned long long>(a),
+                info.dli_fname, info.dli_sname != nullptr ? info.dli_sname : "?",
+                static_cast<unsigned long long>(
+                    a - reinterpret_cast<std::uint64_t>(
+                            info.dli_saddr != nullptr ? info.dli_saddr : info.dli_fbase)));
           } else {
             std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(a));
           }

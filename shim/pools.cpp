@@ -31,8 +31,12 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       backend(ctx, dev, options().reuse_fence),
       pool(options(), backend, dev, log_sink()) {}
 
-ContextPool* pool_slot(int index) { return g_slots[index].load(std::memory_order_acquire); }
-int pool_count() { return g_count.load(std::memory_order_acquire); }
+ContextPool* pool_slot(int index) {
+  return g_slots[index].load(std::memory_order_acquire);
+}
+int pool_count() {
+  return g_count.load(std::memory_order_acquire);
+}
 
 bool pool_alive(ContextPool& p) {
   if (p.dropped.load(std::memory_order_acquire)) return false;
@@ -123,8 +127,7 @@ ContextPool* pool_holding(std::uintptr_t ptr) {
     std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;
-    if (!p.backend.segment_containing(ptr, &base, &size) &&
-        p.pool.find_allocated(ptr) == nullptr) {
+    if (!p.backend.segment_containing(ptr, &base, &size) && p.pool.find_allocated(ptr) == nullptr) {
       return false;
     }
     found = &p;

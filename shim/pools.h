@@ -23,7 +23,7 @@ struct ContextPool {
   CUcontext context;
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
-  bool primary;  // the device's primary context (cudart's)
+  bool primary;    // the device's primary context (cudart's)
   SpinLock mutex;  // guards backend and pool
   CudaBackend backend;
   pool::DevicePool pool;

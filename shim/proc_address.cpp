@@ -13,7 +13,9 @@ namespace {
 
 // Whether answers may be swapped: pooling, or at least not disabled (before the first CUDA call
 // cudart asks for everything; the hooks themselves decide later whether to pool).
-bool may_substitute() { return !inside_shim() && mode() == Mode::kPooling; }
+bool may_substitute() {
+  return !inside_shim() && mode() == Mode::kPooling;
+}
 
 }  // namespace
 

@@ -32,7 +32,9 @@ void* real_dlsym(void* handle, const char* name) {
   return fn != nullptr ? fn(handle, name) : nullptr;
 }
 
-const RealDriver& real() { return g_real; }
+const RealDriver& real() {
+  return g_real;
+}
 
 bool load_real_driver() {
   if (g_loaded.load(std::memory_order_acquire)) return true;

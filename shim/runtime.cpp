@@ -91,9 +91,13 @@ Mode mode() {
   return initialize();
 }
 
-const config::Options& options() { return g_options; }
+const config::Options& options() {
+  return g_options;
+}
 
-const Reporting& reporting() { return g_reporting; }
+const Reporting& reporting() {
+  return g_reporting;
+}
 
 std::uint64_t monotonic_ns() {
   timespec ts{};
@@ -107,7 +111,9 @@ std::uint64_t thread_id() {
   return id;
 }
 
-std::atomic<int>& captures_in_progress() { return g_captures; }
+std::atomic<int>& captures_in_progress() {
+  return g_captures;
+}
 
 void warn(const char* format, ...) {
   char buf[512];

@@ -43,9 +43,9 @@ std::atomic<int>& captures_in_progress();
 void warn(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 // The same warning at most once per call site flag.
-#define CUDAPOOL_WARN_ONCE(...)                               \
-  do {                                                        \
-    static std::atomic<bool> cudapool_warned{false};          \
+#define CUDAPOOL_WARN_ONCE(...)                                               \
+  do {                                                                        \
+    static std::atomic<bool> cudapool_warned{false};                          \
     if (!cudapool_warned.exchange(true)) ::cudapool::shim::warn(__VA_ARGS__); \
   } while (0)
 

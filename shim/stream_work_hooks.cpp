@@ -36,21 +36,20 @@ F resolve(F& slot, const char* name) {
 }  // namespace
 }  // namespace cudapool::shim
 
-#define CUDAPOOL_NOTE_stream(arg, per_thread) \
-  ::cudapool::shim::note_stream_work(arg, per_thread)
+#define CUDAPOOL_NOTE_stream(arg, per_thread) ::cudapool::shim::note_stream_work(arg, per_thread)
 #define CUDAPOOL_NOTE_config(arg, per_thread) \
   ::cudapool::shim::note_stream_work((arg) != nullptr ? (arg)->hStream : nullptr, per_thread)
 #define CUDAPOOL_NOTE_implicit(arg, per_thread) \
   ::cudapool::shim::note_stream_work(nullptr, per_thread)
 
-#define CUDAPOOL_STREAM_WORK(symbol, per_thread, kind, arg, params, args)              \
-  namespace cudapool::shim {                                                          \
-  std::type_identity_t<CUresult(*) params> real_##symbol = nullptr;                   \
-  }                                                                                    \
-  CUDAPOOL_EXPORT CUresult symbol params {                                            \
-    CUDAPOOL_NOTE_##kind(arg, per_thread);                                             \
+#define CUDAPOOL_STREAM_WORK(symbol, per_thread, kind, arg, params, args)                      \
+  namespace cudapool::shim {                                                                   \
+  std::type_identity_t<CUresult(*) params> real_##symbol = nullptr;                            \
+  }                                                                                            \
+  CUDAPOOL_EXPORT CUresult symbol params {                                                     \
+    CUDAPOOL_NOTE_##kind(arg, per_thread);                                                     \
     auto cudapool_real_ = ::cudapool::shim::resolve(::cudapool::shim::real_##symbol, #symbol); \
-    return cudapool_real_ != nullptr ? cudapool_real_ args : CUDA_ERROR_NOT_INITIALIZED;     \
+    return cudapool_real_ != nullptr ? cudapool_real_ args : CUDA_ERROR_NOT_INITIALIZED;       \
   }
 #include "shim/stream_work_hooks.inc"
 #undef CUDAPOOL_STREAM_WORK
@@ -80,7 +79,7 @@ bool build() {
   std::lock_guard<std::mutex> lock(g_build_mutex);
   if (g_built.load(std::memory_order_relaxed)) return true;
   int i = 0;
-#define CUDAPOOL_STREAM_WORK(symbol, per_thread, kind, arg, params, args)            \
+#define CUDAPOOL_STREAM_WORK(symbol, per_thread, kind, arg, params, args)       \
   g_pairs[i++] = Pair{reinterpret_cast<void*>(resolve(real_##symbol, #symbol)), \
                       reinterpret_cast<void*>(&::symbol)};
 #include "shim/stream_work_hooks.inc"
