@@ -25,6 +25,7 @@
 
 #include "log/logger.h"
 #include "tests/unit/catch.h"
+#include "tests/unit/log_test_util.h"
 #include "tests/unit/pool_test_util.h"
 
 using cudapool::log::DeviceInfo;
@@ -38,6 +39,9 @@ using nlohmann::json;
 
 namespace {
 
+using logtest::read_file;
+using logtest::TempDir;
+
 EnvLookup env_of(std::map<std::string, std::string> vars) {
   auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
   return [shared](const char* name) -> const char* {
@@ -46,29 +50,7 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
   };
 }
 
-struct TempDir {
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/cudapool-log-test-XXXXXX";
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    const std::string cmd = "rm -rf '" + path + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-  std::string path;
-};
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> out;

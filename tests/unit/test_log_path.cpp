@@ -15,6 +15,7 @@
 #include "log/file.h"
 #include "log/path_template.h"
 #include "tests/unit/catch.h"
+#include "tests/unit/log_test_util.h"
 
 using cudapool::log::create_log_file;
 using cudapool::log::CreatedFile;
@@ -24,6 +25,9 @@ using cudapool::log::ExpandedPath;
 using cudapool::log::rank_from_env;
 
 namespace {
+
+using logtest::read_file;
+using logtest::TempDir;
 
 EnvLookup env_of(std::map<std::string, std::string> vars) {
   auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
@@ -47,29 +51,7 @@ std::string expand_error(const std::string& tmpl) {
   return e.error;
 }
 
-struct TempDir {
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/cudapool-log-test-XXXXXX";
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    const std::string cmd = "rm -rf '" + path + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-  std::string path;
-};
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
