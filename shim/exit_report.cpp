@@ -1,7 +1,6 @@
 // shim/exit_report.cpp: see exit_report.h.
 #include "shim/exit_report.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "log/file.h"
 #include "pool/summary.h"
 #include "shim/guard.h"
 #include "shim/logging.h"
@@ -106,20 +106,14 @@ void write_summary(const std::string& target) {
     write_all(1, text);
     return;
   }
-  // Never through a symlink, never over an existing file: NAME.1, NAME.2, ... instead.
-  std::string path = target;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    if (attempt > 0) path = target + "." + std::to_string(attempt);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      write_all(fd, text);
-      ::close(fd);
-      return;
-    }
-    if (errno != EEXIST) break;
+  // The log's safe creation: never through a symlink, never over an existing file (NAME.k).
+  const log::CreatedFile created = log::create_log_file(target);
+  if (created.fd >= 0) {
+    write_all(created.fd, text);
+    ::close(created.fd);
+    return;
   }
-  warn("CUDAPOOL_SUMMARY=%s: cannot create the file (%s); the summary goes to stderr",
-       target.c_str(), std::strerror(errno));
+  warn("CUDAPOOL_SUMMARY: %s; the summary goes to stderr", created.error.c_str());
   write_all(2, text);
 }
 
