@@ -2,15 +2,18 @@
 // one stream with --async), per size, on an idle GPU. Run by bench/run_gpu_bench.sh without the
 // shim and under it with several settings.
 //
-//   alloc_latency [--async] [--budget-s S] [--max-iters N] [--sizes B,B,...]
+//   alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes B,B,...]
 //
 // Per size: 3 warm-up pairs, 5 pairs to estimate the cost, then batches of pairs (a batch lasts
 // about 20 us, at most 1000 pairs) until the budget (default 1 s) or --max-iters (default 200000)
 // pairs; a size stops early after 3x the budget. Prints one line per size:
-//   size=BYTES api=malloc|async iters=N batch=B median_ns=X mean_ns=Y min_ns=Z
+//   size=BYTES api=malloc|async|driver iters=N batch=B median_ns=X mean_ns=Y min_ns=Z
 // median_ns is the median over batches of the batch's time per pair. With --async the device's
 // default memory pool keeps freed memory (release threshold UINT64_MAX), as PyTorch's
-// cudaMallocAsync backend does.
+// cudaMallocAsync backend does. With --driver the pair is cuMemAlloc_v2+cuMemFree_v2 called
+// through the pointers cudaGetDriverEntryPointByVersion hands out (the shim's hooks when it is loaded):
+// the same pool work without cudart's own bookkeeping around it.
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -38,10 +41,32 @@ struct Result {
   double median = 0, mean = 0, min = 0;
 };
 
-Result measure(size_t size, bool async, cudaStream_t s, double budget_s, long max_iters) {
+enum class Api { kMalloc, kAsync, kDriver };
+const char* api_name(Api api) {
+  return api == Api::kAsync ? "async" : api == Api::kDriver ? "driver" : "malloc";
+}
+
+using MemAllocFn = CUresult (*)(CUdeviceptr*, size_t);
+using MemFreeFn = CUresult (*)(CUdeviceptr);
+MemAllocFn g_mem_alloc = nullptr;
+MemFreeFn g_mem_free = nullptr;
+
+void check_driver(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    fprintf(stderr, "CUDA driver error %d in %s\n", static_cast<int>(r), what);
+    exit(1);
+  }
+}
+
+Result measure(size_t size, Api api, cudaStream_t s, double budget_s, long max_iters) {
+  const bool async = api == Api::kAsync;
   auto pair = [&] {
     void* p = nullptr;
-    if (async) {
+    if (api == Api::kDriver) {
+      CUdeviceptr d = 0;
+      check_driver(g_mem_alloc(&d, size), "cuMemAlloc_v2");
+      check_driver(g_mem_free(d), "cuMemFree_v2");
+    } else if (async) {
       CHECK(cudaMallocAsync(&p, size, s));
       CHECK(cudaFreeAsync(p, s));
     } else {
@@ -82,7 +107,7 @@ Result measure(size_t size, bool async, cudaStream_t s, double budget_s, long ma
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool async = false;
+  Api api = Api::kMalloc;
   double budget_s = 1.0;
   long max_iters = 200000;
   std::vector<size_t> sizes = {512, size_t(1) << 20, size_t(8) << 20, size_t(64) << 20,
@@ -90,7 +115,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--async") {
-      async = true;
+      api = Api::kAsync;
+    } else if (a == "--driver") {
+      api = Api::kDriver;
     } else if (a == "--budget-s" && i + 1 < argc) {
       budget_s = atof(argv[++i]);
     } else if (a == "--max-iters" && i + 1 < argc) {
@@ -108,14 +135,25 @@ int main(int argc, char** argv) {
       }
     } else {
       fprintf(stderr,
-              "usage: alloc_latency [--async] [--budget-s S] [--max-iters N] [--sizes B,...]\n");
+              "usage: alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes B,...]\n");
       return 2;
     }
   }
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(0));
   cudaStream_t s = nullptr;
-  if (async) {
+  if (api == Api::kDriver) {
+    cudaDriverEntryPointQueryResult found{};
+    CHECK(cudaGetDriverEntryPointByVersion("cuMemAlloc", reinterpret_cast<void**>(&g_mem_alloc), 12000,
+                                           cudaEnableDefault, &found));
+    CHECK(cudaGetDriverEntryPointByVersion("cuMemFree", reinterpret_cast<void**>(&g_mem_free), 12000,
+                                           cudaEnableDefault, &found));
+    if (g_mem_alloc == nullptr || g_mem_free == nullptr) {
+      fprintf(stderr, "cudaGetDriverEntryPoint found no cuMemAlloc/cuMemFree\n");
+      return 1;
+    }
+  }
+  if (api == Api::kAsync) {
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaMemPool_t pool;
     CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
@@ -124,13 +162,13 @@ int main(int argc, char** argv) {
   }
   const char* conf = getenv("CUDAPOOL_CONF");
   printf("alloc_latency: api %s, shim %s, CUDAPOOL_CONF=%s, budget %.2f s per size\n",
-         async ? "async" : "malloc", shim_loaded() ? "loaded" : "not-loaded",
+         api_name(api), shim_loaded() ? "loaded" : "not-loaded",
          conf ? conf : "(unset)", budget_s);
   fflush(stdout);
   for (size_t size : sizes) {
-    Result r = measure(size, async, s, budget_s, max_iters);
+    Result r = measure(size, api, s, budget_s, max_iters);
     printf("size=%zu api=%s iters=%ld batch=%ld median_ns=%.1f mean_ns=%.1f min_ns=%.1f\n", size,
-           async ? "async" : "malloc", r.iters, r.batch, r.median, r.mean, r.min);
+           api_name(api), r.iters, r.batch, r.median, r.mean, r.min);
     fflush(stdout);
   }
   if (s) CHECK(cudaStreamDestroy(s));

@@ -5,20 +5,26 @@
 #   OUT=/some/dir bench/run_gpu_bench.sh
 #
 # 1. alloc latency: median time per allocation+free pair for 512 B .. 1 GiB: cudaMalloc+cudaFree
-#    without the shim and under it (reuse_fence auto, sync, none), cudaMallocAsync+cudaFreeAsync,
-#    PyTorch's caching allocator from C++ (bench/alloc_latency.cu, bench/torch_raw_alloc.py).
-# 2. threads: total cudaMalloc+cudaFree pairs/s (1 MiB) from 1, 4, 16 host threads (bench/threads.cu).
-# 3. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
+#    without the shim and under it (reuse_fence auto, sync, none; auto with the driver API called
+#    directly; auto with CUDAPOOL_LOG), cudaMallocAsync+cudaFreeAsync, PyTorch's caching allocator
+#    from C++ (bench/alloc_latency.cu, bench/torch_raw_alloc.py).
+# 2. threads: total pairs/s (1 MiB) from 1, 4, 16 host threads: cudaMalloc+cudaFree without and
+#    with the shim (and with its log), cudaMallocAsync on a stream per thread, PyTorch's raw_alloc
+#    (bench/threads.cu, bench/torch_raw_alloc.py --threads).
+# 3. the log's cost: extra time per pair and per event with CUDAPOOL_LOG (from table 1), events per
+#    second sustained with 16 threads (from table 2), every event accounted for in the files.
+# 4. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
 #    the shim: throughput and peak device memory (bench/torch_churn.py).
 # Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
 # $WORK/logs (and $OUT/gpu-bench-logs).
 #
 # Environment: CUDAPOOL_LIB (default $REPO/build/shim/libcudapool.so), WORK (default
-# /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), OUT (if set: the output also
-# goes to $OUT/gpu-bench.md), CUDA_HOME, NVCC, CUDA_ARCH (sm_90), PYTHON (python3),
-# BENCH_BUDGET_S (480: nothing new starts after this many seconds), LAT_BUDGET_S (0.7: seconds of
-# timing per size and run in table 1). Expected run time on an H200: about 4-6 minutes (the first
-# run builds the PyTorch extension, about 1 minute).
+# /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), LOG_DIR (where the allocation
+# logs of the log-cost runs go, deleted after counting; default /dev/shm if it exists, so the disk
+# does not time the log), OUT (if set: the output also goes to $OUT/gpu-bench.md), CUDA_HOME, NVCC,
+# CUDA_ARCH (sm_90), PYTHON (python3), BENCH_BUDGET_S (540: nothing new starts after this many
+# seconds), LAT_BUDGET_S (0.7: seconds of timing per size and run in table 1). Expected run time on
+# an H200: about 4-6 minutes (the first run builds the PyTorch extension, about 1 minute).
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,12 +34,14 @@ CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
 ARCH="${CUDA_ARCH:-sm_90}"
 PY="${PYTHON:-python3}"
-BUDGET="${BENCH_BUDGET_S:-480}"
+BUDGET="${BENCH_BUDGET_S:-540}"
 LAT_BUDGET="${LAT_BUDGET_S:-0.7}"
 BIN="$WORK/bin"
 LOGS="$WORK/logs"
 START=$SECONDS
 SIZES=(512 1048576 8388608 67108864 1073741824)
+LOG_DIR="${LOG_DIR:-}"
+[ -z "$LOG_DIR" ] && { [ -d /dev/shm ] && [ -w /dev/shm ] && LOG_DIR=/dev/shm/cudapool-bench-logs || LOG_DIR="$WORK/alloc-logs"; }
 
 remaining() { echo $((BUDGET - (SECONDS - START))); }
 note() { echo "> $*"; }
@@ -53,6 +61,7 @@ bench_run() {
   case $mode in
     raw) ;;
     shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
+    shimlog:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shimlog:}" "CUDAPOOL_LOG=$LOG_DIR/$name-%p.jsonl") ;;
   esac
   local t0=$SECONDS rc
   timeout -k 10 "$tmo" "${e[@]}" "$@" >"$LOGS/$name.log" 2>&1
@@ -60,7 +69,7 @@ bench_run() {
   if [ $rc != 0 ]; then
     note "$name: exit $rc after $((SECONDS - t0)) s: $(grep -E 'error|Error|ERROR' "$LOGS/$name.log" | head -n 2 | cut -c1-250 | tr '\n' ' ')"
   fi
-  if [[ $mode == shim:* ]] && grep -q 'shim not-loaded' "$LOGS/$name.log"; then
+  if [[ $mode == shim*:* ]] && grep -q 'shim not-loaded' "$LOGS/$name.log"; then
     note "$name: WARNING: the program does not see libcudapool mapped (LD_PRELOAD=$SHIM)"
   fi
   return $rc
@@ -93,6 +102,25 @@ field() {
   awk -v k="$2" '$1 == "RESULT" { for (i = 2; i <= NF; i++) { n = index($i, "="); if (substr($i, 1, n - 1) == k) print substr($i, n + 1) } }' "$1" 2>/dev/null | head -n 1
 }
 
+# log_counts NAME: counts the events in the allocation logs of run NAME ($LOG_DIR/NAME-*.jsonl),
+# writes "files=F lines=L allocs=A summaries=S bytes=B" to $LOGS/NAME.count, deletes the logs.
+log_counts() {
+  local name=$1 files lines=0 allocs=0 sums=0 bytes=0 f
+  files=$(ls "$LOG_DIR/$name"-*.jsonl 2>/dev/null | wc -l)
+  for f in "$LOG_DIR/$name"-*.jsonl; do
+    [ -f "$f" ] || continue
+    lines=$((lines + $(wc -l <"$f")))
+    allocs=$((allocs + $(grep -c '"action":"alloc"' "$f")))
+    sums=$((sums + $(grep -c '"action":"summary"' "$f")))
+    bytes=$((bytes + $(stat -c %s "$f")))
+    rm -f "$f"
+  done
+  echo "files=$files lines=$lines allocs=$allocs summaries=$sums bytes=$bytes" >"$LOGS/$name.count"
+}
+
+# count LOGNAME KEY -> a value from $LOGS/NAME.count
+count() { tr ' ' '\n' <"$LOGS/$1.count" 2>/dev/null | sed -n "s/^$2=//p"; }
+
 build() {
   mkdir -p "$BIN" "$LOGS" || return 1
   local -a common=(-O2 -std=c++17 -arch="$ARCH" -Xcompiler -pthread)
@@ -108,7 +136,7 @@ table_latency() {
   echo
   echo "## Allocation latency (median per allocation+free pair, idle GPU)"
   echo
-  local -a cols=(raw auto sync none async torch)
+  local -a cols=(raw auto sync none driver log async torch)
   if [ -x "$BIN/alloc_latency" ]; then
     bench_run lat-raw 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     note "no shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-raw.log" "$s")")"; done)"
@@ -116,6 +144,12 @@ table_latency() {
       bench_run "lat-$f" 120 "shim:reuse_fence:$f" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
       note "shim, reuse_fence:$f: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-$f.log" "$s")")"; done)"
     done
+    bench_run lat-driver 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
+    note "shim, auto, cuMemAlloc_v2+cuMemFree_v2 directly: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-driver.log" "$s")")"; done)"
+    mkdir -p "$LOG_DIR"
+    bench_run lat-log 120 shimlog:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    log_counts lat-log
+    note "shim, auto, CUDAPOOL_LOG: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-log.log" "$s")")"; done) log: $(cat "$LOGS/lat-log.count")"
     bench_run lat-async 120 raw "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
     note "cudaMallocAsync: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-async.log" "$s")")"; done)"
   else
@@ -129,8 +163,8 @@ table_latency() {
     note "$PY cannot import torch: no PyTorch column"
   fi
   echo
-  echo "| size | cudaMalloc+cudaFree, no shim | shim, reuse_fence:auto | shim, sync | shim, none | cudaMallocAsync+cudaFreeAsync | PyTorch raw_alloc+raw_delete |"
-  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  echo "| size | cudaMalloc+cudaFree, no shim | shim, reuse_fence:auto | shim, sync | shim, none | shim, auto, cuMemAlloc_v2+cuMemFree_v2 | shim, auto, CUDAPOOL_LOG | cudaMallocAsync+cudaFreeAsync | PyTorch raw_alloc+raw_delete |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   local s c row
   for s in "${SIZES[@]}"; do
     row="| $(fmt_size "$s") |"
@@ -140,12 +174,12 @@ table_latency() {
     echo "$row"
   done
   echo
-  echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
+  echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). cuMemAlloc_v2+cuMemFree_v2: the driver API through cudaGetDriverEntryPointByVersion (the shim's hooks), i.e. the pool without cudart's bookkeeping. CUDAPOOL_LOG: the log written to $LOG_DIR. cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
 }
 
 table_threads() {
   echo
-  echo "## Host threads (cudaMalloc+cudaFree of 1 MiB, total pairs/s)"
+  echo "## Host threads (allocation+free of 1 MiB, total pairs/s)"
   echo
   if [ ! -x "$BIN/threads" ]; then
     note "threads was not built"
@@ -153,14 +187,63 @@ table_threads() {
   fi
   bench_run threads-raw 60 raw "$BIN/threads" --seconds 2
   bench_run threads-shim 60 shim:reuse_fence:auto "$BIN/threads" --seconds 2
-  echo "| threads | no shim | shim (reuse_fence:auto) |"
-  echo "| --- | --- | --- |"
-  local n a b
+  mkdir -p "$LOG_DIR"
+  bench_run threads-log 90 shimlog:reuse_fence:auto "$BIN/threads" --seconds 2
+  log_counts threads-log
+  bench_run threads-async 60 raw "$BIN/threads" --async --seconds 2
+  if "$PY" -c 'import torch' >/dev/null 2>&1; then
+    bench_run threads-torch 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --threads 1,4,16 --seconds 2
+  fi
+  echo "| threads | cudaMalloc, no shim | shim (auto) | shim (auto) + CUDAPOOL_LOG | cudaMallocAsync, a stream per thread | PyTorch raw_alloc |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  local n c row
   for n in 1 4 16; do
-    a=$(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-raw.log" 2>/dev/null)
-    b=$(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-shim.log" 2>/dev/null)
-    echo "| $n | ${a:--} | ${b:--} |"
+    row="| $n |"
+    for c in raw shim log async torch; do
+      row+=" $(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-$c.log" 2>/dev/null | head -n 1) |"
+    done
+    echo "${row//| |/| - |}"
   done
+}
+
+# The log's cost, from the latency and threads runs with CUDAPOOL_LOG.
+table_log() {
+  echo
+  echo "## The allocation log's cost (CUDAPOOL_LOG, reuse_fence:auto)"
+  echo
+  echo "| size | pair, no log | pair, with log | extra per pair | extra per event (3 per pair) |"
+  echo "| --- | --- | --- | --- | --- |"
+  local s a b
+  for s in "${SIZES[@]}"; do
+    a=$(median_ns "$LOGS/lat-auto.log" "$s")
+    b=$(median_ns "$LOGS/lat-log.log" "$s")
+    if [ -n "$a" ] && [ -n "$b" ]; then
+      echo "| $(fmt_size "$s") | $(fmt_ns "$a") | $(fmt_ns "$b") | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f ns", b - a }') | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f ns", (b - a) / 3 }') |"
+    else
+      echo "| $(fmt_size "$s") | $(fmt_ns "$a") | $(fmt_ns "$b") | - | - |"
+    fi
+  done
+  # Every pair is in the log: allocs logged == pairs done (timed + 8 untimed per size).
+  local want got
+  want=$(awk '$1 ~ /^size=/ { for (i = 1; i <= NF; i++) if ($i ~ /^iters=/) { sub("iters=", "", $i); n += $i + 8 } } END { print n + 0 }' "$LOGS/lat-log.log" 2>/dev/null)
+  got=$(count lat-log allocs)
+  echo
+  echo "Latency run: $want pairs done, $got alloc events in the log ($(count lat-log lines) lines, $(count lat-log bytes) bytes, $(count lat-log summaries) summary line)."
+  local p16 secs16 sustained
+  p16=$(awk '$1 == "threads=16" { sub("pairs=", "", $2); print $2 }' "$LOGS/threads-log.log" 2>/dev/null)
+  secs16=$(awk '$1 == "threads=16" { sub("seconds=", "", $3); print $3 }' "$LOGS/threads-log.log" 2>/dev/null)
+  want=$(awk '$1 ~ /^threads=/ { n = $1; sub("threads=", "", n); p = $2; sub("pairs=", "", p); t += p + n } END { print t + 0 }' "$LOGS/threads-log.log" 2>/dev/null)
+  got=$(count threads-log allocs)
+  if [ -n "$p16" ] && [ -n "$secs16" ]; then
+    sustained=$(awk -v p="$p16" -v s="$secs16" 'BEGIN { printf "%.2f M", 3 * p / s / 1e6 }')
+    echo "Threads run: 16 threads sustained $sustained events/s into one log (3 per pair); $want pairs done in all counts, $got alloc events in the log ($(count threads-log lines) lines, $(count threads-log bytes) bytes)."
+  fi
+  if [ -x "${LOG_COST:-$REPO/build/bench/log_cost}" ]; then
+    echo
+    echo "CPU-only (bench/log_cost, the pool with the Logger as its sink, no CUDA):"
+    echo
+    "${LOG_COST:-$REPO/build/bench/log_cost}" "$LOG_DIR" 2>&1 | tee "$LOGS/log_cost.log"
+  fi
 }
 
 table_torch() {
@@ -216,11 +299,13 @@ main() {
   build
   table_latency
   table_threads
+  table_log
   table_torch
   if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT/gpu-bench-logs" && cp "$LOGS"/*.log "$OUT/gpu-bench-logs/" 2>/dev/null
   fi
   echo
+  rmdir "$LOG_DIR" 2>/dev/null
   echo "(benchmarks took $((SECONDS - START)) s)"
 }
 

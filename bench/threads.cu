@@ -1,8 +1,10 @@
 // bench/threads.cu: allocation throughput from several host threads at once. For each thread
 // count, every thread does cudaMalloc+cudaFree pairs of one size (default 1 MiB) for a fixed time;
 // prints the total pairs per second. Run by bench/run_gpu_bench.sh without and with the shim.
+// With --async every thread uses cudaMallocAsync+cudaFreeAsync on a non-blocking stream of its
+// own, from the device's default pool (release threshold UINT64_MAX): the anchor.
 //
-//   threads [--seconds S] [--size BYTES] [--threads 1,4,16]
+//   threads [--async] [--seconds S] [--size BYTES] [--threads 1,4,16]
 //
 // One line per thread count: threads=N pairs=P seconds=S pairs_per_s=R
 #include <cuda_runtime.h>
@@ -26,12 +28,15 @@ using clk = std::chrono::steady_clock;
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool async = false;
   double seconds = 2.0;
   size_t size = size_t(1) << 20;
   std::vector<int> counts = {1, 4, 16};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) {
+    if (a == "--async") {
+      async = true;
+    } else if (a == "--seconds" && i + 1 < argc) {
       seconds = atof(argv[++i]);
     } else if (a == "--size" && i + 1 < argc) {
       size = static_cast<size_t>(strtoull(argv[++i], nullptr, 10));
@@ -46,15 +51,21 @@ int main(int argc, char** argv) {
         pos = end + 1;
       }
     } else {
-      fprintf(stderr, "usage: threads [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+      fprintf(stderr, "usage: threads [--async] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
       return 2;
     }
   }
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(0));
+  if (async) {
+    cudaMemPool_t mem_pool;
+    CHECK(cudaDeviceGetDefaultMemPool(&mem_pool, 0));
+    uint64_t threshold = UINT64_MAX;
+    CHECK(cudaMemPoolSetAttribute(mem_pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  }
   const char* conf = getenv("CUDAPOOL_CONF");
-  printf("threads: size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n", size, seconds,
-         shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
+  printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n", size, seconds,
+         async ? "async" : "malloc", shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
   fflush(stdout);
 
   for (int n : counts) {
@@ -67,20 +78,31 @@ int main(int argc, char** argv) {
     for (int t = 0; t < n; ++t) {
       pool.emplace_back([&] {
         CHECK(cudaSetDevice(0));
+        cudaStream_t stream = nullptr;
+        if (async) CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        auto pair = [&] {
+          void* p = nullptr;
+          if (async) {
+            CHECK(cudaMallocAsync(&p, size, stream));
+            CHECK(cudaFreeAsync(p, stream));
+          } else {
+            CHECK(cudaMalloc(&p, size));
+            CHECK(cudaFree(p));
+          }
+        };
         // One pair before the clock starts (thread-local runtime state).
-        void* p = nullptr;
-        CHECK(cudaMalloc(&p, size));
-        CHECK(cudaFree(p));
+        pair();
         ready.fetch_add(1);
         while (!go.load()) std::this_thread::yield();
         long mine = 0;
         for (;;) {
-          for (int i = 0; i < 16; ++i) {
-            CHECK(cudaMalloc(&p, size));
-            CHECK(cudaFree(p));
-          }
+          for (int i = 0; i < 16; ++i) pair();
           mine += 16;
           if (clk::now() >= deadline) break;
+        }
+        if (async) {
+          CHECK(cudaStreamSynchronize(stream));
+          CHECK(cudaStreamDestroy(stream));
         }
         total.fetch_add(mine);
       });

@@ -111,7 +111,18 @@ void SimulatedBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::s
   in_use_ -= bytes;
 }
 
+std::uint64_t SimulatedBackend::fence_next_free() {
+  scripted_fence_ = next_fence_++;
+  return scripted_fence_;
+}
+
 std::uint64_t SimulatedBackend::fence_after_free(std::uintptr_t, std::size_t, std::uintptr_t) {
+  if (scripted_fence_ != 0) {
+    const std::uint64_t fence = scripted_fence_;
+    scripted_fence_ = 0;
+    live_fences_.insert(fence);
+    return fence;
+  }
   if (!fences_enabled_) return 0;
   const std::uint64_t fence = next_fence_++;
   live_fences_.insert(fence);
@@ -120,7 +131,7 @@ std::uint64_t SimulatedBackend::fence_after_free(std::uintptr_t, std::size_t, st
 
 bool SimulatedBackend::fence_passed(std::uint64_t fence) {
   if (live_fences_.count(fence) == 0) ++misuse_;
-  return fences_complete_;
+  return fences_complete_ || passed_fences_.count(fence) != 0;
 }
 
 bool SimulatedBackend::fence_wait(std::uint64_t fence) {
@@ -131,6 +142,7 @@ bool SimulatedBackend::fence_wait(std::uint64_t fence) {
 
 void SimulatedBackend::fence_release(std::uint64_t fence) {
   if (live_fences_.erase(fence) == 0) ++misuse_;
+  passed_fences_.erase(fence);
 }
 
 void SimulatedBackend::fail_next_allocations(int count, BackendStatus status, int error) {

@@ -51,6 +51,11 @@ class SimulatedBackend : public Backend {
   std::uint64_t scripted_segments() const { return scripted_used_; }
   bool script_dropped() const { return script_dropped_; }
 
+  // Fence script (replay of a log whose frees were behind reuse fences): the next
+  // fence_after_free returns a fence that holds its block until pass_fence(fence).
+  std::uint64_t fence_next_free();
+  void pass_fence(std::uint64_t fence) { passed_fences_.insert(fence); }
+
   // Test controls.
   void fail_next_allocations(int count, BackendStatus status = BackendStatus::kOutOfMemory,
                              int error = 0);
@@ -87,6 +92,8 @@ class SimulatedBackend : public Backend {
   bool fences_complete_ = false;
   std::uint64_t next_fence_ = 1;
   std::set<std::uint64_t> live_fences_;
+  std::set<std::uint64_t> passed_fences_;  // scripted fences whose block may come back
+  std::uint64_t scripted_fence_ = 0;       // the fence the next free gets (0: none)
   std::uint64_t fences_waited_ = 0;
   std::uint64_t misuse_ = 0;
 };

@@ -13,8 +13,6 @@ namespace {
 
 using dlsym_fn = void* (*)(void*, const char*);
 
-RealDriver g_real;
-std::atomic<bool> g_loaded{false};
 std::mutex g_load_mutex;
 
 dlsym_fn find_real_dlsym() {
@@ -32,14 +30,14 @@ void* real_dlsym(void* handle, const char* name) {
   return fn != nullptr ? fn(handle, name) : nullptr;
 }
 
-const RealDriver& real() {
-  return g_real;
-}
+namespace detail {
 
-bool load_real_driver() {
-  if (g_loaded.load(std::memory_order_acquire)) return true;
+RealDriver g_real;
+std::atomic<bool> g_real_loaded{false};
+
+bool load_real_driver_slow() {
   std::lock_guard<std::mutex> lock(g_load_mutex);
-  if (g_loaded.load(std::memory_order_relaxed)) return true;
+  if (g_real_loaded.load(std::memory_order_relaxed)) return true;
   // Only a driver the process loaded itself: the shim never brings CUDA into a process.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return false;
@@ -52,8 +50,10 @@ bool load_real_driver() {
     g_real = RealDriver{};
     return false;
   }
-  g_loaded.store(true, std::memory_order_release);
+  g_real_loaded.store(true, std::memory_order_release);
   return true;
 }
+
+}  // namespace detail
 
 }  // namespace cudapool::shim

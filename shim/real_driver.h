@@ -4,6 +4,8 @@
 // exported hooks. Not thread-unsafe: load() is idempotent and guarded.
 #pragma once
 
+#include <atomic>
+
 #include "shim/cuda_api.h"
 
 namespace cudapool::shim {
@@ -67,12 +69,23 @@ struct RealDriver {
 #undef CUDAPOOL_DECLARE_REAL
 };
 
-// The table; its entries are null until load() found the loaded driver.
-const RealDriver& real();
+namespace detail {
+extern RealDriver g_real;
+extern std::atomic<bool> g_real_loaded;
+bool load_real_driver_slow();
+}  // namespace detail
+
+// The table; its entries are null until load_real_driver() found the loaded driver.
+inline const RealDriver& real() {
+  return detail::g_real;
+}
 
 // Looks the functions up in the libcuda.so.1 already loaded in the process. Returns false (and
-// leaves the table empty) when the process has not loaded it. Safe to call often.
-bool load_real_driver();
+// leaves the table empty) when the process has not loaded it. Safe to call often: once loaded,
+// one acquire load, inlined into every hook.
+inline bool load_real_driver() {
+  return detail::g_real_loaded.load(std::memory_order_acquire) || detail::load_real_driver_slow();
+}
 
 // The dlsym of the C library, bypassing the shim's own hook.
 void* real_dlsym(void* handle, const char* name);

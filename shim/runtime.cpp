@@ -19,9 +19,14 @@
 
 namespace cudapool::shim {
 
+namespace detail {
+std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
+}  // namespace detail
+
 namespace {
 
-std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
+using detail::g_mode;
+
 std::atomic<int> g_captures{0};
 config::Options g_options;
 Reporting g_reporting;
@@ -85,9 +90,7 @@ Mode initialize() {
 
 }  // namespace
 
-Mode mode() {
-  const int m = g_mode.load(std::memory_order_relaxed);
-  if (m != static_cast<int>(Mode::kUninitialized)) return static_cast<Mode>(m);
+Mode detail::initialize_mode() {
   return initialize();
 }
 

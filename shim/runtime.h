@@ -13,9 +13,18 @@ namespace cudapool::shim {
 
 enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
 
-// Initializes on first use; afterwards one relaxed atomic load. kPassThrough when
+namespace detail {
+extern std::atomic<int> g_mode;
+Mode initialize_mode();
+}  // namespace detail
+
+// Initializes on first use; afterwards one relaxed atomic load, inlined. kPassThrough when
 // CUDAPOOL_DISABLE=1 or in a child after fork. Reads no CUDA state.
-Mode mode();
+inline Mode mode() {
+  const int m = detail::g_mode.load(std::memory_order_relaxed);
+  if (m != static_cast<int>(Mode::kUninitialized)) [[likely]] return static_cast<Mode>(m);
+  return detail::initialize_mode();
+}
 
 // The settings in effect (valid once mode() returned kPooling).
 const config::Options& options();

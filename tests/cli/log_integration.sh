@@ -52,36 +52,12 @@ else:
 PY
 run() { LD_LIBRARY_PATH="$fake" LD_PRELOAD="$lib" FAKECUDA_DEVICE_MEMORY=4G "$@"; }
 
-check_log() {  # check_log FILE [expect_summary]
-  python3 - "$1" "${2:-1}" <<'PY'
-import json, sys
-path, want_summary = sys.argv[1], sys.argv[2] == "1"
-lines = open(path).read().splitlines()
-objs = [json.loads(l) for l in lines]          # every line is complete JSON
-h = objs[0]
-for k, t in [("schema", str), ("version", str), ("pid", int), ("host", str), ("executable", str),
-             ("argv", list), ("start_time", str), ("start_unix_ns", int), ("conf", str),
-             ("options", dict), ("devices", list)]:
-    assert isinstance(h.get(k), t), ("header", k, h.get(k))
-assert h["schema"] == "cudapool.log/1"
-events = [o for o in objs[1:] if o.get("action") != "summary"]
-for e in events:
-    for k, t in [("seq", int), ("t_ns", int), ("tid", int), ("dev", int), ("action", str),
-                 ("ptr", str), ("size", int)]:
-        assert isinstance(e.get(k), t), ("event", k, e)
-    assert e["ptr"].startswith("0x")
-    if e["action"] == "alloc":
-        assert isinstance(e["block_size"], int) and e["segment"].startswith("0x"), e
-        assert isinstance(e["cache_hit"], bool), e
-seqs = [e["seq"] for e in events]
-assert seqs == list(range(1, len(seqs) + 1)), "seq not 1..N in file order"
-summ = objs[-1]
-if want_summary:
-    assert summ.get("action") == "summary" and "0" in summ["devices"], summ.keys()
-    assert isinstance(summ["leaks"], list)
-    assert summ["log_errors"]["write_failed"] is False
-print(len(events))
-PY
+# check_log FILE [expect_summary]: tests/log_check.py (every line, field and type); prints its
+# count line.
+check_log() {
+  local -a opt=()
+  [ "${2:-1}" = 1 ] || opt=(--no-summary)
+  python3 "$src/tests/log_check.py" "${opt[@]}" "$1"
 }
 
 # 1. One thread: fields, replay reproduces the summary line exactly, report runs.
@@ -89,31 +65,40 @@ CUDAPOOL_LOG="$tmp/one-%p.jsonl" run python3 "$tmp/drive.py" one || fail "logged
 f=$(ls "$tmp"/one-*.jsonl)
 [ "$(stat -c %a "$f")" = 600 ] || fail "log mode $(stat -c %a "$f")"
 n=$(check_log "$f") || fail "log check failed"
-"$replay" --json "$f" >"$tmp/replay.json" || fail "replay failed"
-python3 - "$f" "$tmp/replay.json" <<'PY' || fail "replay does not reproduce the summary line"
+python3 "$src/tests/log_check.py" --replay "$replay" --min-allocs 1000 "$f" >/dev/null ||
+  fail "replay does not reproduce the summary line"
+# The checker itself catches a wrong statistic, a broken line and a gap in seq.
+python3 - "$f" "$tmp" <<'PY'
 import json, sys
-summ = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-rep = json.load(open(sys.argv[2]))
-a, b = summ["devices"]["0"]["stats"], rep["stats"]
-diff = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
-assert not diff, diff
-assert rep["unknown_frees"] == 0 and rep["malformed_lines"] == 0
-assert rep["counts"]["segments_at_log_address"] == rep["counts"]["segment_alloc_events"] > 0
+lines = open(sys.argv[1]).read().splitlines()
+s = json.loads(lines[-1]); s["devices"]["0"]["stats"]["allocated_bytes.all.peak"] += 512
+open(sys.argv[2] + "/wrong-stat.jsonl", "w").write("\n".join(lines[:-1] + [json.dumps(s)]) + "\n")
+open(sys.argv[2] + "/cut.jsonl", "w").write("\n".join(lines[:5] + [lines[5][:40]] + lines[6:]) + "\n")
+open(sys.argv[2] + "/gap.jsonl", "w").write("\n".join(lines[:5] + lines[6:]) + "\n")
+PY
+for bad in wrong-stat cut gap; do
+  if python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/$bad.jsonl" >/dev/null 2>&1; then
+    fail "log_check.py accepted $bad.jsonl"
+  fi
+done
+"$replay" --json "$f" >"$tmp/replay.json" || fail "replay failed"
+python3 - "$tmp/replay.json" <<'PY' || fail "replay did not place segments at the log's addresses"
+import json, sys
+counts = json.load(open(sys.argv[1]))["counts"]
+assert counts["segments_at_log_address"] == counts["segment_alloc_events"] > 0, counts
 PY
 python3 "$src/scripts/cudapool_report.py" "$f" >"$tmp/report.txt" || fail "report failed"
 grep -q "the process exited normally" "$tmp/report.txt" || fail "report: no normal exit"
 
 # 2. Four threads at once: one ordered log, still reproduced exactly by replay.
 CUDAPOOL_LOG="$tmp/threads.jsonl" run python3 "$tmp/drive.py" threads || fail "threaded run failed"
-check_log "$tmp/threads.jsonl" >/dev/null || fail "threaded log check failed"
-"$replay" --json "$tmp/threads.jsonl" >"$tmp/rt.json"
-python3 - "$tmp/threads.jsonl" "$tmp/rt.json" <<'PY' || fail "threaded replay differs"
+python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/threads.jsonl" >/dev/null ||
+  fail "threaded log check or replay failed"
+python3 - "$tmp/threads.jsonl" <<'PY' || fail "the threaded log does not show 4 threads"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 tids = {json.loads(l).get("tid") for l in lines[1:-1]}
 assert len(tids) >= 4, tids
-a = json.loads(lines[-1])["devices"]["0"]["stats"]; b = json.load(open(sys.argv[2]))["stats"]
-assert all(a[k] == b.get(k) for k in a), [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]
 PY
 
 # 3. fork: the child writes nothing into the parent's log.
@@ -143,4 +128,4 @@ echo keep >"$tmp/exists.jsonl"
 CUDAPOOL_LOG="$tmp/exists.jsonl" run python3 "$tmp/drive.py" one 2>/dev/null || fail "run failed"
 [ "$(cat "$tmp/exists.jsonl")" = keep ] || fail "an existing file was overwritten"
 check_log "$tmp/exists.jsonl.1" >/dev/null || fail "no NAME.1 log"
-echo "log_integration: ok ($n events in the single-thread log)"
+echo "log_integration: ok (single-thread log: $n)"

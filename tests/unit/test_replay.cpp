@@ -40,6 +40,21 @@ std::string free_(std::uint64_t ptr, int dev = 0) {
   return buf;
 }
 
+// A header as the shim writes it: its options name reuse_fence, so frees may have been fenced.
+std::string shim_header() {
+  return R"({"schema":"cudapool.log/1","version":"0.1.0","conf":"","options":{"reuse_fence":"auto"},)"
+         R"("devices":[{"id":0,"name":"t","total_memory":85899345920}]})";
+}
+
+std::string completed(std::uint64_t ptr) {
+  char buf[160];
+  std::snprintf(
+      buf, sizeof buf,
+      R"({"seq":3,"t_ns":3,"tid":1,"dev":0,"action":"free_completed","ptr":"0x%llx","size":0})",
+      static_cast<unsigned long long>(ptr));
+  return buf;
+}
+
 Replayer run(const std::string& text, ReplaySettings settings = {}) {
   Replayer r(std::move(settings));
   std::istringstream in(text);
@@ -142,7 +157,8 @@ TEST_CASE("replay: bad lines and unknown frees are counted with line numbers, ne
   CHECK(c.unknown_frees == 2);
   CHECK(c.duplicate_allocs == 1);
   CHECK(c.blank_lines == 1);
-  CHECK(c.other_lines == 2);  // the header and the free_completed event
+  CHECK(c.other_lines == 1);  // the header
+  CHECK(c.free_completed_events == 1);
   CHECK(c.events_replayed == 2);
   std::vector<std::uint64_t> lines;
   for (const Problem& p : r.problems()) lines.push_back(p.line);
@@ -258,4 +274,41 @@ TEST_CASE("replay: the log's summary line is neither a header nor a problem") {
   CHECK(r.problems().empty());
   CHECK(r.counts().other_lines == 2);  // the header and the summary
   CHECK(r.counts().events_replayed == 1);
+}
+
+TEST_CASE("replay: a free whose free_completed does not follow at once stays fenced") {
+  // A freed, then B allocated before A's block came back: B must take a new block, and A stays
+  // active until its free_completed; then C reuses A's block.
+  const std::string log = shim_header() + "\n" + alloc(0x10, 4096) + "\n" + free_(0x10) + "\n" +
+                          alloc(0x20, 4096) + "\n";
+  Replayer fenced = run(log);
+  CHECK(fenced.counts().fenced_frees == 1);
+  CHECK(stat(fenced, "active.all.current") == 2);
+  CHECK(stat(fenced, "allocation.all.current") == 1);
+
+  Replayer passed = run(log + completed(0x10) + "\n" + alloc(0x30, 4096) + "\n");
+  CHECK(passed.counts().fenced_frees == 1);
+  CHECK(passed.counts().free_completed_events == 1);
+  CHECK(stat(passed, "active.all.current") == 2);  // B and C; A's block went to C
+  CHECK(stat(passed, "allocation.all.current") == 2);
+  CHECK(stat(passed, "active_bytes.all.peak") == 2 * 4096);  // A came back before C
+}
+
+TEST_CASE("replay: a free completed at once, or a log without fences, frees at once") {
+  const std::string events = alloc(0x10, 4096) + "\n" + free_(0x10) + "\n";
+  Replayer at_once = run(shim_header() + "\n" + events + completed(0x10) + "\n" +
+                         alloc(0x20, 4096) + "\n");
+  CHECK(at_once.counts().fenced_frees == 0);
+  CHECK(stat(at_once, "active_bytes.all.peak") == 4096);
+
+  // No options in the header (a converted trace): free_requested alone frees.
+  Replayer plain = run(header("", 80ull << 30) + "\n" + events + alloc(0x20, 4096) + "\n");
+  CHECK(plain.counts().fenced_frees == 0);
+  CHECK(stat(plain, "active_bytes.all.peak") == 4096);
+
+  // The last free of a shim log with no free_completed after it was still fenced at exit.
+  Replayer last = run(shim_header() + "\n" + events);
+  CHECK(last.counts().fenced_frees == 1);
+  CHECK(stat(last, "active.all.current") == 1);
+  CHECK(stat(last, "allocation.all.current") == 0);
 }

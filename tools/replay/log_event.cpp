@@ -16,6 +16,9 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
     return false;
   }
   header.schema = json.value("schema", "");
+  if (auto it = json.find("options"); it != json.end() && it->is_object()) {
+    header.fences_logged = it->contains("reuse_fence");
+  }
   if (auto it = json.find("conf"); it != json.end() && it->is_string()) {
     header.conf = it->get<std::string>();
   }
@@ -91,6 +94,10 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     e.kind = EventKind::kAlloc;
   } else if (action == "free_requested") {
     e.kind = EventKind::kFree;
+  } else if (action == "free_completed") {
+    e.kind = EventKind::kFreeCompleted;
+  } else if (action == "segment_free" || action == "segment_map" || action == "segment_unmap") {
+    e.kind = EventKind::kPoolOther;
   } else if (action == "oom") {
     e.kind = EventKind::kOom;
   } else if (action == "empty_cache") {
@@ -101,7 +108,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     return out;  // another action (or none): skipped
   }
   const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree ||
-                         e.kind == EventKind::kSegmentAlloc;
+                         e.kind == EventKind::kFreeCompleted || e.kind == EventKind::kSegmentAlloc;
   const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom ||
                           e.kind == EventKind::kSegmentAlloc;
   if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16)) {

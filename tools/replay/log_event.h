@@ -16,9 +16,21 @@ struct LogHeader {
   std::string schema;
   std::optional<std::string> conf;             // the conf string the logged process used
   std::map<int, std::uint64_t> device_memory;  // device id -> total memory in bytes
+  // The writer had reuse fences (the header's options name reuse_fence, as the shim's do): a
+  // free_requested not followed at once by its free_completed was held behind a fence.
+  bool fences_logged = false;
 };
 
-enum class EventKind : std::uint8_t { kAlloc, kFree, kOom, kEmptyCache, kSegmentAlloc, kOther };
+enum class EventKind : std::uint8_t {
+  kAlloc,
+  kFree,           // free_requested
+  kFreeCompleted,  // free_completed
+  kOom,
+  kEmptyCache,
+  kSegmentAlloc,
+  kPoolOther,  // segment_free, segment_map, segment_unmap: the pool's own, nothing to replay
+  kOther
+};
 
 struct LogEvent {
   EventKind kind = EventKind::kOther;

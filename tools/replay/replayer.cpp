@@ -92,8 +92,29 @@ void Replayer::feed(std::uint64_t line_number, std::string_view line) {
   }
 }
 
+void Replayer::release_held_free(Device& d, bool completed_at_once) {
+  const std::uint64_t log_ptr = d.held_log_ptr;
+  const std::uint64_t pool_ptr = d.held_pool_ptr;
+  d.held_log_ptr = d.held_pool_ptr = 0;
+  if (!completed_at_once) {
+    ++counts_.fenced_frees;
+    d.fenced.insert(log_ptr, d.backend->fence_next_free());
+  }
+  d.pool->free(pool_ptr);
+}
+
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   Device& d = device(e.device);
+  // Every pool event of the device settles a held free (pass-through events are kOther and never
+  // come here: another thread's can fall between a free_requested and its free_completed).
+  if (d.held_pool_ptr != 0) {
+    const bool completes = e.kind == EventKind::kFreeCompleted && e.ptr == d.held_log_ptr;
+    release_held_free(d, completes);
+    if (completes) {
+      ++counts_.free_completed_events;
+      return;
+    }
+  }
   switch (e.kind) {
     case EventKind::kAlloc: {
       ++counts_.allocs;
@@ -135,9 +156,25 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         return;
       }
       ++counts_.events_replayed;
-      d.pool->free(ours);
+      if (header_.fences_logged) {
+        d.held_log_ptr = e.ptr;
+        d.held_pool_ptr = ours;
+      } else {
+        d.pool->free(ours);
+      }
       return;
     }
+    case EventKind::kFreeCompleted: {
+      ++counts_.free_completed_events;
+      // The fence of an earlier free passed: the pool takes the block back at its next request.
+      if (const std::uint64_t fence = d.fenced.erase(e.ptr); fence != 0) {
+        d.backend->pass_fence(fence);
+      }
+      return;
+    }
+    case EventKind::kPoolOther:
+      ++counts_.other_lines;
+      return;
     case EventKind::kOom: {
       ++counts_.oom_events;
       ++counts_.events_replayed;
@@ -197,6 +234,10 @@ void Replayer::feed_stream(std::istream& in) {
 
 void Replayer::finish() {
   settle_conf();
+  // A free whose free_completed never came was still behind its fence at the end of the log.
+  for (auto& [id, d] : devices_) {
+    if (d.held_pool_ptr != 0) release_held_free(d, false);
+  }
   if (devices_.empty()) device(0);
 }
 

@@ -49,6 +49,8 @@ struct ReplayCounts {
   std::uint64_t oom_events = 0;
   std::uint64_t oom_not_reproduced = 0;  // an oom in the log that the replay could serve
   std::uint64_t empty_cache_events = 0;
+  std::uint64_t free_completed_events = 0;
+  std::uint64_t fenced_frees = 0;  // frees held behind a reuse fence in the logged run
   std::uint64_t segment_alloc_events = 0;     // addresses offered to the simulated device
   std::uint64_t segments_at_log_address = 0;  // segments the replay placed where the log did
   bool log_addresses_dropped = false;         // the replay's segments stopped matching the log's
@@ -82,6 +84,11 @@ class Replayer {
     std::unique_ptr<pool::DevicePool> pool;
     IdMap live;    // log pointer -> pool pointer
     IdMap failed;  // log pointers whose alloc failed -> 1
+    // A free_requested whose free_completed may follow as the device's next pool event (then
+    // the block came back at once); otherwise it was held behind a reuse fence.
+    std::uint64_t held_log_ptr = 0;
+    std::uint64_t held_pool_ptr = 0;
+    IdMap fenced;  // log pointer of a block behind a fence -> the simulated fence
   };
 
   void settle_conf();
@@ -89,6 +96,8 @@ class Replayer {
   Device* last_device_ = nullptr;  // devices rarely change from one event to the next
   int last_device_id_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
+  // Frees the held block of d: at once (its free_completed came next) or behind a fence.
+  void release_held_free(Device& d, bool completed_at_once);
   void problem(std::uint64_t line_number, std::string what);
 
   ReplaySettings settings_;

@@ -24,6 +24,8 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"frees", c.frees},
                                 {"oom_events", c.oom_events},
                                 {"empty_cache_events", c.empty_cache_events},
+                                {"free_completed_events", c.free_completed_events},
+                                {"fenced_frees", c.fenced_frees},
                                 {"other_lines", c.other_lines},
                                 {"blank_lines", c.blank_lines},
                                 {"malformed_lines", c.malformed_lines},
@@ -96,6 +98,7 @@ std::string text_report(const Replayer& r, double seconds) {
   report("zero-size allocs (skipped)", c.zero_size_allocs);
   report("oom events the replay could serve", c.oom_not_reproduced);
   report("malformed lines", c.malformed_lines);
+  report("frees held behind a reuse fence in the logged run", c.fenced_frees);
   if (c.segment_alloc_events != 0) {
     out << "  segments placed at the log's addresses: " << c.segments_at_log_address << " of "
         << c.segment_alloc_events

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""tests/log_check.py: checks one cudapool.log/1 file against docs/log-format.md, and optionally
+that cudapool-replay reproduces the statistics of its summary line. A test helper shared by the
+CPU tests (tests/cli/log_integration.sh, fake driver) and the GPU suite (tests/gpu/run.sh); not a
+user tool (users have `cudapool report` and `cudapool replay`).
+
+  log_check.py LOG [--replay BIN] [--no-summary] [--min-allocs N]
+
+Checks: every line is complete JSON; the header's fields and types; every event's common fields,
+types, and the fields its action requires; seq is 1..N in file order; the summary line (unless
+--no-summary): its fields, seq = events + 1, no write failure or lost record. With --replay: runs
+`BIN --json LOG` and compares every statistic of every device with the summary line; the replay
+must see no malformed line and no unknown free. Exit 0 and one line of counts on stdout when all
+holds; exit 1 with the first problem on stderr otherwise.
+"""
+import argparse
+import collections
+import json
+import subprocess
+import sys
+
+HEADER = [("schema", str), ("version", str), ("pid", int), ("host", str), ("executable", str),
+          ("argv", list), ("start_time", str), ("start_unix_ns", int), ("conf", str),
+          ("conf_source", str), ("options", dict), ("devices", list)]
+COMMON = [("seq", int), ("t_ns", int), ("tid", int), ("dev", int), ("action", str), ("ptr", str),
+          ("size", int)]
+OPTIONAL = [("block_size", int), ("segment", str), ("stream", str), ("latency_ns", int),
+            ("error", int), ("backtrace", list), ("cache_hit", bool)]
+ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
+           "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
+           "alloc_managed", "alloc_pitch", "free_unowned", "bad_free", "ipc_refused",
+           "context_dropped"}
+
+
+class Bad(Exception):
+    pass
+
+
+def need(cond, *what):
+    if not cond:
+        raise Bad(" ".join(str(w) for w in what))
+
+
+def is_hex(v):
+    return isinstance(v, str) and v.startswith("0x") and len(v) > 2 and all(
+        c in "0123456789abcdef" for c in v[2:])
+
+
+def typed(value, t):
+    # bool is an int in Python: an integer field must not be true/false.
+    if t is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, t)
+
+
+def check_event(e, n):
+    for key, t in COMMON:
+        need(typed(e.get(key), t), "line", n, "field", key, "missing or not", t.__name__, ":", e)
+    need(e["action"] in ACTIONS, "line", n, "unknown action", e["action"])
+    need(is_hex(e["ptr"]), "line", n, "ptr not a hex string:", e["ptr"])
+    for key, t in OPTIONAL:
+        if key in e:
+            need(typed(e[key], t), "line", n, "field", key, "not", t.__name__, ":", e)
+    for key in ("segment", "stream"):
+        if key in e:
+            need(is_hex(e[key]), "line", n, key, "not a hex string:", e[key])
+    a = e["action"]
+    if a == "alloc":
+        need(typed(e.get("block_size"), int) and e["block_size"] >= e["size"], "line", n,
+             "alloc without a block_size >= size:", e)
+        need(is_hex(e.get("segment")), "line", n, "alloc without a segment:", e)
+        need("cache_hit" in e, "line", n, "alloc without cache_hit:", e)
+        for addr in e.get("backtrace", []):
+            need(is_hex(addr), "line", n, "backtrace entry not hex:", addr)
+    else:
+        need("cache_hit" not in e, "line", n, "cache_hit on", a)
+    if a in ("free_requested", "free_completed"):
+        need(typed(e.get("block_size"), int), "line", n, a, "without block_size:", e)
+    if a in ("segment_alloc", "segment_free", "segment_map", "segment_unmap"):
+        need(e["size"] > 0, "line", n, a, "of 0 bytes")
+
+
+def check(path, want_summary, min_allocs):
+    with open(path, "rb") as f:
+        raw = f.read()
+    need(raw.endswith(b"\n"), "the file does not end with a newline (a line was cut)")
+    objs = []
+    for n, line in enumerate(raw.split(b"\n")[:-1], 1):
+        try:
+            objs.append(json.loads(line))
+        except ValueError as err:
+            raise Bad("line %d is not JSON (%s): %r" % (n, err, line[:200]))
+    need(objs, "empty log")
+    h = objs[0]
+    for key, t in HEADER:
+        need(typed(h.get(key), t), "header field", key, "missing or not", t.__name__)
+    need(h["schema"] == "cudapool.log/1", "schema", h["schema"])
+    for d in h["devices"]:
+        need(typed(d.get("id"), int) and typed(d.get("name"), str) and
+             typed(d.get("total_memory"), int), "header device entry", d)
+    has_summary = objs[-1].get("action") == "summary"
+    events = objs[1:-1] if has_summary else objs[1:]
+    actions = collections.Counter()
+    for i, e in enumerate(events):
+        check_event(e, i + 2)
+        need(e["seq"] == i + 1, "line", i + 2, "has seq", e["seq"], "want", i + 1)
+        actions[e["action"]] += 1
+    need(actions["alloc"] >= min_allocs, "only", actions["alloc"], "alloc events, want at least",
+         min_allocs)
+    summary = objs[-1] if has_summary else None
+    if want_summary:
+        need(summary is not None, "no summary line")
+        for key, t in [("schema", str), ("seq", int), ("t_ns", int), ("events", int),
+                       ("devices", dict), ("leaks", list), ("log_errors", dict)]:
+            need(typed(summary.get(key), t), "summary field", key, "missing or not", t.__name__)
+        need(summary["events"] == len(events), "summary says", summary["events"], "events, file has",
+             len(events))
+        need(summary["seq"] == len(events) + 1, "summary seq", summary["seq"])
+        errors = summary["log_errors"]
+        need(errors.get("write_failed") is False and errors.get("records_lost") == 0,
+             "log errors:", errors)
+        for dev, d in summary["devices"].items():
+            need(isinstance(d.get("stats"), dict) and "allocated_bytes.all.current" in d["stats"],
+                 "summary device", dev, "without stats")
+    return events, actions, summary
+
+
+def compare_replay(binary, path, summary):
+    out = subprocess.run([binary, "--json", path], capture_output=True, text=True)
+    need(out.returncode == 0, "replay exit", out.returncode, out.stderr[:400])
+    rep = json.loads(out.stdout)
+    need(rep["malformed_lines"] == 0, "replay: malformed lines", rep["malformed_lines"])
+    need(rep["unknown_frees"] == 0, "replay: unknown frees", rep["unknown_frees"])
+    compared = 0
+    for dev, d in summary["devices"].items():
+        got = rep["devices"].get(dev, {}).get("stats")
+        need(got is not None, "replay has no device", dev)
+        diff = {k: (v, got.get(k)) for k, v in d["stats"].items() if got.get(k) != v}
+        need(not diff, "device", dev, "replay differs (log, replay):",
+             dict(list(diff.items())[:8]))
+        compared += len(d["stats"])
+    return compared, len(summary["devices"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("--replay", help="cudapool-replay binary: compare its statistics")
+    ap.add_argument("--no-summary", action="store_true", help="the log may end without a summary")
+    ap.add_argument("--min-allocs", type=int, default=0)
+    args = ap.parse_args()
+    try:
+        events, actions, summary = check(args.log, not args.no_summary, args.min_allocs)
+        line = "%d events (%s)" % (len(events), ", ".join(
+            "%s %d" % kv for kv in sorted(actions.items())))
+        if args.replay:
+            need(summary is not None, "--replay needs a summary line")
+            stats, devices = compare_replay(args.replay, args.log, summary)
+            line += "; replay equal on %d statistics of %d device(s)" % (stats, devices)
+        print(line)
+    except Bad as bad:
+        print("log_check: %s: %s" % (args.log, bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
