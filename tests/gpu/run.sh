@@ -13,8 +13,10 @@
 # Environment: CUDAPOOL_LIB (the shim; default $REPO/build/shim/libcudapool.so), WORK (build and
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
-# (python3), GPU_TESTS_BUDGET_S (450: no program starts after this many seconds; those left are
-# reported as failed, "skipped: time budget"). Expected run time on an H200: about 4-5 minutes.
+# (python3), CUDAPOOL_REPLAY (default $REPO/build/tools/cudapool-replay: the log checks replay
+# every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
+# left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
+# minutes.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +27,8 @@ CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
 ARCH="${CUDA_ARCH:-sm_90}"
 PY="${PYTHON:-python3}"
-BUDGET="${GPU_TESTS_BUDGET_S:-450}"
+BUDGET="${GPU_TESTS_BUDGET_S:-540}"
+REPLAY="${CUDAPOOL_REPLAY:-$REPO/build/tools/cudapool-replay}"
 BIN="$WORK/bin"
 LOGS="$WORK/logs"
 START=$SECONDS
@@ -412,6 +415,88 @@ test_jax() {
   verdict jax_check-raw $rc "$LOGS/jax_check-raw.log" "XLA platform allocator, no shim"
 }
 
+# The allocation log on real programs: each runs under the shim with CUDAPOOL_LOG; every file it
+# leaves must pass tests/log_check.py (every line, field and type, the summary line) and replay
+# through cudapool-replay to the summary line's statistics exactly. The alloc counts show which
+# frameworks' allocations reach the pool (JAX's through XLA's platform allocator included).
+# log_run NAME MIN_ALLOCS CMD...: runs CMD under the shim with its log in $ALOGS/NAME-%p.jsonl.
+log_run() {
+  local name=$1 min=$2
+  shift 2
+  local rc f out ok=1 n=0 allocs=""
+  rm -f "$ALOGS/$name"-*.jsonl
+  run "log-$name" 240 shim env CUDAPOOL_LOG="$ALOGS/$name-%p.jsonl" "$@"
+  rc=$?
+  preload_check "log-$name" $rc "$LOGS/log-$name.log"
+  if [ $rc != 0 ]; then
+    verdict "log-$name" $rc "$LOGS/log-$name.log"
+    return
+  fi
+  for f in "$ALOGS/$name"-*.jsonl; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    # A helper process (a compiler, a probe) may log a few events; the main one must reach MIN.
+    if out=$("$PY" "$HERE/../log_check.py" --replay "$REPLAY" "$f" 2>&1); then
+      allocs+="${f##*/}: $out; "
+      echo "    | log_check ${f##*/}: $out"
+    else
+      ok=0
+      fail "log-$name-check" "$out"
+    fi
+  done
+  if [ $n = 0 ]; then
+    fail "log-$name" "no log file was written ($ALOGS/$name-*.jsonl)"
+    return
+  fi
+  [ $ok = 1 ] || return
+  local best
+  best=$(for f in "$ALOGS/$name"-*.jsonl; do grep -c '"action":"alloc"' "$f"; done | sort -n | tail -n 1)
+  if [ "${best:-0}" -ge "$min" ]; then
+    pass "log-$name" "$n log file(s), every line checked, replay equal to the summary; ${allocs%; }"
+  else
+    fail "log-$name" "at most $best alloc events in a log, want at least $min: the allocations did not reach the pool"
+  fi
+}
+
+test_logs() {
+  if [ ! -x "$REPLAY" ]; then
+    fail logs "$REPLAY is not built (set CUDAPOOL_REPLAY)"
+    return
+  fi
+  ALOGS="$WORK/alloc-logs"
+  mkdir -p "$ALOGS"
+  have alloc_basic_static && log_run alloc_basic_static 1000 "$BIN/alloc_basic_static" 500
+  have alloc_basic_shared && log_run alloc_basic_shared 1000 "$BIN/alloc_basic_shared" 500
+  have driver_api && log_run driver_api 1000 "$BIN/driver_api" 500
+  have threads && log_run threads 1000 "$BIN/threads" 300
+  # Frees behind reuse fences: the replay must hold them as the shim did.
+  have cross_stream && log_run cross_stream 10 "$BIN/cross_stream" --expect-fast-free
+  if py_has torch; then
+    log_run torch_train 1000 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_BACKTRACE=8 "$PY" "$HERE/torch_train.py"
+    local f
+    f=$(ls "$ALOGS"/torch_train-*.jsonl 2>/dev/null | head -n 1)
+    if [ -n "$f" ] && grep -q '"backtrace":\["0x' "$f"; then
+      pass log-torch_train-backtraces "alloc events carry return addresses with CUDAPOOL_BACKTRACE=8"
+    elif [ -n "$f" ]; then
+      fail log-torch_train-backtraces "no backtrace field in $f"
+    fi
+    run summary-torch_train 180 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_SUMMARY=stderr "$PY" "$HERE/torch_train.py"
+    local rc=$?
+    if [ $rc = 0 ] && grep -q 'allocated_bytes\|Allocated memory' "$LOGS/summary-torch_train.log"; then
+      pass summary-torch_train "CUDAPOOL_SUMMARY=stderr printed the table at exit"
+    else
+      verdict summary-torch_train "$([ $rc = 0 ] && echo 1 || echo $rc)" "$LOGS/summary-torch_train.log"
+    fi
+  fi
+  py_has cupy && log_run cupy 1000 "$PY" "$HERE/cupy_check.py"
+  py_has jax && log_run jax 20 env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
+  if [ -n "${OUT:-}" ]; then
+    # A sample for the record: the PyTorch log, compressed.
+    f=$(ls "$ALOGS"/torch_train-*.jsonl 2>/dev/null | head -n 1)
+    [ -n "$f" ] && gzip -c "$f" >"$OUT/torch_train-log.jsonl.gz"
+  fi
+}
+
 main() {
   echo "gpu tests: $(date -u +%Y-%m-%dT%H:%M:%SZ) host $(uname -n) repo $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
   if command -v nvidia-smi >/dev/null 2>&1; then
@@ -440,6 +525,7 @@ main() {
   test_torch
   test_cupy
   test_jax
+  test_logs
 
   if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT/gpu-tests-logs" && cp "$LOGS"/*.log "$OUT/gpu-tests-logs/" 2>/dev/null
