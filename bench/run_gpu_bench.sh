@@ -19,7 +19,8 @@
 # $WORK/logs (and $OUT/gpu-bench-logs).
 #
 # Environment: CUDAPOOL_LIB (default $REPO/build/shim/libcudapool.so), WORK (default
-# /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), LOG_DIR (where the allocation
+# /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), LOG_COST (bench/log_cost of
+# the shim's build directory, if built), LOG_DIR (where the allocation
 # logs of the log-cost runs go, deleted after counting; default /dev/shm if it exists, so the disk
 # does not time the log), OUT (if set: the output also goes to $OUT/gpu-bench.md), CUDA_HOME, NVCC,
 # CUDA_ARCH (sm_90), PYTHON (python3), BENCH_BUDGET_S (540: nothing new starts after this many
@@ -238,11 +239,12 @@ table_log() {
     sustained=$(awk -v p="$p16" -v s="$secs16" 'BEGIN { printf "%.2f M", 3 * p / s / 1e6 }')
     echo "Threads run: 16 threads sustained $sustained events/s into one log (3 per pair); $want pairs done in all counts, $got alloc events in the log ($(count threads-log lines) lines, $(count threads-log bytes) bytes)."
   fi
-  if [ -x "${LOG_COST:-$REPO/build/bench/log_cost}" ]; then
+  local log_cost="${LOG_COST:-$(dirname "$SHIM")/../bench/log_cost}"
+  if [ -x "$log_cost" ]; then
     echo
     echo "CPU-only (bench/log_cost, the pool with the Logger as its sink, no CUDA):"
     echo
-    "${LOG_COST:-$REPO/build/bench/log_cost}" "$LOG_DIR" 2>&1 | tee "$LOGS/log_cost.log"
+    "$log_cost" "$LOG_DIR" 2>&1 | tee "$LOGS/log_cost.log"
   fi
 }
 

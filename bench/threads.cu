@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
     CHECK(cudaMemPoolSetAttribute(mem_pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   }
   const char* conf = getenv("CUDAPOOL_CONF");
-  printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n", size, seconds,
-         async ? "async" : "malloc", shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
+  printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n",
+         async ? "async" : "malloc", size, seconds, shim_loaded() ? "loaded" : "not-loaded",
+         conf ? conf : "(unset)");
   fflush(stdout);
 
   for (int n : counts) {

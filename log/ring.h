@@ -86,9 +86,10 @@ std::size_t Ring::drain(Fn&& fn, std::size_t max) {
     ++position;
     ++n;
     // Publish progress every so often so that size() and the wake threshold stay current.
-    if ((n & 63) == 0) head_.store(position, std::memory_order_relaxed);
+    // Release: a producer that reads head_ may write the slots below it (Ring::push).
+    if ((n & 63) == 0) head_.store(position, std::memory_order_release);
   }
-  head_.store(position, std::memory_order_relaxed);
+  head_.store(position, std::memory_order_release);
   return n;
 }
 

@@ -17,6 +17,16 @@ bool may_substitute() {
   return !inside_shim() && mode() == Mode::kPooling;
 }
 
+// CUDAPOOL_TRACE_LOOKUPS: which lookups the program makes and what it gets (a framework whose
+// allocations do not reach the pool shows here how it finds the driver).
+void trace_lookup(const char* via, const char* symbol, int version, cuuint64_t flags, void* found,
+                  void* answer) {
+  if (mode() != Mode::kPooling || !reporting().trace_lookups) return;
+  warn("lookup %s(%s, version %d, flags 0x%llx) -> %s", via, symbol != nullptr ? symbol : "(null)",
+       version, static_cast<unsigned long long>(flags),
+       found == nullptr ? "not found" : answer != found ? "hook" : "driver's own");
+}
+
 }  // namespace
 
 CUDAPOOL_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
@@ -26,7 +36,9 @@ CUDAPOOL_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int
     return CUDA_ERROR_NOT_INITIALIZED;
   }
   const CUresult r = real().cuGetProcAddress_v2(symbol, pfn, version, flags, status);
-  if (r == CUDA_SUCCESS && pfn != nullptr && may_substitute()) *pfn = hook_for(*pfn);
+  void* found = r == CUDA_SUCCESS && pfn != nullptr ? *pfn : nullptr;
+  if (found != nullptr && may_substitute()) *pfn = hook_for(found);
+  trace_lookup("cuGetProcAddress_v2", symbol, version, flags, found, found ? *pfn : nullptr);
   return r;
 }
 
@@ -36,7 +48,9 @@ CUDAPOOL_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int ve
     return CUDA_ERROR_NOT_INITIALIZED;
   }
   const CUresult r = real().cuGetProcAddress(symbol, pfn, version, flags);
-  if (r == CUDA_SUCCESS && pfn != nullptr && may_substitute()) *pfn = hook_for(*pfn);
+  void* found = r == CUDA_SUCCESS && pfn != nullptr ? *pfn : nullptr;
+  if (found != nullptr && may_substitute()) *pfn = hook_for(found);
+  trace_lookup("cuGetProcAddress", symbol, version, flags, found, found ? *pfn : nullptr);
   return r;
 }
 
@@ -45,8 +59,12 @@ CUDAPOOL_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int ve
 extern "C" __attribute__((visibility("hidden"))) void* cudapool_dlsym_handle(void* handle,
                                                                              const char* name) {
   void* found = real_dlsym(handle, name);
-  if (found == nullptr || name == nullptr || name[0] != 'c' || name[1] != 'u') return found;
-  if (!may_substitute()) return found;
-  ReentrancyGuard guard;
-  return hook_for(found);
+  if (name == nullptr || name[0] != 'c' || name[1] != 'u') return found;
+  void* answer = found;
+  if (found != nullptr && may_substitute()) {
+    ReentrancyGuard guard;
+    answer = hook_for(found);
+  }
+  trace_lookup("dlsym", name, 0, 0, found, answer);
+  return answer;
 }

@@ -57,6 +57,7 @@ void read_reporting() {
       g_reporting.backtrace_frames = static_cast<int>(n);
     }
   }
+  g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
   if (g_reporting.any()) register_exit_report();
 }
 

@@ -30,11 +30,13 @@ inline Mode mode() {
 const config::Options& options();
 
 // What the user asked to be reported, read once with the settings: CUDAPOOL_LOG (a path template),
-// CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation).
+// CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation),
+// CUDAPOOL_TRACE_LOOKUPS (a diagnostic: one stderr line per driver-function lookup).
 struct Reporting {
   std::string log_template;
   std::string summary_target;
   int backtrace_frames = 0;
+  bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };

@@ -156,7 +156,10 @@ def main():
         if args.replay:
             need(summary is not None, "--replay needs a summary line")
             stats, devices = compare_replay(args.replay, args.log, summary)
-            line += "; replay equal on %d statistics of %d device(s)" % (stats, devices)
+            if devices == 0:
+                line += "; nothing to replay against: the summary lists no pool (its context was dropped)"
+            else:
+                line += "; replay equal on %d statistics of %d device(s)" % (stats, devices)
         print(line)
     except Bad as bad:
         print("log_check: %s: %s" % (args.log, bad), file=sys.stderr)
