@@ -11,8 +11,8 @@
 // median_ns is the median over batches of the batch's time per pair. With --async the device's
 // default memory pool keeps freed memory (release threshold UINT64_MAX), as PyTorch's
 // cudaMallocAsync backend does. With --driver the pair is cuMemAlloc_v2+cuMemFree_v2 called
-// through the pointers cudaGetDriverEntryPointByVersion hands out (the shim's hooks when it is loaded):
-// the same pool work without cudart's own bookkeeping around it.
+// through the pointers cudaGetDriverEntryPointByVersion hands out (the shim's hooks when it is
+// loaded): the same pool work without cudart's own bookkeeping around it.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -34,7 +34,6 @@ using clk = std::chrono::steady_clock;
 double ns_since(clk::time_point t0) {
   return std::chrono::duration<double, std::nano>(clk::now() - t0).count();
 }
-
 
 struct Result {
   long iters = 0, batch = 0;
@@ -135,7 +134,8 @@ int main(int argc, char** argv) {
       }
     } else {
       fprintf(stderr,
-              "usage: alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes B,...]\n");
+              "usage: alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes "
+              "B,...]\n");
       return 2;
     }
   }
@@ -144,10 +144,10 @@ int main(int argc, char** argv) {
   cudaStream_t s = nullptr;
   if (api == Api::kDriver) {
     cudaDriverEntryPointQueryResult found{};
-    CHECK(cudaGetDriverEntryPointByVersion("cuMemAlloc", reinterpret_cast<void**>(&g_mem_alloc), 12000,
-                                           cudaEnableDefault, &found));
-    CHECK(cudaGetDriverEntryPointByVersion("cuMemFree", reinterpret_cast<void**>(&g_mem_free), 12000,
-                                           cudaEnableDefault, &found));
+    CHECK(cudaGetDriverEntryPointByVersion("cuMemAlloc", reinterpret_cast<void**>(&g_mem_alloc),
+                                           12000, cudaEnableDefault, &found));
+    CHECK(cudaGetDriverEntryPointByVersion("cuMemFree", reinterpret_cast<void**>(&g_mem_free),
+                                           12000, cudaEnableDefault, &found));
     if (g_mem_alloc == nullptr || g_mem_free == nullptr) {
       fprintf(stderr, "cudaGetDriverEntryPoint found no cuMemAlloc/cuMemFree\n");
       return 1;
@@ -162,8 +162,7 @@ int main(int argc, char** argv) {
   }
   const char* conf = getenv("CUDAPOOL_CONF");
   printf("alloc_latency: api %s, shim %s, CUDAPOOL_CONF=%s, budget %.2f s per size\n",
-         api_name(api), shim_loaded() ? "loaded" : "not-loaded",
-         conf ? conf : "(unset)", budget_s);
+         api_name(api), shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)", budget_s);
   fflush(stdout);
   for (size_t size : sizes) {
     Result r = measure(size, api, s, budget_s, max_iters);

@@ -35,8 +35,9 @@ std::string first_line(const char* path) {
 }  // namespace
 
 int main() {
-  std::printf("clocksource=%s\n",
-              first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource").c_str());
+  std::printf(
+      "clocksource=%s\n",
+      first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource").c_str());
   volatile std::uint64_t sink = 0;
   std::printf("clock_gettime_monotonic=%.1f\n", ns_per_call([&] {
                 timespec ts;
@@ -57,12 +58,14 @@ int main() {
   }
   auto sym = [&](const char* name) { return dlsym(cuda, name); };
   auto init = reinterpret_cast<CUresult (*)(unsigned)>(sym("cuInit"));
-  auto retain = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(sym("cuDevicePrimaryCtxRetain"));
+  auto retain =
+      reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(sym("cuDevicePrimaryCtxRetain"));
   auto set_current = reinterpret_cast<CUresult (*)(CUcontext)>(sym("cuCtxSetCurrent"));
   auto get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(sym("cuCtxGetCurrent"));
   auto get_id = reinterpret_cast<CUresult (*)(CUcontext, unsigned long long*)>(sym("cuCtxGetId"));
   CUcontext ctx = nullptr;
-  if (init(0) != CUDA_SUCCESS || retain(&ctx, 0) != CUDA_SUCCESS || set_current(ctx) != CUDA_SUCCESS) {
+  if (init(0) != CUDA_SUCCESS || retain(&ctx, 0) != CUDA_SUCCESS ||
+      set_current(ctx) != CUDA_SUCCESS) {
     std::printf("no CUDA context: no driver call costs\n");
     return 0;
   }

@@ -24,7 +24,6 @@ namespace {
 
 using clk = std::chrono::steady_clock;
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

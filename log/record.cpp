@@ -30,6 +30,18 @@ const char* action_name(LogAction action) {
       return "free_async";
     case LogAction::kAllocManaged:
       return "alloc_managed";
+    case LogAction::kVmmCreate:
+      return "vmm_create";
+    case LogAction::kVmmRelease:
+      return "vmm_release";
+    case LogAction::kVmmMap:
+      return "vmm_map";
+    case LogAction::kVmmUnmap:
+      return "vmm_unmap";
+    case LogAction::kAllocHost:
+      return "alloc_host";
+    case LogAction::kFreeHost:
+      return "free_host";
     case LogAction::kAllocPitch:
       return "alloc_pitch";
     case LogAction::kFreeUnowned:

@@ -26,6 +26,12 @@ enum class LogAction : std::uint8_t {
   kFreeAsync,     // cuMemFreeAsync(_ptsz) of a pointer the pool does not own
   kAllocManaged,  // cuMemAllocManaged
   kAllocPitch,    // cuMemAllocPitch_v2 (size = pitch * height)
+  kVmmCreate,     // cuMemCreate (ptr = the allocation handle)
+  kVmmRelease,    // cuMemRelease (ptr = the handle)
+  kVmmMap,        // cuMemMap (ptr = the address, size = bytes mapped)
+  kVmmUnmap,      // cuMemUnmap
+  kAllocHost,     // cuMemAllocHost_v2, cuMemHostAlloc (page-locked host memory)
+  kFreeHost,      // cuMemFreeHost
   kFreeUnowned,   // cuMemFree_v2 of a pointer the pool does not own (forwarded to the driver)
   // Errors answered by the shim.
   kBadFree,         // a double or interior free inside a pooled segment

@@ -35,6 +35,7 @@ LAYOUT_ACTIONS = frozenset(("alloc", "free_requested", "free_completed", "segmen
                             "segment_free", "segment_map", "segment_unmap"))
 KNOWN_ACTIONS = LAYOUT_ACTIONS | frozenset((
     "oom", "empty_cache", "alloc_async", "free_async", "alloc_managed", "alloc_pitch",
+    "vmm_create", "vmm_release", "vmm_map", "vmm_unmap", "alloc_host", "free_host",
     "free_unowned", "bad_free", "ipc_refused", "context_dropped"))
 
 

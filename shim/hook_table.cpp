@@ -36,6 +36,14 @@ CUresult cuMemFreeAsync(CUdeviceptr, CUstream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int);
 CUresult cuMemAllocPitch_v2(CUdeviceptr*, size_t*, size_t, size_t, unsigned int);
+CUresult cuMemCreate(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                     unsigned long long);
+CUresult cuMemRelease(CUmemGenericAllocationHandle);
+CUresult cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+CUresult cuMemUnmap(CUdeviceptr, size_t);
+CUresult cuMemAllocHost_v2(void**, size_t);
+CUresult cuMemHostAlloc(void**, size_t, unsigned int);
+CUresult cuMemFreeHost(void*);
 CUresult cuGetProcAddress(const char*, void**, int, cuuint64_t);
 CUresult cuGetProcAddress_v2(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 }
@@ -46,14 +54,16 @@ namespace {
 
 #define CUDAPOOL_HOOKED(X)                                                                         \
   X(cuMemAlloc_v2)                                                                                 \
-  X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute)           \
-      X(cuPointerGetAttributes) X(cuIpcGetMemHandle) X(cuStreamCreate)                             \
-          X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2) X(cuStreamBeginCapture_v2)           \
-              X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)     \
-                  X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2) X(cuDevicePrimaryCtxRelease_v2) \
-                      X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync)                 \
-                          X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged) X(cuMemAllocPitch_v2)        \
-                              X(cuGetProcAddress) X(cuGetProcAddress_v2)
+  X(cuMemFree_v2)                                                                                  \
+  X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute) X(cuPointerGetAttributes) \
+      X(cuIpcGetMemHandle) X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2)   \
+          X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture)         \
+              X(cuStreamEndCapture_ptsz) X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2)          \
+                  X(cuDevicePrimaryCtxRelease_v2) X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz)       \
+                      X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged)                \
+                          X(cuMemAllocPitch_v2) X(cuMemCreate) X(cuMemRelease) X(cuMemMap)         \
+                              X(cuMemUnmap) X(cuMemAllocHost_v2) X(cuMemHostAlloc)                 \
+                                  X(cuMemFreeHost) X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
 #define CUDAPOOL_COUNT(name) +1
 constexpr int kHooks = 0 CUDAPOOL_HOOKED(CUDAPOOL_COUNT);

@@ -1,7 +1,8 @@
 // shim/hooks_passthrough.cpp: allocation entry points the pool leaves alone (stream-ordered
-// allocations, which may be graph memory nodes; managed and pitched memory). They reach the driver
-// unchanged; the allocation log (issue #4) records them. A stream-ordered free of a pooled block
-// (allowed by CUDA for any device pointer) goes back to the pool.
+// allocations, which may be graph memory nodes; managed and pitched memory; the virtual memory API,
+// cuMemCreate/cuMemMap, which NCCL, XLA and PyTorch's expandable segments use; page-locked host
+// memory). They reach the driver unchanged; the allocation log records them. A stream-ordered free
+// of a pooled block (allowed by CUDA for any device pointer) goes back to the pool.
 #include <mutex>
 
 #include "shim/export.h"
@@ -26,15 +27,23 @@ bool free_pooled(CUdeviceptr dptr) {
 
 namespace {
 
-// Logs a pass-through call (after it returned) when a log is written.
-void note(cudapool::log::LogAction action, CUresult r, const CUdeviceptr* dptr, std::uint64_t size,
-          CUstream stream = nullptr) {
+// Logs a pass-through call (after it returned) when a log is written. device < 0: the current
+// context's.
+void note_value(cudapool::log::LogAction action, CUresult r, std::uint64_t ptr, std::uint64_t size,
+                CUstream stream = nullptr, int device = -1) {
   if (!pooling() || !logging()) return;
   ReentrancyGuard guard;
-  CUdevice device = 0;
-  real().cuCtxGetDevice(&device);
-  log_event(action, device, dptr != nullptr && r == CUDA_SUCCESS ? *dptr : 0, size, r,
-            reinterpret_cast<std::uint64_t>(stream));
+  if (device < 0) {
+    CUdevice current = 0;
+    real().cuCtxGetDevice(&current);
+    device = current;
+  }
+  log_event(action, device, ptr, size, r, reinterpret_cast<std::uint64_t>(stream));
+}
+
+void note(cudapool::log::LogAction action, CUresult r, const CUdeviceptr* dptr, std::uint64_t size,
+          CUstream stream = nullptr) {
+  note_value(action, r, dptr != nullptr && r == CUDA_SUCCESS ? *dptr : 0, size, stream);
 }
 
 }  // namespace
@@ -76,5 +85,61 @@ CUDAPOOL_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, si
   const CUresult r = CUDAPOOL_PASS(cuMemAllocPitch_v2, dptr, pitch, width, height, element_size);
   note(cudapool::log::LogAction::kAllocPitch, r, dptr,
        r == CUDA_SUCCESS && pitch != nullptr ? *pitch * height : width * height);
+  return r;
+}
+
+// --- the virtual memory API: logged, never pooled ------------------------------------------------
+
+CUDAPOOL_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                     const CUmemAllocationProp* prop, unsigned long long flags) {
+  const CUresult r = CUDAPOOL_PASS(cuMemCreate, handle, size, prop, flags);
+  const int device = prop != nullptr && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                         ? prop->location.id
+                         : -1;
+  note_value(cudapool::log::LogAction::kVmmCreate, r,
+             r == CUDA_SUCCESS && handle != nullptr ? *handle : 0, size, nullptr, device);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  const CUresult r = CUDAPOOL_PASS(cuMemRelease, handle);
+  note_value(cudapool::log::LogAction::kVmmRelease, r, handle, 0);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                                  CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  const CUresult r = CUDAPOOL_PASS(cuMemMap, ptr, size, offset, handle, flags);
+  note_value(cudapool::log::LogAction::kVmmMap, r, ptr, size);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  const CUresult r = CUDAPOOL_PASS(cuMemUnmap, ptr, size);
+  note_value(cudapool::log::LogAction::kVmmUnmap, r, ptr, size);
+  return r;
+}
+
+// --- page-locked host memory: logged -------------------------------------------------------------
+
+CUDAPOOL_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocHost_v2, pp, bytesize);
+  note_value(cudapool::log::LogAction::kAllocHost, r,
+             r == CUDA_SUCCESS && pp != nullptr ? reinterpret_cast<std::uint64_t>(*pp) : 0,
+             bytesize);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
+  const CUresult r = CUDAPOOL_PASS(cuMemHostAlloc, pp, bytesize, flags);
+  note_value(cudapool::log::LogAction::kAllocHost, r,
+             r == CUDA_SUCCESS && pp != nullptr ? reinterpret_cast<std::uint64_t>(*pp) : 0,
+             bytesize);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFreeHost(void* p) {
+  const CUresult r = CUDAPOOL_PASS(cuMemFreeHost, p);
+  note_value(cudapool::log::LogAction::kFreeHost, r, reinterpret_cast<std::uint64_t>(p), 0);
   return r;
 }

@@ -61,7 +61,10 @@ namespace cudapool::shim {
   X(cuMemFreeAsync, CUresult (*)(CUdeviceptr, CUstream))                                           \
   X(cuMemFreeAsync_ptsz, CUresult (*)(CUdeviceptr, CUstream))                                      \
   X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                           \
-  X(cuMemAllocPitch_v2, CUresult (*)(CUdeviceptr*, size_t*, size_t, size_t, unsigned int))
+  X(cuMemAllocPitch_v2, CUresult (*)(CUdeviceptr*, size_t*, size_t, size_t, unsigned int))         \
+  X(cuMemAllocHost_v2, CUresult (*)(void**, size_t))                                               \
+  X(cuMemHostAlloc, CUresult (*)(void**, size_t, unsigned int))                                    \
+  X(cuMemFreeHost, CUresult (*)(void*))
 
 struct RealDriver {
 #define CUDAPOOL_DECLARE_REAL(name, type) std::type_identity_t<type> name = nullptr;

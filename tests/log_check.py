@@ -28,8 +28,8 @@ OPTIONAL = [("block_size", int), ("segment", str), ("stream", str), ("latency_ns
             ("error", int), ("backtrace", list), ("cache_hit", bool)]
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
            "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
-           "alloc_managed", "alloc_pitch", "free_unowned", "bad_free", "ipc_refused",
-           "context_dropped"}
+           "alloc_managed", "alloc_pitch", "vmm_create", "vmm_release", "vmm_map", "vmm_unmap",
+           "alloc_host", "free_host", "free_unowned", "bad_free", "ipc_refused", "context_dropped"}
 
 
 class Bad(Exception):

@@ -44,6 +44,31 @@ elif mode == "fork":
     _, status = os.waitpid(pid, 0)
     assert status == 0, status
     print("child", pid)
+elif mode == "passthrough":
+    # Allocation APIs the pool leaves alone: each must reach the driver and be logged.
+    class Loc(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+    class Prop(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("handle_types", ctypes.c_int), ("location", Loc),
+                    ("win32", ctypes.c_void_p), ("flags", ctypes.c_ubyte * 8)]
+    assert cuda.cuCtxSetCurrent(ctx) == 0
+    size = 2 << 20
+    prop = Prop(1, 0, Loc(1, 0))  # pinned, on device 0
+    handle, va = ctypes.c_uint64(), ctypes.c_uint64()
+    assert cuda.cuMemCreate(ctypes.byref(handle), ctypes.c_size_t(size), ctypes.byref(prop), ctypes.c_uint64(0)) == 0
+    assert cuda.cuMemAddressReserve(ctypes.byref(va), ctypes.c_size_t(size), ctypes.c_size_t(0), ctypes.c_uint64(0), ctypes.c_uint64(0)) == 0
+    assert cuda.cuMemMap(va, ctypes.c_size_t(size), ctypes.c_size_t(0), handle, ctypes.c_uint64(0)) == 0
+    assert cuda.cuMemUnmap(va, ctypes.c_size_t(size)) == 0
+    assert cuda.cuMemRelease(handle) == 0
+    assert cuda.cuMemAddressFree(va, ctypes.c_size_t(size)) == 0
+    host = ctypes.c_void_p()
+    assert cuda.cuMemAllocHost_v2(ctypes.byref(host), ctypes.c_size_t(4096)) == 0
+    assert cuda.cuMemFreeHost(host) == 0
+    assert cuda.cuMemHostAlloc(ctypes.byref(host), ctypes.c_size_t(8192), ctypes.c_uint(0)) == 0
+    assert cuda.cuMemFreeHost(host) == 0
+    managed = ctypes.c_uint64()
+    assert cuda.cuMemAllocManaged(ctypes.byref(managed), ctypes.c_size_t(4096), ctypes.c_uint(1)) == 0
+    print("handle", handle.value, "va", va.value)
 elif mode == "loop":
     while True:
         work(3, 1000)
@@ -99,6 +124,27 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 tids = {json.loads(l).get("tid") for l in lines[1:-1]}
 assert len(tids) >= 4, tids
+PY
+
+# 2b. The allocation APIs the pool passes through are logged, with the driver's answers.
+out=$(CUDAPOOL_LOG="$tmp/pass.jsonl" run python3 "$tmp/drive.py" passthrough) || fail "pass-through run failed"
+check_log "$tmp/pass.jsonl" >/dev/null || fail "pass-through log check failed"
+python3 - "$tmp/pass.jsonl" "$out" <<'PY' || fail "pass-through events missing or wrong"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()[1:-1]]
+_, handle, _, va = sys.argv[2].split()
+by = {}
+for e in events:
+    by.setdefault(e["action"], []).append(e)
+want = {"vmm_create": 1, "vmm_map": 1, "vmm_unmap": 1, "vmm_release": 1, "alloc_host": 2,
+        "free_host": 2, "alloc_managed": 1}
+got = {a: len(by.get(a, [])) for a in want}
+assert got == want, got
+assert by["vmm_create"][0]["ptr"] == hex(int(handle)) and by["vmm_create"][0]["size"] == 2 << 20
+assert by["vmm_release"][0]["ptr"] == hex(int(handle))
+assert by["vmm_map"][0]["ptr"] == hex(int(va)) and by["vmm_map"][0]["size"] == 2 << 20
+assert [e["size"] for e in by["alloc_host"]] == [4096, 8192]
+assert all("error" not in e for e in events), [e for e in events if "error" in e]
 PY
 
 # 3. fork: the child writes nothing into the parent's log.

@@ -78,7 +78,7 @@ TEST_CASE("log: action names are snake_case, distinct, and the pool's for pool a
     for (const char c : name) CHECK(((c >= 'a' && c <= 'z') || c == '_'));
     CHECK(seen.insert(name).second);
   }
-  CHECK(seen.size() == 17);
+  CHECK(seen.size() == 23);
   for (int a = 0; a <= static_cast<int>(cudapool::pool::Action::kEmptyCache); ++a) {
     CHECK(std::string(cudapool::log::action_name(static_cast<LogAction>(a))) ==
           std::string(cudapool::pool::action_name(static_cast<cudapool::pool::Action>(a))));

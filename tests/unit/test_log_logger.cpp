@@ -50,8 +50,6 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
   };
 }
 
-
-
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> out;
   const std::string cmd = "ls -A '" + dir + "'";
@@ -247,7 +245,7 @@ TEST_CASE("logger: header, events and summary, every line valid JSON with its fi
     r.size = static_cast<std::uint64_t>(a) * 100;
     log->append(r);
   }
-  const std::uint64_t events = 3 + 17;
+  const std::uint64_t events = 3 + 23;  // 23 actions
 
   Summary summary;
   cudapool::pool::DeviceStats stats;
@@ -303,7 +301,7 @@ TEST_CASE("logger: header, events and summary, every line valid JSON with its fi
   CHECK(!m.contains("error"));
   CHECK(lines[3].at("action") == "bad_free");
   CHECK(lines[3].at("error") == 1);
-  for (int k = 0; k < 17; ++k) {
+  for (int k = 0; k <= static_cast<int>(cudapool::log::kLastLogAction); ++k) {
     CHECK(lines[4 + k].at("action") == cudapool::log::action_name(static_cast<LogAction>(k)));
   }
   const json& s = lines.back();
