@@ -113,8 +113,11 @@ log::Logger* start_logger() {
   if (g_tried.load(std::memory_order_relaxed)) return g_logger.load(std::memory_order_relaxed);
   log::Logger* logger = nullptr;
   if (!reporting().log_template.empty()) {
-    logger = log::Logger::start(reporting().log_template, header_info(),
-                                [](const char* name) { return std::getenv(name); });
+    const std::size_t capacity =
+        reporting().log_buffer != 0 ? reporting().log_buffer : log::Ring::kDefaultCapacity;
+    logger = log::Logger::start(
+        reporting().log_template, header_info(), [](const char* name) { return std::getenv(name); },
+        capacity);
   }
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);

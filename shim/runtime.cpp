@@ -58,6 +58,18 @@ void read_reporting() {
     }
   }
   g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
+  if (const char* v = std::getenv("CUDAPOOL_LOG_BUFFER"); v != nullptr && v[0] != '\0') {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || n < 256 || n > (1ll << 24)) {
+      warn(
+          "CUDAPOOL_LOG_BUFFER=%s: accepted: a number of events from 256 to 16777216; keeping the "
+          "default",
+          v);
+    } else {
+      g_reporting.log_buffer = static_cast<std::size_t>(n);
+    }
+  }
   if (g_reporting.any()) register_exit_report();
 }
 

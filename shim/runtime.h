@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,7 +23,8 @@ Mode initialize_mode();
 // CUDAPOOL_DISABLE=1 or in a child after fork. Reads no CUDA state.
 inline Mode mode() {
   const int m = detail::g_mode.load(std::memory_order_relaxed);
-  if (m != static_cast<int>(Mode::kUninitialized)) [[likely]] return static_cast<Mode>(m);
+  if (m != static_cast<int>(Mode::kUninitialized)) [[likely]]
+    return static_cast<Mode>(m);
   return detail::initialize_mode();
 }
 
@@ -37,6 +39,7 @@ struct Reporting {
   std::string summary_target;
   int backtrace_frames = 0;
   bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
+  std::size_t log_buffer = 0;  // CUDAPOOL_LOG_BUFFER: ring capacity in events (0: the default)
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };

@@ -147,6 +147,16 @@ assert [e["size"] for e in by["alloc_host"]] == [4096, 8192]
 assert all("error" not in e for e in events), [e for e in events if "error" in e]
 PY
 
+# 2c. A small ring (CUDAPOOL_LOG_BUFFER) loses nothing: 4 threads keep the hooks waiting for room.
+CUDAPOOL_LOG_BUFFER=256 CUDAPOOL_LOG="$tmp/small.jsonl" run python3 "$tmp/drive.py" threads ||
+  fail "small-ring run failed"
+python3 "$src/tests/log_check.py" --replay "$replay" --min-allocs 5000 "$tmp/small.jsonl" >/dev/null ||
+  fail "small-ring log incomplete or not reproduced by replay"
+err=$(CUDAPOOL_LOG_BUFFER=12x CUDAPOOL_LOG="$tmp/badbuf.jsonl" run python3 "$tmp/drive.py" one 2>&1 >/dev/null) ||
+  fail "a bad CUDAPOOL_LOG_BUFFER stopped the program"
+[ "$(echo "$err" | grep -c 'CUDAPOOL_LOG_BUFFER=12x')" = 1 ] || fail "bad CUDAPOOL_LOG_BUFFER: want one warning, got: $err"
+check_log "$tmp/badbuf.jsonl" >/dev/null || fail "no log with the default ring after a bad CUDAPOOL_LOG_BUFFER"
+
 # 3. fork: the child writes nothing into the parent's log.
 child=$(CUDAPOOL_LOG="$tmp/fork.jsonl" run python3 "$tmp/drive.py" fork | sed -n 's/^child //p')
 [ -n "$child" ] || fail "fork run failed"
