@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "shim/clock.h"
 #include "shim/export.h"
 #include "shim/guard.h"
 #include "shim/hooks.h"

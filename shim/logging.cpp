@@ -19,6 +19,7 @@
 #include "config/parse.h"
 #include "log/format.h"
 #include "log/logger.h"
+#include "shim/clock.h"
 #include "shim/guard.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"

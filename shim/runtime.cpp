@@ -13,6 +13,7 @@
 
 #include "config/environment.h"
 #include "config/parse.h"
+#include "shim/clock.h"
 #include "shim/exit_report.h"
 #include "shim/guard.h"
 #include "shim/logging.h"
@@ -113,13 +114,6 @@ const config::Options& options() {
 
 const Reporting& reporting() {
   return g_reporting;
-}
-
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 std::uint64_t thread_id() {

@@ -45,8 +45,7 @@ struct Reporting {
 };
 const Reporting& reporting();
 
-// CLOCK_MONOTONIC in ns, and the calling thread's kernel id (cached per thread).
-std::uint64_t monotonic_ns();
+// The calling thread's kernel id (cached per thread). The hooks' clock is in clock.h.
 std::uint64_t thread_id();
 
 // Stream captures in progress in the process (counted by the capture hooks): while one is, the shim
