@@ -13,7 +13,9 @@
 # Environment: CUDAPOOL_LIB (the shim; default $REPO/build/shim/libcudapool.so), WORK (build and
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
-# (python3), CUDAPOOL_REPLAY (default $REPO/build/tools/cudapool-replay: the log checks replay
+# (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
+# alloc_basic driver_api threads errors torch cupy jax logs), CUDAPOOL_REPLAY (default
+# $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
 # minutes.
@@ -532,15 +534,13 @@ main() {
   fi
 
   build_all
-  test_cross_stream
-  test_alloc_basic
-  test_driver_api
-  test_threads
-  test_errors
-  test_torch
-  test_cupy
-  test_jax
-  test_logs
+  local section
+  for section in ${GPU_TESTS_ONLY:-cross_stream alloc_basic driver_api threads errors torch cupy jax logs}; do
+    case $section in
+      cross_stream | alloc_basic | driver_api | threads | errors | torch | cupy | jax | logs) "test_$section" ;;
+      *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
+    esac
+  done
 
   if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT/gpu-tests-logs" && cp "$LOGS"/*.log "$OUT/gpu-tests-logs/" 2>/dev/null
