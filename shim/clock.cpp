@@ -105,13 +105,14 @@ std::uint64_t monotonic_ns() {
   const Calibration* c = g_current.load(std::memory_order_acquire);
   if (c == nullptr) return slow_ns();
   const std::uint64_t t = tsc();
+  const std::uint64_t now = c->ns(t);
   // Refinement is due once, 5 s after the first sample: take the slow path for that one read.
-  if (g_stage.load(std::memory_order_relaxed) == 2 && c->ns(t) - g_first_ns >= kSecondCalibrationNs)
+  if (g_stage.load(std::memory_order_relaxed) == 2 && now - g_first_ns >= kSecondCalibrationNs)
       [[unlikely]] {
     slow_ns();
-    c = g_current.load(std::memory_order_acquire);
+    return g_current.load(std::memory_order_acquire)->ns(t);
   }
-  return c->ns(t);
+  return now;
 }
 
 }  // namespace cudapool::shim
