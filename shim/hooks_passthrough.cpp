@@ -46,6 +46,12 @@ void note(cudapool::log::LogAction action, CUresult r, const CUdeviceptr* dptr, 
   note_value(action, r, dptr != nullptr && r == CUDA_SUCCESS ? *dptr : 0, size, stream);
 }
 
+// The same for an allocation of page-locked host memory (*pp: the host pointer).
+void note_host(CUresult r, void* const* pp, std::uint64_t size) {
+  note_value(cudapool::log::LogAction::kAllocHost, r,
+             pp != nullptr && r == CUDA_SUCCESS ? reinterpret_cast<std::uint64_t>(*pp) : 0, size);
+}
+
 }  // namespace
 
 CUDAPOOL_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
@@ -124,17 +130,13 @@ CUDAPOOL_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 
 CUDAPOOL_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
   const CUresult r = CUDAPOOL_PASS(cuMemAllocHost_v2, pp, bytesize);
-  note_value(cudapool::log::LogAction::kAllocHost, r,
-             r == CUDA_SUCCESS && pp != nullptr ? reinterpret_cast<std::uint64_t>(*pp) : 0,
-             bytesize);
+  note_host(r, pp, bytesize);
   return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
   const CUresult r = CUDAPOOL_PASS(cuMemHostAlloc, pp, bytesize, flags);
-  note_value(cudapool::log::LogAction::kAllocHost, r,
-             r == CUDA_SUCCESS && pp != nullptr ? reinterpret_cast<std::uint64_t>(*pp) : 0,
-             bytesize);
+  note_host(r, pp, bytesize);
   return r;
 }
 

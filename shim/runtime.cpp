@@ -45,32 +45,29 @@ bool truthy(const char* value) {
          std::strcmp(value, "false") != 0 && std::strcmp(value, "False") != 0;
 }
 
+// A whole number from lo to hi in the variable name, else fallback: unset or empty silently,
+// anything else with one warning ("accepted: a number of UNIT from lo to hi; keeping KEPT").
+long long env_count(const char* name, long long lo, long long hi, const char* unit,
+                    const char* kept, long long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (end != v && *end == '\0' && n >= lo && n <= hi) return n;
+  warn("%s=%s: accepted: a number of %s from %lld to %lld; keeping %s", name, v, unit, lo, hi,
+       kept);
+  return fallback;
+}
+
 void read_reporting() {
   g_reporting.start_ns = monotonic_ns();
   if (const char* v = std::getenv("CUDAPOOL_LOG"); v != nullptr) g_reporting.log_template = v;
   if (const char* v = std::getenv("CUDAPOOL_SUMMARY"); v != nullptr) g_reporting.summary_target = v;
-  if (const char* v = std::getenv("CUDAPOOL_BACKTRACE"); v != nullptr && v[0] != '\0') {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < 0 || n > 16) {
-      warn("CUDAPOOL_BACKTRACE=%s: accepted: a number of frames from 0 to 16; keeping 0", v);
-    } else {
-      g_reporting.backtrace_frames = static_cast<int>(n);
-    }
-  }
+  g_reporting.backtrace_frames =
+      static_cast<int>(env_count("CUDAPOOL_BACKTRACE", 0, 16, "frames", "0", 0));
   g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
-  if (const char* v = std::getenv("CUDAPOOL_LOG_BUFFER"); v != nullptr && v[0] != '\0') {
-    char* end = nullptr;
-    const long long n = std::strtoll(v, &end, 10);
-    if (end == v || *end != '\0' || n < 256 || n > (1ll << 24)) {
-      warn(
-          "CUDAPOOL_LOG_BUFFER=%s: accepted: a number of events from 256 to 16777216; keeping the "
-          "default",
-          v);
-    } else {
-      g_reporting.log_buffer = static_cast<std::size_t>(n);
-    }
-  }
+  g_reporting.log_buffer = static_cast<std::size_t>(
+      env_count("CUDAPOOL_LOG_BUFFER", 256, 1ll << 24, "events", "the default", 0));
   if (g_reporting.any()) register_exit_report();
 }
 
