@@ -197,6 +197,7 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
   r.stream = stream;
   r.latency_ns = latency_ns;
   r.tid = thread_id();
+  r.t_ns = monotonic_ns();  // the clock of the pool's events, not the Logger's fallback
   l->append(r);
 }
 
