@@ -117,14 +117,12 @@ std::uint64_t SimulatedBackend::fence_next_free() {
 }
 
 std::uint64_t SimulatedBackend::fence_after_free(std::uintptr_t, std::size_t, std::uintptr_t) {
-  if (scripted_fence_ != 0) {
-    const std::uint64_t fence = scripted_fence_;
-    scripted_fence_ = 0;
-    live_fences_.insert(fence);
-    return fence;
+  std::uint64_t fence = scripted_fence_;  // the fence the replay asked for, if any
+  scripted_fence_ = 0;
+  if (fence == 0) {
+    if (!fences_enabled_) return 0;
+    fence = next_fence_++;
   }
-  if (!fences_enabled_) return 0;
-  const std::uint64_t fence = next_fence_++;
   live_fences_.insert(fence);
   return fence;
 }
