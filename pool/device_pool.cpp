@@ -12,8 +12,24 @@
 namespace cudapool::pool {
 
 namespace {
+// dst, a neighbour of src in its segment, grows over src's bytes and takes its place in the list.
+void take_over_range(Block* dst, Block* src) {
+  if (dst->prev == src) {  // [src dst]
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev != nullptr) dst->prev->next = dst;
+  } else {  // [dst src]
+    dst->next = src->next;
+    if (dst->next != nullptr) dst->next->prev = dst;
+  }
+  dst->size += src->size;
+}
+
 // Requests above this are refused as out of memory before any rounding could overflow.
 constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
+// New blocks are copied from this one: GCC zeroes a value-initialized Block with `rep stos`,
+// about a tenth of a cached pair's time; a copy of a constant is a few vector stores.
+constexpr Block kFreshBlock{};
 }  // namespace
 
 DevicePool::DevicePool(const config::Options& options, Backend& backend, int device,
@@ -73,7 +89,7 @@ void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::
 
 Block* DevicePool::new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream,
                              BlockPool* pool) {
-  Block* b = make_cached<Block>(block_nodes_);
+  Block* b = make_cached<Block>(block_nodes_, kFreshBlock);
   b->ptr = ptr;
   b->size = size;
   b->stream = stream;
@@ -90,8 +106,7 @@ void DevicePool::insert_cached(BlockPool& pool, Block* block) {
   pool.blocks.insert(block);
 }
 
-AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream,
-                               const AllocTag& tag) {
+AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, const AllocTag& tag) {
   AllocResult result;
   if (requested > kLargestRequest) {
     stats_.num_ooms += 1;
@@ -180,7 +195,8 @@ bool DevicePool::get_free_block(Request& r) {
   if (r.size >= max_split && (*it)->size >= r.size + options_.max_non_split_rounding) return false;
 
   r.block = *it;
-  pool.blocks.erase(it);
+  r.found = it;
+  r.in_set = true;
   return true;
 }
 
@@ -235,6 +251,15 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
   Block* block = r.block;
   BlockPool& pool = *r.pool;
   const bool already_split = block->is_split();
+  // A cached block that gives its front away keeps its place in the free set when it still sorts
+  // there (note "in-place keys"); otherwise it leaves the set and its remainder goes back in.
+  bool remainder_in_place = false;
+  if (r.in_set) {
+    remainder_in_place = split_remainder && block->expandable == nullptr &&
+                         still_sorted_after_shrink(pool.blocks, r.found, r.size);
+    if (!remainder_in_place) pool.blocks.erase(r.found);
+    r.in_set = false;
+  }
 
   if (split_remainder) {
     Block* remaining = block;
@@ -247,7 +272,11 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
     remaining->prev = block;
     remaining->ptr += r.size;
     remaining->size -= r.size;
-    insert_cached(pool, remaining);
+    if (remainder_in_place) {
+      remaining->gc_count_base = pool.lookups;
+    } else {
+      insert_cached(pool, remaining);
+    }
 
     if (block->expandable == nullptr) {
       if (already_split) {
@@ -312,28 +341,37 @@ void DevicePool::free_block(Block* block) {
        block->stream);
   const std::size_t original_size = block->size;
   const std::size_t requested = block->requested_size;
+  const bool expandable = block->expandable != nullptr;
   BlockPool& pool = *block->pool;
 
   std::int64_t net_split_blocks = 0;
   std::int64_t net_split_bytes = 0;
-  for (Block* candidate : {block->prev, block->next}) {
-    const std::size_t subsumed = try_merge_blocks(block, candidate, pool);
-    if (subsumed > 0) {
-      net_split_blocks -= 1;
-      net_split_bytes -= static_cast<std::int64_t>(subsumed);
+  std::size_t subsumed = 0;
+  Block* merged = absorb_into_free_neighbour(block, &subsumed);  // block is gone if it did
+  if (merged != nullptr) {
+    net_split_blocks -= 1;
+    net_split_bytes -= static_cast<std::int64_t>(subsumed);
+  } else {
+    merged = block;
+    for (Block* candidate : {block->prev, block->next}) {
+      subsumed = try_merge_blocks(block, candidate, pool);
+      if (subsumed > 0) {
+        net_split_blocks -= 1;
+        net_split_bytes -= static_cast<std::int64_t>(subsumed);
+      }
     }
+    block->requested_size = 0;
+    insert_cached(pool, block);
   }
-  block->requested_size = 0;
-  insert_cached(pool, block);
-  if (block->is_split()) {
+  if (merged->is_split()) {
     net_split_blocks += 1;
-    net_split_bytes += static_cast<std::int64_t>(block->size);
+    net_split_bytes += static_cast<std::int64_t>(merged->size);
   }
 
   update(pool, [&](std::size_t t) {
     // Expandable segments are left out of inactive_split, as in PyTorch: their free pages can
     // always be released.
-    if (block->expandable == nullptr) {
+    if (!expandable) {
       if (net_split_blocks > 0)
         stats_.inactive_split[t].increase(static_cast<std::size_t>(net_split_blocks));
       if (net_split_blocks < 0)
@@ -349,6 +387,49 @@ void DevicePool::free_block(Block* block) {
   });
 }
 
+// Note "in-place keys". The free sets order blocks by (stream, size, address) through pointers,
+// so a cached block's key may change without a set erase and insert (two rebalancing tree
+// operations) as long as it still sorts between its neighbours in the set. Splitting a block
+// shrinks the cached remainder (only its predecessor can end up after it); freeing a block next
+// to one cached neighbour grows that neighbour (only its successor can end up before it). When
+// the check fails, the blocks leave and re-enter the set as before. Which Block object
+// represents the merged range is not visible: the result (blocks, order, statistics) is the same.
+bool DevicePool::still_sorted_after_shrink(const SizeOrderedBlocks& set,
+                                           SizeOrderedBlocks::iterator it, std::size_t bytes) {
+  if (it == set.begin()) return true;
+  Block key;
+  key.stream = (*it)->stream;
+  key.size = (*it)->size - bytes;
+  key.ptr = (*it)->ptr + bytes;
+  return BlockBySize{}(*std::prev(it), &key);
+}
+
+Block* DevicePool::absorb_into_free_neighbour(Block* block, std::size_t* subsumed) {
+  if (block->expandable != nullptr) return nullptr;
+  auto mergeable = [](const Block* b) {
+    return b != nullptr && !b->allocated && b->fence == 0 && b->mapped;
+  };
+  const bool prev_free = mergeable(block->prev);
+  const bool next_free = mergeable(block->next);
+  if (prev_free == next_free) return nullptr;  // none, or both: the general path
+  Block* survivor = prev_free ? block->prev : block->next;
+  SizeOrderedBlocks& set = block->pool->blocks;
+  auto it = set.find(survivor);
+  if (it == set.end()) return nullptr;
+  Block key;
+  key.stream = survivor->stream;
+  key.size = survivor->size + block->size;
+  key.ptr = std::min(survivor->ptr, block->ptr);
+  auto after = std::next(it);
+  if (after != set.end() && !BlockBySize{}(&key, *after)) return nullptr;
+
+  *subsumed = survivor->size;
+  take_over_range(survivor, block);
+  survivor->gc_count_base = block->pool->lookups;
+  delete_block(block);
+  return survivor;
+}
+
 std::size_t DevicePool::try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
   if (src == nullptr || src->allocated || src->fence != 0 || dst->mapped != src->mapped) return 0;
   // Take src out of its set while its key fields are intact.
@@ -357,16 +438,8 @@ std::size_t DevicePool::try_merge_blocks(Block* dst, Block* src, BlockPool& pool
   } else {
     erase_block(pool.unmapped, src);
   }
-  if (dst->prev == src) {  // [src dst]
-    dst->ptr = src->ptr;
-    dst->prev = src->prev;
-    if (dst->prev != nullptr) dst->prev->next = dst;
-  } else {  // [dst src]
-    dst->next = src->next;
-    if (dst->next != nullptr) dst->next->prev = dst;
-  }
   const std::size_t subsumed = src->size;
-  dst->size += subsumed;
+  take_over_range(dst, src);
   delete_block(src);
   return subsumed;
 }

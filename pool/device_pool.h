@@ -126,6 +126,8 @@ class DevicePool {
   const Block* find_allocated_containing(std::uintptr_t ptr) const;
   // Every block of every segment, for checks and snapshots: fn(block).
   void for_each_block(const std::function<void(const Block&)>& fn) const;
+  // For check_invariants: each free set in its key order, each block found by its key.
+  bool cache_sets_ordered() const;
   std::size_t pending_fences() const { return pending_.size(); }
   // Bytes of freed blocks still waiting on a reuse fence.
   std::size_t pending_fence_bytes() const;
@@ -139,6 +141,10 @@ class DevicePool {
     std::size_t alloc_size = 0;  // size of a new segment for it
     bool expandable_active = false;
     Block* block = nullptr;  // the block found or made
+    // Where get_free_block found it: the block is still in the free set until take_found_block
+    // takes it out (or shrinks it in place, see note "in-place keys" in device_pool.cpp).
+    SizeOrderedBlocks::iterator found{};
+    bool in_set = false;
     BackendResult err;
   };
 
@@ -154,6 +160,10 @@ class DevicePool {
 
   // free steps.
   void free_block(Block* block);
+  // Merges a freed block into its one cached neighbour in place; the neighbour, or nullptr.
+  Block* absorb_into_free_neighbour(Block* block, std::size_t* subsumed);
+  static bool still_sorted_after_shrink(const SizeOrderedBlocks& set,
+                                        SizeOrderedBlocks::iterator it, std::size_t bytes);
   std::size_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
   void release_block(Block* block);
   void release_blocks(BlockPool& pool);

@@ -34,6 +34,8 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
     if (!all.insert(&b).second) fail("block " + hex(b.ptr) + " is listed twice");
   });
 
+  if (!pool.cache_sets_ordered()) fail("a free set is out of its key order");
+
   std::array<Totals, kStatTypes> totals{};
   for (const Block* b : all) {
     if (b->prev != nullptr && b->prev->next != b) fail("prev/next mismatch at " + hex(b->ptr));
@@ -123,6 +125,22 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
     fail("reserved memory above the memory fraction cap");
   }
   return problems;
+}
+
+// A member, defined here with the other checks: the sets are private to the pool.
+bool DevicePool::cache_sets_ordered() const {
+  auto ordered = [](const auto& set) {
+    const auto less = set.key_comp();
+    const Block* before = nullptr;
+    for (const Block* b : set) {
+      if (before != nullptr && !less(before, b)) return false;
+      if (set.find(const_cast<Block*>(b)) == set.end()) return false;
+      before = b;
+    }
+    return true;
+  };
+  return ordered(small_.blocks) && ordered(large_.blocks) && ordered(small_.unmapped) &&
+         ordered(large_.unmapped);
 }
 
 }  // namespace cudapool::pool

@@ -22,6 +22,7 @@ namespace cudapool::shim {
 
 namespace detail {
 std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
+bool g_reporting_any = false;
 }  // namespace detail
 
 namespace {
@@ -68,6 +69,7 @@ void read_reporting() {
   g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
   g_reporting.log_buffer = static_cast<std::size_t>(
       env_count("CUDAPOOL_LOG_BUFFER", 256, 1ll << 24, "events", "the default", 0));
+  detail::g_reporting_any = g_reporting.any();
   if (g_reporting.any()) register_exit_report();
 }
 

@@ -16,6 +16,7 @@ enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
 
 namespace detail {
 extern std::atomic<int> g_mode;
+extern bool g_reporting_any;  // reporting().any(), for the hot path
 Mode initialize_mode();
 }  // namespace detail
 
@@ -44,6 +45,10 @@ struct Reporting {
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };
 const Reporting& reporting();
+// reporting().any() without a call (the pooled hooks ask on every call).
+inline bool reporting_any() {
+  return detail::g_reporting_any;
+}
 
 // The calling thread's kernel id (cached per thread). The hooks' clock is in clock.h.
 std::uint64_t thread_id();
