@@ -15,6 +15,10 @@
 #    second sustained with 16 threads (from table 2), every event accounted for in the files.
 # 4. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
 #    the shim: throughput and peak device memory (bench/torch_churn.py).
+# 5. rounds (only when BENCH_TABLES names it): table 1's shim auto, shim none, driver-API and
+#    PyTorch columns again, ROUNDS times interleaved (one run of each per round, raw once before),
+#    with the median over rounds: on a noisy host one run per column can land in a slow spell.
+# BENCH_TABLES picks the tables and their order (default "latency threads log torch").
 # Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
 # $WORK/logs (and $OUT/gpu-bench-logs).
 #
@@ -178,6 +182,41 @@ table_latency() {
   echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). cuMemAlloc_v2+cuMemFree_v2: the driver API through cudaGetDriverEntryPointByVersion (the shim's hooks), i.e. the pool without cudart's bookkeeping. CUDAPOOL_LOG: the log written to $LOG_DIR. cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
 }
 
+table_rounds() {
+  local rounds="${ROUNDS:-5}" r c s
+  local -a cols=(auto none driver torch)
+  echo
+  echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
+  echo
+  if [ ! -x "$BIN/alloc_latency" ]; then
+    note "alloc_latency was not built"
+    return
+  fi
+  local have_torch=0
+  "$PY" -c 'import torch' >/dev/null 2>&1 && have_torch=1
+  bench_run rounds-raw 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+  for ((r = 1; r <= rounds; r++)); do
+    bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-none-$r" 120 shim:reuse_fence:none "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
+    ((have_torch)) && bench_run "rounds-torch-$r" 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+  done
+  echo "| size | column | rounds (ns) | median | raw / median |"
+  echo "| --- | --- | --- | --- | --- |"
+  local raw vals med
+  for s in "${SIZES[@]}"; do
+    raw=$(median_ns "$LOGS/rounds-raw.log" "$s")
+    for c in "${cols[@]}"; do
+      vals=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/rounds-$c-$r.log" "$s"; done)
+      [ -z "$vals" ] && continue
+      med=$(echo "$vals" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+      echo "| $(fmt_size "$s") | $c | $(echo "$vals" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $1 }') | $(fmt_ns "$med") | $(awk -v a="$raw" -v b="$med" 'BEGIN { if (a != "" && b > 0) printf "%.0fx", a / b; else print "-" }') |"
+    done
+  done
+  echo
+  echo "No shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/rounds-raw.log" "$s")")"; done)(one run). Columns: auto and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+}
+
 table_threads() {
   echo
   echo "## Host threads (allocation+free of 1 MiB, total pairs/s)"
@@ -299,10 +338,13 @@ main() {
     note "WARNING: $SHIM does not exist: the shim columns will be empty (set CUDAPOOL_LIB)"
   fi
   build
-  table_latency
-  table_threads
-  table_log
-  table_torch
+  local t
+  for t in ${BENCH_TABLES:-latency threads log torch}; do
+    case $t in
+      latency | threads | log | torch | rounds) "table_$t" ;;
+      *) note "BENCH_TABLES: no table '$t' (latency, threads, log, torch, rounds)" ;;
+    esac
+  done
   if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT/gpu-bench-logs" && cp "$LOGS"/*.log "$OUT/gpu-bench-logs/" 2>/dev/null
   fi
