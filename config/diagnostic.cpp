@@ -5,8 +5,11 @@ namespace cudapool::config {
 
 std::string shorten(std::string_view text) {
   if (text.size() <= kMaxQuotedChars) return std::string(text);
-  std::string out(text.substr(0, kMaxQuotedChars - 3));
-  out += "...";
+  // Built in one append (GCC 12 with link-time optimization warns falsely about
+  // std::string(string_view) followed by +=).
+  std::string out;
+  out.reserve(kMaxQuotedChars);
+  out.append(text.data(), kMaxQuotedChars - 3).append("...");
   return out;
 }
 

@@ -11,11 +11,13 @@
 #include "shim/real_driver.h"
 
 extern "C" {
-__attribute__((visibility("hidden"))) void* cudapool_real_dlsym_ptr = nullptr;
+// `used`: the only reader is the assembly below, which link-time optimization cannot see.
+__attribute__((visibility("hidden"), used)) void* cudapool_real_dlsym_ptr = nullptr;
 
 // Reached only before the constructor below ran (another library's constructor calling dlsym):
 // the real dlsym is looked up now; an RTLD_NEXT lookup this early answers relative to the shim.
-__attribute__((visibility("hidden"))) void* cudapool_dlsym_slow(void* handle, const char* name) {
+__attribute__((visibility("hidden"), used)) void* cudapool_dlsym_slow(void* handle,
+                                                                      const char* name) {
   return cudapool::shim::real_dlsym(handle, name);
 }
 }

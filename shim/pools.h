@@ -23,13 +23,15 @@ struct ContextPool {
   CUcontext context;
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
-  bool primary;    // the device's primary context (cudart's)
-  SpinLock mutex;  // guards backend and pool
-  CudaBackend backend;
+  bool primary;  // the device's primary context (cudart's)
+  // The lock and the flag read without it sit on cache lines of their own: threads waiting for
+  // the lock, or checking the flag, do not pull the lines the lock holder writes.
+  alignas(64) SpinLock mutex;  // guards backend and pool
+  alignas(64) CudaBackend backend;
   pool::DevicePool pool;
   // Return addresses of allocated blocks, kept only with CUDAPOOL_BACKTRACE (leak reports).
   std::unordered_map<std::uintptr_t, std::vector<std::uint64_t>> backtraces;
-  std::atomic<bool> dropped{false};
+  alignas(64) std::atomic<bool> dropped{false};
 };
 
 inline constexpr int kMaxContextPools = 256;

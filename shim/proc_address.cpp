@@ -24,7 +24,9 @@ void trace_lookup(const char* via, const char* symbol, int version, cuuint64_t f
   if (mode() != Mode::kPooling || !reporting().trace_lookups) return;
   warn("lookup %s(%s, version %d, flags 0x%llx) -> %s", via, symbol != nullptr ? symbol : "(null)",
        version, static_cast<unsigned long long>(flags),
-       found == nullptr ? "not found" : answer != found ? "hook" : "driver's own");
+       found == nullptr  ? "not found"
+       : answer != found ? "hook"
+                         : "driver's own");
 }
 
 }  // namespace
@@ -56,8 +58,8 @@ CUDAPOOL_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int ve
 
 // dlsym(handle, name) for a real handle (not RTLD_DEFAULT/RTLD_NEXT), called by the dlsym entry
 // point. Only names starting with "cu" can be driver functions; the pointer decides.
-extern "C" __attribute__((visibility("hidden"))) void* cudapool_dlsym_handle(void* handle,
-                                                                             const char* name) {
+extern "C" __attribute__((visibility("hidden"), used)) void* cudapool_dlsym_handle(
+    void* handle, const char* name) {
   void* found = real_dlsym(handle, name);
   if (name == nullptr || name[0] != 'c' || name[1] != 'u') return found;
   void* answer = found;
