@@ -15,9 +15,11 @@
 #    second sustained with 16 threads (from table 2), every event accounted for in the files.
 # 4. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
 #    the shim: throughput and peak device memory (bench/torch_churn.py).
-# 5. rounds (only when BENCH_TABLES names it): table 1's shim auto, shim none, driver-API and
-#    PyTorch columns again, ROUNDS times interleaved (one run of each per round, raw once before),
-#    with the median over rounds: on a noisy host one run per column can land in a slow spell.
+# 5. rounds (only when BENCH_TABLES names it): table 1's raw, shim auto, shim none, driver-API and
+#    PyTorch columns again, ROUNDS times interleaved (one run of each per round), with the median
+#    over rounds: on a noisy host one run per column can land in a slow spell.
+# 6. torch_rounds (only when BENCH_TABLES names it): table 4's churn and training loop with PyTorch's
+#    cache and with it off under the shim, ROUNDS times interleaved, medians over rounds.
 # BENCH_TABLES picks the tables and their order (default "latency threads log torch").
 # Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
 # $WORK/logs (and $OUT/gpu-bench-logs).
@@ -184,7 +186,7 @@ table_latency() {
 
 table_rounds() {
   local rounds="${ROUNDS:-5}" r c s
-  local -a cols=(auto none driver torch)
+  local -a cols=(raw auto none driver torch)
   echo
   echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
   echo
@@ -194,8 +196,8 @@ table_rounds() {
   fi
   local have_torch=0
   "$PY" -c 'import torch' >/dev/null 2>&1 && have_torch=1
-  bench_run rounds-raw 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
   for ((r = 1; r <= rounds; r++)); do
+    bench_run "rounds-raw-$r" 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-none-$r" 120 shim:reuse_fence:none "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
@@ -204,17 +206,49 @@ table_rounds() {
   echo "| size | column | rounds (ns) | median | raw / median |"
   echo "| --- | --- | --- | --- | --- |"
   local raw vals med
+  median_of() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
   for s in "${SIZES[@]}"; do
-    raw=$(median_ns "$LOGS/rounds-raw.log" "$s")
+    raw=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/rounds-raw-$r.log" "$s"; done | median_of)
     for c in "${cols[@]}"; do
       vals=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/rounds-$c-$r.log" "$s"; done)
       [ -z "$vals" ] && continue
-      med=$(echo "$vals" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+      med=$(echo "$vals" | median_of)
       echo "| $(fmt_size "$s") | $c | $(echo "$vals" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $1 }') | $(fmt_ns "$med") | $(awk -v a="$raw" -v b="$med" 'BEGIN { if (a != "" && b > 0) printf "%.0fx", a / b; else print "-" }') |"
     done
   done
   echo
-  echo "No shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/rounds-raw.log" "$s")")"; done)(one run). Columns: auto and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+}
+
+table_torch_rounds() {
+  local rounds="${ROUNDS:-5}" r m part
+  echo
+  echo "## PyTorch, $rounds interleaved rounds (churn it/s, train steps/s, peak device memory)"
+  echo
+  if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+    note "$PY cannot import torch"
+    return
+  fi
+  for ((r = 1; r <= rounds; r++)); do
+    for part in churn train; do
+      bench_run "trounds-cache-$part-$r" 120 raw "$PY" "$REPO/bench/torch_churn.py" --mode torch-cache --part "$part" --churn-iters 300000 --churn-seconds 20 --train-seconds 30
+      bench_run "trounds-shim-$part-$r" 120 shim:reuse_fence:auto env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$REPO/bench/torch_churn.py" --mode nocache-shim --part "$part" --churn-iters 300000 --churn-seconds 20 --train-seconds 30
+    done
+  done
+  echo "| mode | part | rounds (per s) | median | peak used, NVML (MiB, per round) |"
+  echo "| --- | --- | --- | --- | --- |"
+  local vals peaks med
+  for part in churn train; do
+    for m in cache shim; do
+      vals=$(for ((r = 1; r <= rounds; r++)); do field "$LOGS/trounds-$m-$part-$r.log" per_s; done)
+      peaks=$(for ((r = 1; r <= rounds; r++)); do field "$LOGS/trounds-$m-$part-$r.log" peak_nvml_mib; done | tr '\n' ' ')
+      [ -z "$vals" ] && continue
+      med=$(echo "$vals" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+      echo "| $([ $m = cache ] && echo "PyTorch's cache" || echo "cache off + shim") | $part | $(echo "$vals" | paste -sd, - | sed 's/,/, /g') | $med | $peaks |"
+    done
+  done
+  echo
+  echo "Each cell a fresh process; churn 300000 torch.empty of 256 B .. 16 MiB into 8 slots; train up to 200 steps of bench/torch_churn.py's MLP. Peak used: NVML device memory at the points of peak use minus the value at start."
 }
 
 table_threads() {
@@ -341,8 +375,8 @@ main() {
   local t
   for t in ${BENCH_TABLES:-latency threads log torch}; do
     case $t in
-      latency | threads | log | torch | rounds) "table_$t" ;;
-      *) note "BENCH_TABLES: no table '$t' (latency, threads, log, torch, rounds)" ;;
+      latency | threads | log | torch | rounds | torch_rounds) "table_$t" ;;
+      *) note "BENCH_TABLES: no table '$t' (latency, threads, log, torch, rounds, torch_rounds)" ;;
     esac
   done
   if [ -n "${OUT:-}" ]; then
