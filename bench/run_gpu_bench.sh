@@ -15,9 +15,9 @@
 #    second sustained with 16 threads (from table 2), every event accounted for in the files.
 # 4. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
 #    the shim: throughput and peak device memory (bench/torch_churn.py).
-# 5. rounds (only when BENCH_TABLES names it): table 1's raw, shim auto, shim none, driver-API and
-#    PyTorch columns again, ROUNDS times interleaved (one run of each per round), with the median
-#    over rounds: on a noisy host one run per column can land in a slow spell.
+# 5. rounds (only when BENCH_TABLES names it): table 1's columns again, ROUNDS times interleaved
+#    (one run of each per round), with the median over rounds: on a noisy host one run per column
+#    can land in a slow spell.
 # 6. torch_rounds (only when BENCH_TABLES names it): table 4's churn and training loop with PyTorch's
 #    cache and with it off under the shim, ROUNDS times interleaved, medians over rounds.
 # BENCH_TABLES picks the tables and their order (default "latency threads log torch").
@@ -186,7 +186,7 @@ table_latency() {
 
 table_rounds() {
   local rounds="${ROUNDS:-5}" r c s
-  local -a cols=(raw auto none driver torch)
+  local -a cols=(raw auto sync none driver log async torch)
   echo
   echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
   echo
@@ -199,8 +199,13 @@ table_rounds() {
   for ((r = 1; r <= rounds; r++)); do
     bench_run "rounds-raw-$r" 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-sync-$r" 120 shim:reuse_fence:sync "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-none-$r" 120 shim:reuse_fence:none "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
+    mkdir -p "$LOG_DIR"
+    bench_run "rounds-log-$r" 120 shimlog:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    log_counts "rounds-log-$r"
+    bench_run "rounds-async-$r" 120 raw "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
     ((have_torch)) && bench_run "rounds-torch-$r" 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
   done
   echo "| size | column | rounds (ns) | median | raw / median |"
@@ -217,7 +222,14 @@ table_rounds() {
     done
   done
   echo
-  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto, sync and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); log = auto with CUDAPOOL_LOG in $LOG_DIR (3 events per pair); async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+  echo
+  echo "Logged runs (every pair must be in the log: timed pairs + 8 untimed per size):"
+  local want
+  for ((r = 1; r <= rounds; r++)); do
+    want=$(awk '$1 ~ /^size=/ { for (i = 1; i <= NF; i++) if ($i ~ /^iters=/) { sub("iters=", "", $i); n += $i + 8 } } END { print n + 0 }' "$LOGS/rounds-log-$r.log" 2>/dev/null)
+    echo "- round $r: pairs $want, alloc events $(count "rounds-log-$r" allocs), $(cat "$LOGS/rounds-log-$r.count" 2>/dev/null)"
+  done
 }
 
 table_torch_rounds() {
