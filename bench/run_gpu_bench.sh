@@ -20,7 +20,11 @@
 #    can land in a slow spell.
 # 6. torch_rounds (only when BENCH_TABLES names it): table 4's churn and training loop with PyTorch's
 #    cache and with it off under the shim, ROUNDS times interleaved, medians over rounds.
-# BENCH_TABLES picks the tables and their order (default "latency threads log torch").
+# BENCH_TABLES picks the tables and their order (default "latency threads log torch"). PIN_CPU=N
+# runs every latency process of tables 1 and 5 (anchors included) under `taskset -c N`: on a
+# shared host an unpinned process may land on a slow CPU (docs/benchmarks.md). Not pinned: the
+# runs with CUDAPOOL_LOG (the log's writer thread would share the CPU), the threads and PyTorch
+# tables.
 # Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
 # $WORK/logs (and $OUT/gpu-bench-logs).
 #
@@ -51,6 +55,8 @@ LOG_DIR="${LOG_DIR:-}"
 [ -z "$LOG_DIR" ] && { [ -d /dev/shm ] && [ -w /dev/shm ] && LOG_DIR=/dev/shm/cudapool-bench-logs || LOG_DIR="$WORK/alloc-logs"; }
 
 remaining() { echo $((BUDGET - (SECONDS - START))); }
+PIN=()
+[ -n "${PIN_CPU:-}" ] && PIN=(taskset -c "$PIN_CPU")
 note() { echo "> $*"; }
 
 # bench_run NAME TIMEOUT MODE CMD...: output to $LOGS/NAME.log. MODE: raw, or shim:CONF.
@@ -145,26 +151,26 @@ table_latency() {
   echo
   local -a cols=(raw auto sync none driver log async torch)
   if [ -x "$BIN/alloc_latency" ]; then
-    bench_run lat-raw 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run lat-raw 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     note "no shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-raw.log" "$s")")"; done)"
     for f in auto sync none; do
-      bench_run "lat-$f" 120 "shim:reuse_fence:$f" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+      bench_run "lat-$f" 120 "shim:reuse_fence:$f" "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
       note "shim, reuse_fence:$f: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-$f.log" "$s")")"; done)"
     done
-    bench_run lat-driver 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
+    bench_run lat-driver 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
     note "shim, auto, cuMemAlloc_v2+cuMemFree_v2 directly: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-driver.log" "$s")")"; done)"
     mkdir -p "$LOG_DIR"
     bench_run lat-log 120 shimlog:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     log_counts lat-log
     note "shim, auto, CUDAPOOL_LOG: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-log.log" "$s")")"; done) log: $(cat "$LOGS/lat-log.count")"
-    bench_run lat-async 120 raw "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
+    bench_run lat-async 120 raw "${PIN[@]}" "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
     note "cudaMallocAsync: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-async.log" "$s")")"; done)"
   else
     note "alloc_latency was not built"
   fi
   if "$PY" -c 'import torch' >/dev/null 2>&1; then
     # The first run builds the extension (about a minute); later runs reuse $WORK/torch-ext.
-    bench_run lat-torch 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+    bench_run lat-torch 300 raw "${PIN[@]}" "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
     note "PyTorch caching allocator: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-torch.log" "$s")")"; done)"
   else
     note "$PY cannot import torch: no PyTorch column"
@@ -197,16 +203,16 @@ table_rounds() {
   local have_torch=0
   "$PY" -c 'import torch' >/dev/null 2>&1 && have_torch=1
   for ((r = 1; r <= rounds; r++)); do
-    bench_run "rounds-raw-$r" 180 raw "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-    bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-    bench_run "rounds-sync-$r" 120 shim:reuse_fence:sync "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-    bench_run "rounds-none-$r" 120 shim:reuse_fence:none "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-    bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
+    bench_run "rounds-raw-$r" 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-sync-$r" 120 shim:reuse_fence:sync "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-none-$r" 120 shim:reuse_fence:none "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
     mkdir -p "$LOG_DIR"
     bench_run "rounds-log-$r" 120 shimlog:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     log_counts "rounds-log-$r"
-    bench_run "rounds-async-$r" 120 raw "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
-    ((have_torch)) && bench_run "rounds-torch-$r" 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-async-$r" 120 raw "${PIN[@]}" "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
+    ((have_torch)) && bench_run "rounds-torch-$r" 300 raw "${PIN[@]}" "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
   done
   echo "| size | column | rounds (ns) | median | raw / median |"
   echo "| --- | --- | --- | --- | --- |"
