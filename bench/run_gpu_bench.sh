@@ -55,6 +55,12 @@ LOG_DIR="${LOG_DIR:-}"
 [ -z "$LOG_DIR" ] && { [ -d /dev/shm ] && [ -w /dev/shm ] && LOG_DIR=/dev/shm/cudapool-bench-logs || LOG_DIR="$WORK/alloc-logs"; }
 
 remaining() { echo $((BUDGET - (SECONDS - START))); }
+# Whether $PY imports torch; says so when it does not.
+torch_importable() {
+  "$PY" -c 'import torch' >/dev/null 2>&1 && return 0
+  note "$PY cannot import torch"
+  return 1
+}
 PIN=()
 [ -n "${PIN_CPU:-}" ] && PIN=(taskset -c "$PIN_CPU")
 note() { echo "> $*"; }
@@ -243,10 +249,7 @@ table_torch_rounds() {
   echo
   echo "## PyTorch, $rounds interleaved rounds (churn it/s, train steps/s, peak device memory)"
   echo
-  if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-    note "$PY cannot import torch"
-    return
-  fi
+  torch_importable || return
   for ((r = 1; r <= rounds; r++)); do
     for part in churn train; do
       bench_run "trounds-cache-$part-$r" 120 raw "$PY" "$REPO/bench/torch_churn.py" --mode torch-cache --part "$part" --churn-iters 300000 --churn-seconds 20 --train-seconds 30
@@ -343,10 +346,7 @@ table_torch() {
   echo
   echo "## PyTorch: tensor churn and training"
   echo
-  if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-    note "$PY cannot import torch"
-    return
-  fi
+  torch_importable || return
   local -a modes=(torch-cache nocache nocache-shim)
   local m part
   for m in "${modes[@]}"; do
