@@ -34,4 +34,9 @@ struct Block {
   std::uintptr_t end() const { return ptr + size; }
 };
 
+// A Block with every field at its default. New blocks and search keys are copied from it: GCC
+// zeroes a value-initialized Block with `rep stos`, about a tenth of a cached pair's time, and a
+// copy of a constant is a few vector stores.
+inline constexpr Block kFreshBlock{};
+
 }  // namespace cudapool::pool

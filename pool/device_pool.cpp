@@ -25,11 +25,34 @@ void take_over_range(Block* dst, Block* src) {
   dst->size += src->size;
 }
 
+// Whether src, a neighbour of dst in its segment, is idle and merges with it (PyTorch merges only
+// free blocks with no pending reuse and the same backing).
+bool can_merge(const Block* dst, const Block* src) {
+  return src != nullptr && !src->allocated && src->fence == 0 && dst->mapped == src->mapped;
+}
+
+// Note "in-place keys": whether the cached block at `it` still sorts between its set neighbours
+// with the key (size, ptr). A key that shrinks (a split gives the block's front away) can only
+// fall below its predecessor; a key that grows (a merge) can only rise above its successor; so
+// each check looks at one neighbour only.
+
+bool still_sorted_after_shrink(const SizeOrderedBlocks& set, SizeOrderedBlocks::const_iterator it,
+                               std::size_t size, std::uintptr_t ptr) {
+  if (it == set.begin()) return true;
+  const Block key = sort_key((*it)->stream, size, ptr);
+  return BlockBySize{}(*std::prev(it), &key);
+}
+
+bool still_sorted_after_growth(const SizeOrderedBlocks& set, SizeOrderedBlocks::const_iterator it,
+                               std::size_t size, std::uintptr_t ptr) {
+  const auto after = std::next(it);
+  if (after == set.end()) return true;
+  const Block key = sort_key((*it)->stream, size, ptr);
+  return BlockBySize{}(&key, *after);
+}
+
 // Requests above this are refused as out of memory before any rounding could overflow.
 constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
-// New blocks are copied from this one: GCC zeroes a value-initialized Block with `rep stos`,
-// about a tenth of a cached pair's time; a copy of a constant is a few vector stores.
-constexpr Block kFreshBlock{};
 }  // namespace
 
 DevicePool::DevicePool(const config::Options& options, Backend& backend, int device,
@@ -162,9 +185,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
 bool DevicePool::get_free_block(Request& r) {
   BlockPool& pool = *r.pool;
   if (gc_active()) ++pool.lookups;  // ages are counted only while GC can run
-  Block key;
-  key.stream = r.stream;
-  key.size = r.size;
+  Block key = sort_key(r.stream, r.size);
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != r.stream) return false;
 
@@ -255,8 +276,9 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
   // there (note "in-place keys"); otherwise it leaves the set and its remainder goes back in.
   bool remainder_in_place = false;
   if (r.in_set) {
-    remainder_in_place = split_remainder && block->expandable == nullptr &&
-                         still_sorted_after_shrink(pool.blocks, r.found, r.size);
+    remainder_in_place =
+        split_remainder && block->expandable == nullptr &&
+        still_sorted_after_shrink(pool.blocks, r.found, block->size - r.size, block->ptr + r.size);
     if (!remainder_in_place) pool.blocks.erase(r.found);
     r.in_set = false;
   }
@@ -389,39 +411,23 @@ void DevicePool::free_block(Block* block) {
 
 // Note "in-place keys". The free sets order blocks by (stream, size, address) through pointers,
 // so a cached block's key may change without a set erase and insert (two rebalancing tree
-// operations) as long as it still sorts between its neighbours in the set. Splitting a block
-// shrinks the cached remainder (only its predecessor can end up after it); freeing a block next
-// to one cached neighbour grows that neighbour (only its successor can end up before it). When
-// the check fails, the blocks leave and re-enter the set as before. Which Block object
-// represents the merged range is not visible: the result (blocks, order, statistics) is the same.
-bool DevicePool::still_sorted_after_shrink(const SizeOrderedBlocks& set,
-                                           SizeOrderedBlocks::iterator it, std::size_t bytes) {
-  if (it == set.begin()) return true;
-  Block key;
-  key.stream = (*it)->stream;
-  key.size = (*it)->size - bytes;
-  key.ptr = (*it)->ptr + bytes;
-  return BlockBySize{}(*std::prev(it), &key);
-}
-
+// operations) as long as it still sorts between its neighbours in the set (still_sorted_after_*).
+// Splitting a block shrinks the cached remainder; freeing a block next to one cached neighbour
+// grows that neighbour. When the check fails, the blocks leave and re-enter the set as before.
+// Which Block object represents the merged range is not visible: the result (blocks, order,
+// statistics) is the same.
 Block* DevicePool::absorb_into_free_neighbour(Block* block, std::size_t* subsumed) {
   if (block->expandable != nullptr) return nullptr;
-  auto mergeable = [](const Block* b) {
-    return b != nullptr && !b->allocated && b->fence == 0 && b->mapped;
-  };
-  const bool prev_free = mergeable(block->prev);
-  const bool next_free = mergeable(block->next);
+  const bool prev_free = can_merge(block, block->prev);
+  const bool next_free = can_merge(block, block->next);
   if (prev_free == next_free) return nullptr;  // none, or both: the general path
   Block* survivor = prev_free ? block->prev : block->next;
-  SizeOrderedBlocks& set = block->pool->blocks;
-  auto it = set.find(survivor);
-  if (it == set.end()) return nullptr;
-  Block key;
-  key.stream = survivor->stream;
-  key.size = survivor->size + block->size;
-  key.ptr = std::min(survivor->ptr, block->ptr);
-  auto after = std::next(it);
-  if (after != set.end() && !BlockBySize{}(&key, *after)) return nullptr;
+  const SizeOrderedBlocks& set = block->pool->blocks;
+  const auto it = set.find(survivor);
+  if (it == set.end() || !still_sorted_after_growth(set, it, survivor->size + block->size,
+                                                    std::min(survivor->ptr, block->ptr))) {
+    return nullptr;
+  }
 
   *subsumed = survivor->size;
   take_over_range(survivor, block);
@@ -431,7 +437,7 @@ Block* DevicePool::absorb_into_free_neighbour(Block* block, std::size_t* subsume
 }
 
 std::size_t DevicePool::try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
-  if (src == nullptr || src->allocated || src->fence != 0 || dst->mapped != src->mapped) return 0;
+  if (!can_merge(dst, src)) return 0;
   // Take src out of its set while its key fields are intact.
   if (src->mapped) {
     erase_block(pool.blocks, src);

@@ -38,6 +38,15 @@ struct BlockByAddress {
   }
 };
 
+// A search key for the free sets: a Block with only the fields the comparators read.
+inline Block sort_key(std::uintptr_t stream, std::size_t size = 0, std::uintptr_t ptr = 0) {
+  Block key = kFreshBlock;
+  key.stream = stream;
+  key.size = size;
+  key.ptr = ptr;
+  return key;
+}
+
 // Erases one block from an ordered set with a single descent (set::erase(key) makes two).
 template <class Set>
 void erase_block(Set& set, Block* block) {
@@ -162,8 +171,6 @@ class DevicePool {
   void free_block(Block* block);
   // Merges a freed block into its one cached neighbour in place; the neighbour, or nullptr.
   Block* absorb_into_free_neighbour(Block* block, std::size_t* subsumed);
-  static bool still_sorted_after_shrink(const SizeOrderedBlocks& set,
-                                        SizeOrderedBlocks::iterator it, std::size_t bytes);
   std::size_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
   void release_block(Block* block);
   void release_blocks(BlockPool& pool);

@@ -34,8 +34,7 @@ Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
     }
     return bytes >= size;
   };
-  Block key;
-  key.stream = stream;
+  Block key = sort_key(stream);
   for (auto it = pool.unmapped.lower_bound(&key);
        it != pool.unmapped.end() && (*it)->stream == stream; ++it) {
     Block* candidate = *it;

@@ -15,9 +15,7 @@ bool DevicePool::release_available_cached_blocks(const Request& r) {
   const std::size_t max_split = options_.max_split_size;
   if (max_split == std::numeric_limits<std::size_t>::max()) return false;
   BlockPool& pool = *r.pool;
-  Block key;
-  key.stream = r.stream;
-  key.size = r.size < max_split ? max_split : r.size;
+  Block key = sort_key(r.stream, r.size < max_split ? max_split : r.size);
 
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != r.stream || (*it)->expandable != nullptr) {

@@ -49,7 +49,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error;
   cudapool::pool::AllocTag tag;
-  const bool report = reporting_any();
+  const bool report = reporting().any();
   if (report) {
     tag = {0, monotonic_ns(), thread_id()};
     CallInfo& call = current_call();
@@ -85,7 +85,7 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (!pooling() || dptr == 0) return CUDAPOOL_PASS(cuMemFree_v2, dptr);
   ReentrancyGuard guard;
   const auto ptr = static_cast<std::uintptr_t>(dptr);
-  if (reporting_any()) current_call().start_ns = monotonic_ns();
+  if (reporting().any()) current_call().start_ns = monotonic_ns();
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
   if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;

@@ -22,16 +22,16 @@ namespace cudapool::shim {
 
 namespace detail {
 std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
-bool g_reporting_any = false;
+Reporting g_reporting;
 }  // namespace detail
 
 namespace {
 
 using detail::g_mode;
+using detail::g_reporting;
 
 std::atomic<int> g_captures{0};
 config::Options g_options;
-Reporting g_reporting;
 std::mutex g_init_mutex;
 
 void on_fork_child() {
@@ -69,7 +69,6 @@ void read_reporting() {
   g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
   g_reporting.log_buffer = static_cast<std::size_t>(
       env_count("CUDAPOOL_LOG_BUFFER", 256, 1ll << 24, "events", "the default", 0));
-  detail::g_reporting_any = g_reporting.any();
   if (g_reporting.any()) register_exit_report();
 }
 
@@ -109,10 +108,6 @@ Mode detail::initialize_mode() {
 
 const config::Options& options() {
   return g_options;
-}
-
-const Reporting& reporting() {
-  return g_reporting;
 }
 
 std::uint64_t thread_id() {

@@ -16,7 +16,6 @@ enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
 
 namespace detail {
 extern std::atomic<int> g_mode;
-extern bool g_reporting_any;  // reporting().any(), for the hot path
 Mode initialize_mode();
 }  // namespace detail
 
@@ -44,10 +43,12 @@ struct Reporting {
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };
-const Reporting& reporting();
-// reporting().any() without a call (the pooled hooks ask on every call).
-inline bool reporting_any() {
-  return detail::g_reporting_any;
+namespace detail {
+extern Reporting g_reporting;
+}  // namespace detail
+// Inline: the pooled hooks ask reporting().any() on every call.
+inline const Reporting& reporting() {
+  return detail::g_reporting;
 }
 
 // The calling thread's kernel id (cached per thread). The hooks' clock is in clock.h.
