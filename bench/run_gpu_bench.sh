@@ -145,7 +145,7 @@ build() {
   local -a common=(-O2 -std=c++17 -arch="$ARCH" -Xcompiler -pthread)
   "$NVCC" "${common[@]}" -o "$BIN/alloc_latency" "$REPO/bench/alloc_latency.cu" >"$LOGS/build-alloc_latency.log" 2>&1 &
   local p1=$!
-  "$NVCC" "${common[@]}" -o "$BIN/threads" "$REPO/bench/threads.cu" >"$LOGS/build-threads.log" 2>&1 &
+  "$NVCC" "${common[@]}" -o "$BIN/threads" "$REPO/bench/threads.cu" -lcuda >"$LOGS/build-threads.log" 2>&1 &
   local p2=$!
   wait $p1 || note "build of alloc_latency failed: $(head -c 400 "$LOGS/build-alloc_latency.log")"
   wait $p2 || note "build of threads failed: $(head -c 400 "$LOGS/build-threads.log")"
@@ -281,7 +281,10 @@ table_threads() {
     return
   fi
   bench_run threads-raw 60 raw "$BIN/threads" --seconds 2
+  bench_run threads-never 60 shim:reuse_fence:auto,thread_cache:never "$BIN/threads" --seconds 2
   bench_run threads-shim 60 shim:reuse_fence:auto "$BIN/threads" --seconds 2
+  bench_run threads-always 60 shim:reuse_fence:auto,thread_cache:always "$BIN/threads" --seconds 2
+  bench_run threads-driver 60 shim:reuse_fence:auto "$BIN/threads" --driver --seconds 2
   mkdir -p "$LOG_DIR"
   bench_run threads-log 90 shimlog:reuse_fence:auto "$BIN/threads" --seconds 2
   log_counts threads-log
@@ -289,16 +292,18 @@ table_threads() {
   if "$PY" -c 'import torch' >/dev/null 2>&1; then
     bench_run threads-torch 300 raw "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --threads 1,4,16 --seconds 2
   fi
-  echo "| threads | cudaMalloc, no shim | shim (auto) | shim (auto) + CUDAPOOL_LOG | cudaMallocAsync, a stream per thread | PyTorch raw_alloc |"
-  echo "| --- | --- | --- | --- | --- | --- |"
+  echo "| threads | cudaMalloc, no shim | shim, thread_cache:never | shim (default: thread_cache:auto) | shim, thread_cache:always | shim (default), cuMemAlloc from -lcuda | shim (default) + CUDAPOOL_LOG | cudaMallocAsync, a stream per thread | PyTorch raw_alloc |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   local n c row
   for n in 1 4 16; do
     row="| $n |"
-    for c in raw shim log async torch; do
+    for c in raw never shim always driver log async torch; do
       row+=" $(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/threads-$c.log" 2>/dev/null | head -n 1) |"
     done
     echo "${row//| |/| - |}"
   done
+  echo
+  echo "All with reuse_fence:auto. thread_cache:auto turns a pool's thread caches on once its lock was contended in 1/8 of 1024 acquisitions; with CUDAPOOL_LOG there are none (docs/shim.md, \"Thread caches\")."
 }
 
 # The log's cost, from the latency and threads runs with CUDAPOOL_LOG.

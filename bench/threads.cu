@@ -2,11 +2,13 @@
 // count, every thread does cudaMalloc+cudaFree pairs of one size (default 1 MiB) for a fixed time;
 // prints the total pairs per second. Run by bench/run_gpu_bench.sh without and with the shim.
 // With --async every thread uses cudaMallocAsync+cudaFreeAsync on a non-blocking stream of its
-// own, from the device's default pool (release threshold UINT64_MAX): the anchor.
+// own, from the device's default pool (release threshold UINT64_MAX): the anchor. With --driver
+// every thread calls cuMemAlloc_v2+cuMemFree_v2 (linked with -lcuda): the shim without cudart.
 //
-//   threads [--async] [--seconds S] [--size BYTES] [--threads 1,4,16]
+//   threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]
 //
 // One line per thread count: threads=N pairs=P seconds=S pairs_per_s=R
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -28,6 +30,7 @@ using clk = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   bool async = false;
+  bool driver = false;
   double seconds = 2.0;
   size_t size = size_t(1) << 20;
   std::vector<int> counts = {1, 4, 16};
@@ -35,6 +38,8 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--async") {
       async = true;
+    } else if (a == "--driver") {
+      driver = true;
     } else if (a == "--seconds" && i + 1 < argc) {
       seconds = atof(argv[++i]);
     } else if (a == "--size" && i + 1 < argc) {
@@ -50,7 +55,7 @@ int main(int argc, char** argv) {
         pos = end + 1;
       }
     } else {
-      fprintf(stderr, "usage: threads [--async] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+      fprintf(stderr, "usage: threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
       return 2;
     }
   }
@@ -64,7 +69,7 @@ int main(int argc, char** argv) {
   }
   const char* conf = getenv("CUDAPOOL_CONF");
   printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n",
-         async ? "async" : "malloc", size, seconds, shim_loaded() ? "loaded" : "not-loaded",
+         async ? "async" : driver ? "driver" : "malloc", size, seconds, shim_loaded() ? "loaded" : "not-loaded",
          conf ? conf : "(unset)");
   fflush(stdout);
 
@@ -85,6 +90,12 @@ int main(int argc, char** argv) {
           if (async) {
             CHECK(cudaMallocAsync(&p, size, stream));
             CHECK(cudaFreeAsync(p, stream));
+          } else if (driver) {
+            CUdeviceptr d = 0;
+            if (cuMemAlloc(&d, size) != CUDA_SUCCESS || cuMemFree(d) != CUDA_SUCCESS) {
+              fprintf(stderr, "cuMemAlloc/cuMemFree failed\n");
+              exit(1);
+            }
           } else {
             CHECK(cudaMalloc(&p, size));
             CHECK(cudaFree(p));

@@ -222,6 +222,30 @@ std::string render_reuse_fence(const Options& options) {
   return "auto";
 }
 
+void apply_thread_cache(const RawValue& value, Options& options, Problems& problems) {
+  if (value.word == "auto") {
+    options.thread_cache = ThreadCacheMode::kAuto;
+  } else if (value.word == "always") {
+    options.thread_cache = ThreadCacheMode::kAlways;
+  } else if (value.word == "never") {
+    options.thread_cache = ThreadCacheMode::kNever;
+  } else {
+    problems.push_back(value.word.empty() ? "missing value" : "");
+  }
+}
+
+std::string render_thread_cache(const Options& options) {
+  switch (options.thread_cache) {
+    case ThreadCacheMode::kAlways:
+      return "always";
+    case ThreadCacheMode::kNever:
+      return "never";
+    case ThreadCacheMode::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 // --- roundup_power2_divisions -------------------------------------------------------------------
 
 using Divisions = std::array<std::size_t, kRoundupIntervals>;
@@ -427,6 +451,8 @@ constexpr KeyInfo kKeys[] = {
     // cudapool's own keys.
     {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false, apply_reuse_fence,
      render_reuse_fence},
+    {"thread_cache", "", ValueKind::kChoice, "auto, always or never", "auto", false,
+     apply_thread_cache, render_thread_cache},
     {"strict", "", ValueKind::kBool, kTrueFalse, "False", false, apply_bool<&Options::strict>,
      render_bool<&Options::strict>},
     // PyTorch-only keys (default_text is PyTorch's default).

@@ -15,6 +15,9 @@ inline constexpr std::size_t kMiB = 1024 * 1024;
 inline constexpr std::size_t kRoundupIntervals = 16;
 
 enum class ReuseFence : std::uint8_t { kAuto, kSync, kNone };
+// Per-thread caches of freed blocks in the shim: auto turns them on for a pool once its lock is
+// contended (docs/shim.md, "Thread caches").
+enum class ThreadCacheMode : std::uint8_t { kAuto, kAlways, kNever };
 
 struct Options {
   // Blocks at or above this size are never split (PyTorch max_split_size_mb). Unlimited by default.
@@ -35,6 +38,7 @@ struct Options {
 
   // cudapool's own keys.
   ReuseFence reuse_fence = ReuseFence::kAuto;
+  ThreadCacheMode thread_cache = ThreadCacheMode::kAuto;
   bool strict = false;  // a diagnostic makes the shim refuse to start instead of keeping defaults
 };
 

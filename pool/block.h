@@ -27,6 +27,9 @@ struct Block {
   std::uint64_t alloc_seq = 0;
   std::uint64_t alloc_t_ns = 0;
   std::uint64_t alloc_tid = 0;
+  // While allocated: an opaque word of the pool's user (the shim's thread cache that tracks the
+  // block); the pool never reads it.
+  std::uintptr_t holder = 0;
   bool allocated = false;
   bool mapped = true;  // false only for unbacked address space of an expandable segment
 

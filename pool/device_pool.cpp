@@ -324,6 +324,7 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
   block->alloc_seq = tag.seq;
   block->alloc_t_ns = tag.t_ns;
   block->alloc_tid = tag.tid;
+  block->holder = 0;
   active_.insert(block->ptr, block);
   update(pool, [&](std::size_t t) {
     stats_.allocation[t].increase(1);

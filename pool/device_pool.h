@@ -131,6 +131,10 @@ class DevicePool {
   void set_alloc_seq(std::uintptr_t ptr, std::uint64_t seq) {
     if (Block* b = active_.find(ptr)) b->alloc_seq = seq;
   }
+  // Sets the holder word of the allocated block at ptr (see Block::holder).
+  void set_holder(std::uintptr_t ptr, std::uintptr_t holder) {
+    if (Block* b = active_.find(ptr)) b->holder = holder;
+  }
   // The allocated block holding ptr (its start or inside it), or nullptr. O(allocated blocks).
   const Block* find_allocated_containing(std::uintptr_t ptr) const;
   // Every block of every segment, for checks and snapshots: fn(block).

@@ -14,14 +14,19 @@
 #include "shim/pools.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
+#include "shim/thread_cache.h"
 
 using namespace cudapool::shim;
 
 namespace {
 
-// Frees ptr in pool p if a block starts there. Under p's lock.
+// Frees ptr in pool p if an allocated block starts there. Under p's lock.
 bool free_in(ContextPool& p, std::uintptr_t ptr) {
-  std::lock_guard<SpinLock> lock(p.mutex);
+  PoolLock lock(p);
+  if (!p.thread_caches.empty() &&
+      thread_cache_release_held(p, ptr) == HeldBlock::kAlreadyFree) {
+    return false;  // freed before and kept in a thread's cache: a double free
+  }
   if (p.pool.free(ptr) != cudapool::pool::FreeStatus::kOk) return false;
   if (!p.backtraces.empty()) p.backtraces.erase(ptr);
   return true;
@@ -48,6 +53,11 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error;
+  ThreadCache* tracker = nullptr;
+  if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &tracker)) {
+    *dptr = static_cast<CUdeviceptr>(cached);
+    return CUDA_SUCCESS;
+  }
   cudapool::pool::AllocTag tag;
   const bool report = reporting().any();
   if (report) {
@@ -59,8 +69,16 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   }
   cudapool::pool::AllocResult r;
   {
-    std::lock_guard<SpinLock> lock(p->mutex);
+    PoolLock lock(*p);
     r = p->pool.malloc(bytesize, 0, tag);
+    // Blocks kept by threads' caches are the last memory to try before out-of-memory.
+    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory && !p->thread_caches.empty() &&
+        thread_cache_flush_all(*p)) {
+      r = p->pool.malloc(bytesize, 0, tag);
+    }
+    if (tracker != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
+      thread_cache_track(*p, *tracker, r.ptr, bytesize, r.block_size);
+    }
     if (report && r.status == cudapool::pool::AllocStatus::kOk) {
       const CallInfo& call = current_call();
       if (call.seq != 0) p->pool.set_alloc_seq(r.ptr, call.seq);
@@ -88,6 +106,7 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (reporting().any()) current_call().start_ns = monotonic_ns();
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
+  if (current != nullptr && thread_cache_free(*current, ptr)) return CUDA_SUCCESS;
   if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
   if (for_each_pool(
           [&](ContextPool& p) { return &p != current && pool_alive(p) && free_in(p, ptr); })) {
@@ -132,7 +151,7 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
     std::lock_guard<SpinLock> lock(p.mutex);
     // Blocks still behind a reuse fence are free for the program too: they come back at the
     // next allocation that needs them.
-    idle += p.pool.idle_cached_bytes() + p.pool.pending_fence_bytes();
+    idle += p.pool.idle_cached_bytes() + p.pool.pending_fence_bytes() + thread_cached_bytes(p);
     reserved += p.pool.reserved_bytes();
     if (p.pool.allowed_memory()) cap = std::max(cap, *p.pool.allowed_memory());
     return false;

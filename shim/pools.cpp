@@ -7,6 +7,8 @@
 #include "shim/logging.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
+#include "shim/stream_work.h"
+#include "shim/thread_cache.h"
 
 namespace cudapool::shim {
 
@@ -29,7 +31,11 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       device(dev),
       primary(is_primary_ctx),
       backend(ctx, dev, options().reuse_fence),
-      pool(options(), backend, dev, log_sink()) {}
+      pool(options(), backend, dev, log_sink()) {
+  caching_on_contention =
+      options().thread_cache == config::ThreadCacheMode::kAuto && !reporting().any();
+  thread_caching.store(thread_caching_from_start(), std::memory_order_relaxed);
+}
 
 ContextPool* pool_slot(int index) {
   return g_slots[index].load(std::memory_order_acquire);
@@ -158,6 +164,7 @@ void drop_primary_pools(CUdevice dev) {
 
 void note_stream_created(CUstream stream, unsigned int flags) {
   if ((flags & CU_STREAM_NON_BLOCKING) == 0) return;
+  note_streams_beyond_legacy();
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return;

@@ -18,6 +18,8 @@
 
 namespace cudapool::shim {
 
+class ThreadCache;
+
 struct ContextPool {
   ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary);
   CUcontext context;
@@ -31,7 +33,14 @@ struct ContextPool {
   pool::DevicePool pool;
   // Return addresses of allocated blocks, kept only with CUDAPOOL_BACKTRACE (leak reports).
   std::unordered_map<std::uintptr_t, std::vector<std::uint64_t>> backtraces;
+  // Under mutex (thread_cache.h): the threads' caches of this pool, and thread_cache:auto's count
+  // of contended lock acquisitions.
+  std::vector<ThreadCache*> thread_caches;
+  bool caching_on_contention = false;
+  std::uint32_t window_acquisitions = 0;
+  std::uint32_t window_contended = 0;
   alignas(64) std::atomic<bool> dropped{false};
+  std::atomic<bool> thread_caching{false};  // set once, read by every pooled call
 };
 
 inline constexpr int kMaxContextPools = 256;

@@ -12,14 +12,25 @@
 namespace cudapool::shim {
 
 inline std::atomic<bool> g_side_stream_work{true};  // true until the first barrier
+// Set for good at the first work on a stream other than the legacy one, or the first non-blocking
+// stream: from then on freed blocks may need reuse fences (thread caches stop caching).
+inline std::atomic<bool> g_streams_beyond_legacy{false};
+
+inline void note_streams_beyond_legacy() {
+  if (!g_streams_beyond_legacy.load(std::memory_order_relaxed)) {
+    g_streams_beyond_legacy.store(true, std::memory_order_release);
+  }
+}
 
 // stream as passed to a driver entry point; per_thread_variant for the `_ptsz`/`_ptds` symbols,
 // where stream 0 means the calling thread's per-thread default stream.
 inline void note_stream_work(CUstream stream, bool per_thread_variant) {
   const bool legacy = stream == CU_STREAM_LEGACY || (stream == nullptr && !per_thread_variant);
-  if (!legacy && !g_side_stream_work.load(std::memory_order_relaxed)) {
+  if (legacy) return;
+  if (!g_side_stream_work.load(std::memory_order_relaxed)) {
     g_side_stream_work.store(true, std::memory_order_release);
   }
+  note_streams_beyond_legacy();
 }
 
 // Clears the note and returns whether it was set (call before recording a barrier).

@@ -289,15 +289,49 @@ test_threads() {
   else
     verdict threads-none $rc "$log" "reuse_fence:none: no data lost"
   fi
+  # Thread caches forced on: with streams beyond the legacy one they stop caching (fences needed);
+  # with the legacy stream only they keep blocks, and the data must stay intact.
+  run threads-tc 150 shim:thread_cache:always "$BIN/threads" 3000
+  rc=$?
+  log="$LOGS/threads-tc.log"
+  preload_check threads-tc $rc "$log"
+  verdict threads-tc $rc "$log" "thread_cache:always, mixed streams: $(grep -o '([0-9]* alloc+free pairs/s)' "$log" | tr -d '()')"
+  for mode in shim:thread_cache:always shim:thread_cache:never; do
+    local tag=legacy-${mode#shim:thread_cache:}
+    run "threads-$tag" 150 "$mode" "$BIN/threads" 3000 --legacy-only
+    rc=$?
+    log="$LOGS/threads-$tag.log"
+    preload_check "threads-$tag" $rc "$log"
+    verdict "threads-$tag" $rc "$log" "${mode#shim:}, legacy stream only: $(grep -o '([0-9]* alloc+free pairs/s)' "$log" | tr -d '()')"
+  done
   run threads-raw 150 raw "$BIN/threads" 400
   rc=$?
   log="$LOGS/threads-raw.log"
   verdict threads-raw $rc "$log" "no shim, 400 ops per thread; $(grep -o '([0-9]* alloc+free pairs/s)' "$log" | tr -d '()')"
 }
 
+# Every RESULT line of the run without the shim ($1) must read the same in the run with it ($2);
+# RESULT-SOFT lines may differ (reported, not failed). Test names: $3-<key>.
+same_results() {
+  local raw=$1 shim=$2 prefix=$3 kind key rest other n=0
+  while read -r kind key rest; do
+    n=$((n + 1))
+    other=$(awk -v k="$kind" -v key="$key" '$1 == k && $2 == key { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$shim")
+    if [ "$rest" = "$other" ]; then
+      pass "$prefix-$key" "$rest"
+    elif [ "$kind" = RESULT-SOFT ]; then
+      info "$prefix-$key: differs, not a failure: without the shim '$rest', with it '${other:-(missing)}'"
+    else
+      fail "$prefix-$key" "without the shim '$rest', with it '${other:-(missing)}'"
+    fi
+  done < <(grep -E '^RESULT(-SOFT)? ' "$raw")
+  [ $n -gt 0 ] || fail "$prefix" "no RESULT lines from the run without the shim"
+}
+
 test_errors() {
   have errors || { fail errors "not built"; return; }
-  local rc_raw rc_shim raw="$LOGS/errors-raw.log" shim="$LOGS/errors-shim.log"
+  local rc_raw rc_shim rc_tc raw="$LOGS/errors-raw.log" shim="$LOGS/errors-shim.log"
+  local tc="$LOGS/errors-tc.log"
   run errors-raw 180 raw "$BIN/errors"
   rc_raw=$?
   verdict errors-raw $rc_raw "$raw" "every check passes without the shim"
@@ -305,20 +339,15 @@ test_errors() {
   rc_shim=$?
   preload_check errors-shim $rc_shim "$shim"
   verdict errors-shim $rc_shim "$shim" "every check passes under the shim"
-  [ $rc_raw = 125 ] || [ $rc_shim = 125 ] && return
-  local kind key rest other n=0
-  while read -r kind key rest; do
-    n=$((n + 1))
-    other=$(awk -v k="$kind" -v key="$key" '$1 == k && $2 == key { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$shim")
-    if [ "$rest" = "$other" ]; then
-      pass "errors-same-$key" "$rest"
-    elif [ "$kind" = RESULT-SOFT ]; then
-      info "errors-same-$key: differs, not a failure: without the shim '$rest', with it '${other:-(missing)}'"
-    else
-      fail "errors-same-$key" "without the shim '$rest', with it '${other:-(missing)}'"
-    fi
-  done < <(grep -E '^RESULT(-SOFT)? ' "$raw")
-  [ $n -gt 0 ] || fail errors-same "no RESULT lines from the run without the shim"
+  # The same with thread caches forced on (the program uses the legacy stream only until its
+  # graph and fork cases).
+  run errors-tc 180 shim:thread_cache:always "$BIN/errors"
+  rc_tc=$?
+  preload_check errors-tc $rc_tc "$tc"
+  verdict errors-tc $rc_tc "$tc" "every check passes under the shim with thread_cache:always"
+  [ $rc_raw = 125 ] && return
+  [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
+  [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
 }
 
 py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }

@@ -5,14 +5,17 @@
 // stream: thread t % 3 == 0 a non-blocking stream of its own, 1 the per-thread default stream,
 // 2 the legacy default stream. A host-side interval set (under a mutex) checks that no two live
 // ranges ever overlap: a range is inserted after cudaMalloc returns and removed before cudaFree.
+// With --legacy-only every thread uses the legacy default stream (the case where the shim's
+// thread caches may keep freed blocks under reuse_fence:auto).
 //
-//   threads [OPS_PER_THREAD]     (default 3000)
+//   threads [OPS_PER_THREAD] [--legacy-only]     (OPS_PER_THREAD default 3000)
 //
 // Exit 0 when every check passed.
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,11 +59,12 @@ struct Block {
   uint32_t seed = 0;
 };
 
-void worker(int t, long ops, unsigned long long* d_err, std::atomic<int>* failed) {
+void worker(int t, long ops, bool legacy_only, unsigned long long* d_err,
+            std::atomic<int>* failed) {
   CHECK(cudaSetDevice(0));
   cudaStream_t s = nullptr;
   const char* kind = "";
-  switch (t % 3) {
+  switch (legacy_only ? 2 : t % 3) {
     case 0:
       CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       kind = "own non-blocking stream";
@@ -107,7 +111,7 @@ void worker(int t, long ops, unsigned long long* d_err, std::atomic<int>* failed
     b.p = nullptr;
   }
   CHECK(cudaStreamSynchronize(s));
-  if (t % 3 == 0) CHECK(cudaStreamDestroy(s));
+  if (!legacy_only && t % 3 == 0) CHECK(cudaStreamDestroy(s));
   printf("thread %d (%s): %ld ops done\n", t, kind, ops);
 }
 
@@ -116,6 +120,7 @@ void worker(int t, long ops, unsigned long long* d_err, std::atomic<int>* failed
 int main(int argc, char** argv) {
   long ops = argc > 1 ? atol(argv[1]) : 3000;
   if (ops < 1) ops = 1;
+  const bool legacy_only = argc > 2 && std::string(argv[2]) == "--legacy-only";
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(0));
   print_banner("threads");
@@ -128,7 +133,7 @@ int main(int argc, char** argv) {
   std::atomic<int> failed{0};
   double t0 = now_s();
   std::vector<std::thread> pool;
-  for (int t = 0; t < THREADS; ++t) pool.emplace_back(worker, t, ops, d_err, &failed);
+  for (int t = 0; t < THREADS; ++t) pool.emplace_back(worker, t, ops, legacy_only, d_err, &failed);
   for (auto& th : pool) th.join();
   CHECK(cudaDeviceSynchronize());
   double secs = now_s() - t0;

@@ -1,0 +1,64 @@
+// shim/thread_cache.h: per-thread caches of freed blocks in front of a context pool, so that
+// threads allocating at once do not all serialize on the pool's lock. A block a thread allocated
+// and then freed stays with that thread (a few blocks, a few MiB) and comes back to its next
+// allocation of the same rounded size without taking the pool's lock. To the pool such a block is
+// still allocated; the block's holder word names the cache that tracks it, so a free from another
+// thread, a double free, an out-of-memory retry and thread exit all find it.
+//
+// When caches are used (docs/shim.md, "Thread caches"): thread_cache:always, or thread_cache:auto
+// once the pool's lock was contended in at least 1/8 of 1024 acquisitions; never while a log or
+// summary is written (the log and replay then see every free); only while a freed block needs no
+// reuse fence (reuse_fence:none, or auto before any work on a stream other than the legacy one).
+// Not here: the pool's policy (pool/), the hooks (hooks_memory.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shim/pools.h"
+
+namespace cudapool::shim {
+
+class ThreadCache;
+
+// The pool's lock, noting for thread_cache:auto whether it was contended.
+class PoolLock {
+ public:
+  explicit PoolLock(ContextPool& p);
+  ~PoolLock() { pool_.mutex.unlock(); }
+  PoolLock(const PoolLock&) = delete;
+  PoolLock& operator=(const PoolLock&) = delete;
+
+ private:
+  ContextPool& pool_;
+};
+
+// Whether p starts with thread caches on (thread_cache:always, nothing reported).
+bool thread_caching_from_start();
+// Whether p may use caches now: on for p, and a freed block needs no reuse fence.
+bool thread_cache_usable(const ContextPool& p);
+
+// Allocation fast path: a cached block of the calling thread for `bytes`. Returns true with *ptr
+// set when served; otherwise *tracker is the calling thread's cache for p (nullptr when caches
+// are not usable), to pass to thread_cache_track after the pool served the request.
+bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
+                        ThreadCache** tracker);
+// Under p's lock: tracker tracks the block the pool just handed out for `bytes`.
+void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr, std::size_t bytes,
+                        std::size_t block_size);
+
+// Free fast path: true when ptr was a block the calling thread's cache tracks (it is now cached,
+// or back in the pool); false for every other pointer.
+bool thread_cache_free(ContextPool& p, std::uintptr_t ptr);
+
+enum class HeldBlock : std::uint8_t { kNotHeld, kReleased, kAlreadyFree };
+// Under p's lock, before the pool frees ptr: a block tracked by some thread's cache is released
+// from it (kReleased); a block sitting freed in a cache is kAlreadyFree (a double free).
+HeldBlock thread_cache_release_held(ContextPool& p, std::uintptr_t ptr);
+
+// Under p's lock: gives every cached block of every thread back to the pool; whether any was.
+bool thread_cache_flush_all(ContextPool& p);
+// Under p's lock: bytes of freed blocks in p's thread caches.
+std::size_t thread_cached_bytes(const ContextPool& p);
+
+}  // namespace cudapool::shim
