@@ -155,7 +155,7 @@ table_latency() {
   echo
   echo "## Allocation latency (median per allocation+free pair, idle GPU)"
   echo
-  local -a cols=(raw auto sync none driver log async torch)
+  local -a cols=(raw auto never always sync none driver log async torch)
   if [ -x "$BIN/alloc_latency" ]; then
     bench_run lat-raw 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     note "no shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-raw.log" "$s")")"; done)"
@@ -198,7 +198,7 @@ table_latency() {
 
 table_rounds() {
   local rounds="${ROUNDS:-5}" r c s
-  local -a cols=(raw auto sync none driver log async torch)
+  local -a cols=(raw auto never always sync none driver log async torch)
   echo
   echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
   echo
@@ -211,6 +211,8 @@ table_rounds() {
   for ((r = 1; r <= rounds; r++)); do
     bench_run "rounds-raw-$r" 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-never-$r" 120 shim:reuse_fence:auto,thread_cache:never "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-always-$r" 120 shim:reuse_fence:auto,thread_cache:always "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-sync-$r" 120 shim:reuse_fence:sync "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-none-$r" 120 shim:reuse_fence:none "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-driver-$r" 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
@@ -234,7 +236,7 @@ table_rounds() {
     done
   done
   echo
-  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto, sync and none = cudaMalloc+cudaFree under the shim with that reuse_fence; driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); log = auto with CUDAPOOL_LOG in $LOG_DIR (3 events per pair); async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto, sync and none = cudaMalloc+cudaFree under the shim with that reuse_fence (thread_cache at its default, auto: off in a single-threaded program); never and always = auto with thread_cache:never / thread_cache:always (the pair served by the thread's cache); driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); log = auto with CUDAPOOL_LOG in $LOG_DIR (3 events per pair); async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
   echo
   echo "Logged runs (every pair must be in the log: timed pairs + 8 untimed per size):"
   local want

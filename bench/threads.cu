@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
         pos = end + 1;
       }
     } else {
-      fprintf(stderr, "usage: threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+      fprintf(
+          stderr,
+          "usage: threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
       return 2;
     }
   }
@@ -69,8 +71,10 @@ int main(int argc, char** argv) {
   }
   const char* conf = getenv("CUDAPOOL_CONF");
   printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n",
-         async ? "async" : driver ? "driver" : "malloc", size, seconds, shim_loaded() ? "loaded" : "not-loaded",
-         conf ? conf : "(unset)");
+         async    ? "async"
+         : driver ? "driver"
+                  : "malloc",
+         size, seconds, shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
   fflush(stdout);
 
   for (int n : counts) {

@@ -22,7 +22,8 @@ enum class ThreadCacheMode : std::uint8_t { kAuto, kAlways, kNever };
 struct Options {
   // Blocks at or above this size are never split (PyTorch max_split_size_mb). Unlimited by default.
   std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
-  // An oversize request may take a cached block smaller than request + this (max_non_split_rounding_mb).
+  // An oversize request may take a cached block smaller than request + this
+  // (max_non_split_rounding_mb).
   std::size_t max_non_split_rounding = 20 * kMiB;
   // Divisions per power-of-two interval; 0 or 1 means plain 512-byte rounding.
   std::array<std::size_t, kRoundupIntervals> roundup_power2_divisions{};

@@ -11,6 +11,7 @@
 #include "shim/guard.h"
 #include "shim/hooks.h"
 #include "shim/logging.h"
+#include "shim/pooled_free.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
@@ -19,18 +20,6 @@
 using namespace cudapool::shim;
 
 namespace {
-
-// Frees ptr in pool p if an allocated block starts there. Under p's lock.
-bool free_in(ContextPool& p, std::uintptr_t ptr) {
-  PoolLock lock(p);
-  if (!p.thread_caches.empty() &&
-      thread_cache_release_held(p, ptr) == HeldBlock::kAlreadyFree) {
-    return false;  // freed before and kept in a thread's cache: a double free
-  }
-  if (p.pool.free(ptr) != cudapool::pool::FreeStatus::kOk) return false;
-  if (!p.backtraces.empty()) p.backtraces.erase(ptr);
-  return true;
-}
 
 // The pooled block holding ptr: its base and size.
 bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
@@ -106,22 +95,9 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (reporting().any()) current_call().start_ns = monotonic_ns();
   CUresult ignored = CUDA_SUCCESS;
   ContextPool* current = current_pool(&ignored);
-  if (current != nullptr && thread_cache_free(*current, ptr)) return CUDA_SUCCESS;
-  if (current != nullptr && free_in(*current, ptr)) return CUDA_SUCCESS;
-  if (for_each_pool(
-          [&](ContextPool& p) { return &p != current && pool_alive(p) && free_in(p, ptr); })) {
-    return CUDA_SUCCESS;
-  }
-  // Not a block the pool handed out. Inside one of its segments it is a double free or an
-  // interior pointer: the driver must not see it (it would free a whole segment), and answers
-  // such a pointer with CUDA_ERROR_INVALID_VALUE.
-  if (ContextPool* owner = pool_holding(ptr); owner != nullptr) {
-    log_event(cudapool::log::LogAction::kBadFree, owner->device, dptr, 0, CUDA_ERROR_INVALID_VALUE);
-    CUDAPOOL_WARN_ONCE(
-        "cuMemFree of 0x%llx, which is not an allocated block (double free or "
-        "interior pointer): CUDA_ERROR_INVALID_VALUE",
-        static_cast<unsigned long long>(dptr));
-    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult answer = CUDA_SUCCESS;
+      pooled_free_answer(free_pooled_pointer(current, ptr), &answer)) {
+    return answer;
   }
   const CUresult r = real().cuMemFree_v2(dptr);
   log_event(cudapool::log::LogAction::kFreeUnowned, current != nullptr ? current->device : 0, dptr,

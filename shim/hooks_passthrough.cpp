@@ -2,25 +2,28 @@
 // allocations, which may be graph memory nodes; managed and pitched memory; the virtual memory API,
 // cuMemCreate/cuMemMap, which NCCL, XLA and PyTorch's expandable segments use; page-locked host
 // memory). They reach the driver unchanged; the allocation log records them. A stream-ordered free
-// of a pooled block (allowed by CUDA for any device pointer) goes back to the pool.
+// of a pooled block (allowed by CUDA for any device pointer) goes back to the pool; one of a
+// pointer inside a pooled segment that is no allocated block is refused, as cuMemFree_v2 refuses
+// it.
 #include <mutex>
 
 #include "shim/export.h"
 #include "shim/hooks.h"
 #include "shim/logging.h"
+#include "shim/pooled_free.h"
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
 
 namespace {
 
-bool free_pooled(CUdeviceptr dptr) {
+// A stream-ordered free of a pooled pointer: the pool's answer, or false for the driver to give.
+bool free_pooled(CUdeviceptr dptr, CUresult* result) {
   if (dptr == 0 || !pooling()) return false;
   ReentrancyGuard guard;
-  return for_each_pool([&](ContextPool& p) {
-    std::lock_guard<SpinLock> lock(p.mutex);
-    return p.pool.free(static_cast<std::uintptr_t>(dptr)) == cudapool::pool::FreeStatus::kOk;
-  });
+  CUresult ignored = CUDA_SUCCESS;
+  return pooled_free_answer(
+      free_pooled_pointer(current_pool(&ignored), static_cast<std::uintptr_t>(dptr)), result);
 }
 
 }  // namespace
@@ -67,14 +70,14 @@ CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize
 }
 
 CUDAPOOL_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  if (free_pooled(dptr)) return CUDA_SUCCESS;
+  if (CUresult pooled = CUDA_SUCCESS; free_pooled(dptr, &pooled)) return pooled;
   const CUresult r = CUDAPOOL_PASS(cuMemFreeAsync, dptr, stream);
   note(cudapool::log::LogAction::kFreeAsync, r, &dptr, 0, stream);
   return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  if (free_pooled(dptr)) return CUDA_SUCCESS;
+  if (CUresult pooled = CUDA_SUCCESS; free_pooled(dptr, &pooled)) return pooled;
   const CUresult r = CUDAPOOL_PASS(cuMemFreeAsync_ptsz, dptr, stream);
   note(cudapool::log::LogAction::kFreeAsync, r, &dptr, 0, stream);
   return r;

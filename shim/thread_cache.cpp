@@ -92,7 +92,8 @@ class ThreadCache {
   }
   Entry take_idle(int i) {
     const Entry e = idle.remove_at(i);
-    idle_bytes.store(idle_bytes.load(std::memory_order_relaxed) - e.size, std::memory_order_relaxed);
+    idle_bytes.store(idle_bytes.load(std::memory_order_relaxed) - e.size,
+                     std::memory_order_relaxed);
     return e;
   }
 };
@@ -242,9 +243,10 @@ bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
     }
     return false;
   }
+  const std::size_t rounded = pool::round_size(bytes, p.pool.options());
+  if (rounded > kLargestCachedBlock) return false;  // never kept: not worth tracking
   ThreadCache* c = cache_for(p, true);
   if (c == nullptr) return false;
-  const std::size_t rounded = pool::round_size(bytes, p.pool.options());
   {
     std::lock_guard<SpinLock> lock(c->lock);
     if (!c->live.full()) {
@@ -261,8 +263,9 @@ bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
   return false;
 }
 
-void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr,
-                        std::size_t bytes, std::size_t block_size) {
+void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr, std::size_t bytes,
+                        std::size_t block_size) {
+  if (block_size > kLargestCachedBlock) return;  // an unsplit larger block: never kept
   std::lock_guard<SpinLock> lock(tracker.lock);
   if (tracker.live.full()) return;
   tracker.live.push(Entry{ptr, pool::round_size(bytes, p.pool.options()), block_size});

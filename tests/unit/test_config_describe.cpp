@@ -45,6 +45,7 @@ TEST_CASE("config: describe lists every cudapool key in table order with default
   CHECK(find(settings, "release_lock_on_cudamalloc").value == "False");
   CHECK(find(settings, "large_segment_size_mb").value == "20");
   CHECK(find(settings, "reuse_fence").value == "auto");
+  CHECK(find(settings, "thread_cache").value == "auto");
   CHECK(find(settings, "strict").value == "False");
 }
 
@@ -110,4 +111,15 @@ TEST_CASE("config: describe renders MiB keys in MiB and reuse_fence by name") {
   CHECK(value_of("large_segment_size_mb:32", "large_segment_size_mb") == "32");
   CHECK(value_of("reuse_fence:none", "reuse_fence") == "none");
   CHECK(value_of("release_lock_on_hipmalloc:True", "release_lock_on_cudamalloc") == "True");
+}
+
+TEST_CASE("config: describe renders thread_cache by name, with its origin") {
+  CHECK(value_of("thread_cache:auto", "thread_cache") == "auto");
+  CHECK(value_of("thread_cache:always", "thread_cache") == "always");
+  CHECK(value_of("thread_cache:never", "thread_cache") == "never");
+  const auto given = find(describe(parse_conf("thread_cache:always")), "thread_cache");
+  CHECK(given.origin == "conf");
+  const auto rejected = find(describe(parse_conf("thread_cache:maybe")), "thread_cache");
+  CHECK(rejected.value == "auto");
+  CHECK(rejected.origin == "default");
 }

@@ -19,8 +19,8 @@ bool same_options(const Options& a, const Options& b) {
          a.expandable_segments == b.expandable_segments &&
          a.per_process_memory_fraction == b.per_process_memory_fraction &&
          a.release_lock_on_cudamalloc == b.release_lock_on_cudamalloc &&
-         a.large_segment_size == b.large_segment_size && a.reuse_fence == b.reuse_fence && a.thread_cache == b.thread_cache &&
-         a.strict == b.strict;
+         a.large_segment_size == b.large_segment_size && a.reuse_fence == b.reuse_fence &&
+         a.thread_cache == b.thread_cache && a.strict == b.strict;
 }
 
 }  // namespace

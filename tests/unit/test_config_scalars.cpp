@@ -1,6 +1,7 @@
 // tests/unit/test_config_scalars.cpp: garbage_collection_threshold, per_process_memory_fraction,
-// the boolean keys and cudapool's reuse_fence.
+// the boolean keys and cudapool's reuse_fence and thread_cache.
 #include <string>
+#include <utility>
 
 #include "config/parse.h"
 #include "tests/unit/catch.h"
@@ -10,6 +11,7 @@ namespace {
 using cudapool::config::parse_conf;
 using cudapool::config::ParseResult;
 using cudapool::config::ReuseFence;
+using cudapool::config::ThreadCacheMode;
 
 bool mentions(const ParseResult& r, const std::string& text) {
   for (const auto& n : r.notes) {
@@ -137,4 +139,48 @@ TEST_CASE("config: reuse_fence rejects other words and keeps auto") {
   REQUIRE(r.diagnostics.size() == 1);
   CHECK(r.diagnostics[0].accepted == "auto, sync or none");
   CHECK(r.diagnostics[0].kept == "auto");
+}
+
+TEST_CASE("config: thread_cache defaults to auto and takes auto, always or never") {
+  CHECK(parse_conf("").options.thread_cache == ThreadCacheMode::kAuto);
+  for (const auto& [word, mode] :
+       {std::pair{"auto", ThreadCacheMode::kAuto}, std::pair{"always", ThreadCacheMode::kAlways},
+        std::pair{"never", ThreadCacheMode::kNever}}) {
+    INFO(word);
+    const ParseResult r = parse_conf(std::string("thread_cache:") + word);
+    CHECK(r.diagnostics.empty());
+    CHECK(r.options.thread_cache == mode);
+    CHECK(r.options.reuse_fence == ReuseFence::kAuto);  // keys stay apart
+  }
+  CHECK(parse_conf("thread_cache:never,thread_cache:auto").options.thread_cache ==
+        ThreadCacheMode::kAuto);
+  const ParseResult both = parse_conf("reuse_fence:auto,thread_cache:always");
+  CHECK(both.diagnostics.empty());
+  CHECK(both.options.thread_cache == ThreadCacheMode::kAlways);
+  CHECK(both.options.reuse_fence == ReuseFence::kAuto);
+}
+
+TEST_CASE("config: thread_cache rejects other words with one diagnostic and keeps auto") {
+  for (const char* value : {"maybe", "Always", "NEVER", "true", "1", ""}) {
+    INFO(value);
+    const ParseResult r = parse_conf(std::string("thread_cache:") + value);
+    CHECK(r.options.thread_cache == ThreadCacheMode::kAuto);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].key == "thread_cache");
+    CHECK(r.diagnostics[0].accepted == "auto, always or never");
+    CHECK(r.diagnostics[0].kept == "auto");
+  }
+  const ParseResult r = parse_conf("thread_cache:maybe");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].value == "maybe");
+  const std::string message = r.diagnostics[0].message();
+  CHECK(message.find("thread_cache:maybe") != std::string::npos);
+  CHECK(message.find("auto, always or never") != std::string::npos);
+}
+
+TEST_CASE("config: a rejected thread_cache leaves an earlier one in force") {
+  const ParseResult r = parse_conf("thread_cache:never,thread_cache:maybe");
+  CHECK(r.options.thread_cache == ThreadCacheMode::kNever);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kept == "never");
 }

@@ -21,12 +21,9 @@
 #include <vector>
 
 namespace fakecuda_test {
-namespace {
 
-constexpr size_t kKiB = size_t{1} << 10;
-constexpr size_t kMiB = size_t{1} << 20;
+// --- helpers, shared with the other scenario files (declared in scenarios.h) -------------------
 
-void say(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void say(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
@@ -48,7 +45,6 @@ void* host(CUdeviceptr p) {
   return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
 }
 
-// Writes a tag at the start, middle and end of a block (all of it when small).
 void stamp(CUdeviceptr p, size_t n, uint64_t tag) {
   auto* bytes = static_cast<unsigned char*>(host(p));
   if (n <= 4 * kKiB) {
@@ -84,6 +80,8 @@ CUcontext current(const Driver& d) {
   FC_OK(d, d.CtxGetCurrent(&ctx));
   return ctx;
 }
+
+namespace {
 
 // --- cache_hit / disable ----------------------------------------------------------------------
 
@@ -925,6 +923,15 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"streams_fence", [&] { return shim ? streams_shim(d, "auto") : streams_fake(d); }},
       {"streams_fence_none", [&] { return streams_shim(d, "none"); }},
       {"streams_fence_sync", [&] { return streams_shim(d, "sync"); }},
+      // The same checks with the shim's per-thread caches forced on (thread_cache:always).
+      {"threads_tc", [&] { return threads(d, mode); }},
+      {"errors_tc", [&] { return errors(d, mode); }},
+      {"streams_fence_tc", [&] { return shim ? streams_shim(d, "auto") : streams_fake(d); }},
+      {"streams_fence_none_tc", [&] { return streams_shim(d, "none"); }},
+      // scenario_thread_cache.cpp: the caches themselves, and the same checks with them off.
+      {"thread_cache", [&] { return thread_cache(d, mode, "thread_cache:always", true); }},
+      {"thread_cache_never", [&] { return thread_cache(d, mode, "thread_cache:never", false); }},
+      {"thread_cache_summary", [&] { return thread_cache(d, mode, "thread_cache:always", false); }},
       {"passthrough", [&] { return passthrough(d); }},
       {"fake_api", [&] { return fake_api(d); }},
   };

@@ -6,6 +6,8 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -108,6 +110,30 @@ int program_main(const Driver& d, int argc, char** argv, const char* program);
 
 [[noreturn]] void fail(const char* file, int line, const std::string& what);
 std::string result_name(const Driver& d, CUresult rc);
+
+// --- helpers for the scenarios (scenarios.cpp) ---------------------------------------------------
+
+inline constexpr size_t kKiB = size_t{1} << 10;
+inline constexpr size_t kMiB = size_t{1} << 20;
+
+// One indented line on stdout, flushed.
+void say(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// cuMemAlloc_v2 that must succeed with a non-null pointer.
+CUdeviceptr alloc_ok(const Driver& d, size_t n);
+// The fake's device pointers are host addresses.
+void* host(CUdeviceptr p);
+// Writes a tag at the start, middle and end of a block (all of it when small); stamped() checks it.
+void stamp(CUdeviceptr p, size_t n, uint64_t tag);
+bool stamped(CUdeviceptr p, size_t n, uint64_t tag);
+uint64_t splitmix(uint64_t* state);
+CUcontext current(const Driver& d);
+
+// --- scenarios in their own files ----------------------------------------------------------------
+
+// scenario_thread_cache.cpp: the shim's per-thread caches of freed blocks. `conf` must appear in
+// CUDAPOOL_CONF (a guard against a mis-registered test); `cached` says whether the caches are
+// expected to be on (thread_cache:always without reporting) or off (never, or reporting on).
+int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached);
 
 }  // namespace fakecuda_test
 
