@@ -34,6 +34,7 @@ namespace cudapool::shim {
   X(cuEventQuery, CUresult (*)(CUevent))                                                           \
   X(cuEventSynchronize, CUresult (*)(CUevent))                                                     \
   X(cuEventDestroy_v2, CUresult (*)(CUevent))                                                      \
+  X(cuStreamWaitEvent, CUresult (*)(CUstream, CUevent, unsigned int))                              \
   X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                         \
   X(cuStreamCreateWithPriority, CUresult (*)(CUstream*, unsigned int, int))                        \
   X(cuStreamDestroy_v2, CUresult (*)(CUstream))                                                    \

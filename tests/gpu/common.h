@@ -39,7 +39,6 @@ inline long long now_ns() {
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-
 inline void print_banner(const char* prog) {
   int dev = 0, rt = 0, drv = 0;
   CHECK(cudaGetDevice(&dev));
@@ -93,6 +92,32 @@ __global__ void check_kernel(const uint32_t* p, size_t nwords, uint32_t seed,
        i += stride)
     bad += (p[i] != pattern_word(i, seed));
   if (bad) atomicAdd(errors, bad);
+}
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Spins spin_ns (thread 0 of each block, on the global timer), then adds the sum of all words of p
+// to *sum. With a small grid the spinning kernel leaves most SMs free for other streams' work.
+__global__ void spin_then_sum(const uint32_t* p, size_t nwords, unsigned long long spin_ns,
+                              unsigned long long* sum) {
+  if (spin_ns) {
+    if (threadIdx.x == 0) {
+      unsigned long long t0 = globaltimer_ns();
+      while (globaltimer_ns() - t0 < spin_ns) {
+      }
+    }
+    __syncthreads();
+  }
+  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  unsigned long long acc = 0;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nwords;
+       i += stride)
+    acc += static_cast<unsigned long long>(p[i]) * ((i & 7) + 1);
+  atomicAdd(sum, acc);
 }
 
 inline unsigned grid_for(size_t nwords) {

@@ -25,37 +25,11 @@
 
 namespace {
 
-__device__ __forceinline__ unsigned long long globaltimer_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Spins spin_ns (thread 0 of each block, on the global timer), then adds the sum of all words of p
-// to *sum. With a small grid the spinning kernel leaves most SMs free for other streams' work.
-__global__ void spin_then_sum(const uint32_t* p, size_t nwords, unsigned long long spin_ns,
-                              unsigned long long* sum) {
-  if (spin_ns) {
-    if (threadIdx.x == 0) {
-      unsigned long long t0 = globaltimer_ns();
-      while (globaltimer_ns() - t0 < spin_ns) {
-      }
-    }
-    __syncthreads();
-  }
-  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  unsigned long long acc = 0;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nwords;
-       i += stride)
-    acc += static_cast<unsigned long long>(p[i]) * ((i & 7) + 1);
-  atomicAdd(sum, acc);
-}
-
 enum Other { OTHER_BLOCKING, OTHER_NONBLOCKING, OTHER_PER_THREAD };
 enum New { NEW_LEGACY, NEW_NONBLOCKING };
 const char* other_name[] = {"blocking-stream", "nonblocking-stream", "per-thread-default"};
 const char* new_name[] = {"legacy-default", "second-stream"};  // non-blocking (blocking with
-                                                                 // --blocking-only)
+                                                               // --blocking-only)
 
 }  // namespace
 
@@ -75,7 +49,8 @@ int main(int argc, char** argv) {
     } else if (a == "--spin-ms" && i + 1 < argc) {
       spin_ms = atof(argv[++i]);
     } else {
-      fprintf(stderr, "usage: cross_stream [--expect-fast-free] [--blocking-only] [--spin-ms MS]\n");
+      fprintf(stderr,
+              "usage: cross_stream [--expect-fast-free] [--blocking-only] [--spin-ms MS]\n");
       return 2;
     }
   }

@@ -14,7 +14,7 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# alloc_basic driver_api threads errors torch cupy jax logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors torch cupy jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
@@ -152,6 +152,7 @@ build_all() {
   b threads threads.cu
   b cross_stream cross_stream.cu
   b cross_stream_ptds cross_stream.cu --default-stream per-thread
+  b late_stream late_stream.cu
   b errors errors.cu "${lcuda[@]}"
   local i rc
   for i in "${!pids[@]}"; do
@@ -208,6 +209,35 @@ test_cross_stream() {
     log="$LOGS/$bin-raw.log"
     fast=$(awk '{ for (i = 1; i < NF; i++) if ($i == "free") { v = $(i + 1) + 0; if (m == "" || v < m) m = v } } END { printf "%.1f", m }' "$log")
     verdict "$bin-raw" $rc "$log" "without the shim (fastest cudaFree $fast ms: the driver waits)"
+  done
+}
+
+# A block freed while a legacy-stream kernel still reads it, handed out again and written on a
+# stream made after the free (non-blocking), or on the per-thread default stream (control).
+test_late_stream() {
+  have late_stream || { fail late_stream "not built"; return; }
+  local size mode kind tag rc log
+  for size in 4096 67108864; do
+    for kind in nonblocking per-thread; do
+      for mode in shim shim:thread_cache:always shim:reuse_fence:none raw; do
+        tag=${mode#shim}
+        tag=${tag#:}
+        tag=${tag//[:,]/-}
+        tag="late_stream-$size-$kind-${tag:-default}"
+        local -a args=(--size "$size")
+        [ "$kind" = per-thread ] && args+=(--per-thread)
+        run "$tag" 60 "$mode" "$BIN/late_stream" "${args[@]}"
+        rc=$?
+        log="$LOGS/$tag.log"
+        [ "$mode" = raw ] || preload_check "$tag" $rc "$log"
+        if [ $rc = 3 ] && [ "$mode" = shim:reuse_fence:none ]; then
+          N_UNSAFE=$((N_UNSAFE + 1))
+          echo "EXPECTED-UNSAFE $tag: $(grep -o 'late_stream: .*' "$log" | head -n 1)"
+        else
+          verdict "$tag" $rc "$log" "$(grep -o 'late_stream: .*' "$log" | head -n 1)"
+        fi
+      done
+    done
   done
 }
 
@@ -564,9 +594,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream alloc_basic driver_api threads errors torch cupy jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors torch cupy jax logs}; do
     case $section in
-      cross_stream | alloc_basic | driver_api | threads | errors | torch | cupy | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | torch | cupy | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done

@@ -586,7 +586,14 @@ int streams_fake(const Driver& d) {
 
 int streams_shim(const Driver& d, const std::string& fence) {
   CUstream s = nullptr;
+  d.reset_counters();
   FC_OK(d, d.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  // reuse_fence:auto orders a new non-blocking stream after the work queued before it (blocks
+  // freed with no fence may go to it): one event on the legacy stream, one wait on the new stream.
+  const unsigned long long waits = d.calls("cuStreamWaitEvent") + d.calls("cuStreamWaitEvent_ptsz");
+  say("creating a non-blocking stream: %llu stream wait(s) on a legacy-stream event", waits);
+  FC_CHECK(waits == (fence == "auto" ? 1u : 0u), "reuse_fence:%s: %llu stream waits at creation",
+           fence.c_str(), waits);
   CUevent e = nullptr;
   FC_OK(d, d.EventCreate(&e, CU_EVENT_DISABLE_TIMING));
   FC_CHECK(d.hold_stream(s, 1) == 0, "hold failed");
