@@ -5,10 +5,13 @@
 // again) and fills Y with another pattern on that stream. The spinning kernel must still see X's
 // pattern: a non-blocking stream is not ordered after the legacy stream's work, so the shim must
 // order it when the stream is created (reuse_fence:auto), as the driver's waiting cudaFree would.
-// One case per process, so that each starts with nothing but legacy-stream work behind it.
+// One case per process, so that each starts with nothing but legacy-stream work behind it. Before
+// the case, a few allocation+free pairs of the same size let reuse_fence:auto pass its first
+// barrier (until then every free waits on one), so X's free needs no fence of its own.
 //
-//   late_stream [--size BYTES] [--per-thread] [--spin-ms MS]
+//   late_stream [--size BYTES] [--per-thread] [--spin-ms MS] [--expect-reuse]
 //
+// --expect-reuse: fail unless Y == X (under the shim: the case only means something then).
 // Exit status: 0 the old data survived and the new block holds its pattern; 3 the only failure is
 // overwritten old data (what reuse_fence:none may do); 1 any other failure.
 #include <string>
@@ -18,6 +21,7 @@
 int main(int argc, char** argv) {
   size_t size = 4096;
   bool per_thread = false;
+  bool expect_reuse = false;
   double spin_ms = 200;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -25,10 +29,13 @@ int main(int argc, char** argv) {
       size = static_cast<size_t>(strtoull(argv[++i], nullptr, 10));
     } else if (a == "--per-thread") {
       per_thread = true;
+    } else if (a == "--expect-reuse") {
+      expect_reuse = true;
     } else if (a == "--spin-ms" && i + 1 < argc) {
       spin_ms = atof(argv[++i]);
     } else {
-      fprintf(stderr, "usage: late_stream [--size BYTES] [--per-thread] [--spin-ms MS]\n");
+      fprintf(stderr,
+              "usage: late_stream [--size BYTES] [--per-thread] [--spin-ms MS] [--expect-reuse]\n");
       return 2;
     }
   }
@@ -44,6 +51,11 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(d_err, 0, sizeof *d_err));
 
   const size_t nwords = size / 4;
+  for (int i = 0; i < 4; ++i) {
+    void* warm = nullptr;
+    CHECK(cudaMalloc(&warm, size));
+    CHECK(cudaFree(warm));
+  }
   void* x = nullptr;
   CHECK(cudaMalloc(&x, size));
   fill_async(x, size, 111, cudaStreamLegacy);
@@ -81,5 +93,9 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(y));
   if (!per_thread) CHECK(cudaStreamDestroy(fresh));
   if (bad_new != 0) return 1;
+  if (expect_reuse && y != x) {
+    printf("ERROR: the new block is not X (--expect-reuse)\n");
+    return 1;
+  }
   return survived ? 0 : 3;
 }
