@@ -157,6 +157,9 @@ struct ThreadCaches {
 };
 
 thread_local ThreadCache* t_last_cache = nullptr;  // the calling thread's cache of its last pool
+// Set once the thread's caches were handed back at its exit: a CUDA call from a later thread-exit
+// destructor must not bring back a cache that nothing would hand back again.
+thread_local bool t_caches_retired = false;
 
 ThreadCaches& thread_caches() {
   static thread_local ThreadCaches caches;
@@ -164,6 +167,7 @@ ThreadCaches& thread_caches() {
 }
 
 ThreadCaches::~ThreadCaches() {
+  t_caches_retired = true;
   t_last_cache = nullptr;
   for (int i = 0; i < count; ++i) retire(caches[i]);
   count = 0;
@@ -172,6 +176,7 @@ ThreadCaches::~ThreadCaches() {
 // The calling thread's cache for p; made (and registered with p) when `make`.
 ThreadCache* cache_for(ContextPool& p, bool make) {
   if (t_last_cache != nullptr && &t_last_cache->pool == &p) return t_last_cache;
+  if (t_caches_retired) return nullptr;
   ThreadCaches& mine = thread_caches();
   for (int i = 0; i < mine.count; ++i) {
     if (&mine.caches[i]->pool == &p) return t_last_cache = mine.caches[i];
