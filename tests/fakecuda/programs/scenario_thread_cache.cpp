@@ -6,9 +6,12 @@
 // shared pool at once. Both are checked by the same steps (a-j) with different expectations; error
 // answers (cuMemFree_v2 and cuMemFreeAsync), cuMemGetInfo_v2, out-of-memory recovery and data
 // integrity are the same either way. Not checked here: how many blocks and bytes a cache keeps
-// (only that blocks over 8 MiB skip it), `auto` (it turns on under lock contention, which is not
-// deterministic), the reuse-fence condition (the streams_fence_tc case), and anything only the
-// shim's internals could tell.
+// (only that blocks over 8 MiB skip it), the reuse-fence condition (the streams_fence_tc case), and
+// anything only the shim's internals could tell. `thread_cache_auto` checks that `auto` keeps the
+// caches off for one thread and turns them on once four threads contend for the pool's lock
+// (given up to 20 s: contention is not deterministic).
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -531,6 +534,31 @@ void data_integrity(const Driver& d, CUcontext ctx) {
            total);
 }
 
+// Whether the pool's caches are on: A frees a 3 KiB block X it allocated and B asks for 3 KiB
+// (small pool; the callers allocate only large-pool sizes meanwhile). Off: the pool's best fit
+// gives B X again; on: X stays in A's cache. A's exit hands X back.
+bool caches_on(const Driver& d, CUcontext ctx) {
+  CUdeviceptr x = 0, y = 0;
+  Worker a(d, ctx), b(d, ctx);
+  a.run([&] {
+    x = alloc_ok(d, 3 * kKiB);
+    FC_OK(d, d.MemFree(x));
+  });
+  b.run([&] {
+    y = alloc_ok(d, 3 * kKiB);
+    FC_OK(d, d.MemFree(y));
+  });
+  return y != x;
+}
+
+// Allocation+free pairs of 4 MiB (large pool) until `stop`.
+void hammer(const Driver& d, CUcontext ctx, const std::atomic<bool>& stop) {
+  FC_OK(d, d.CtxSetCurrent(ctx));
+  while (!stop.load(std::memory_order_relaxed)) {
+    for (int i = 0; i < 64; ++i) FC_OK(d, d.MemFree(alloc_ok(d, 4 * kMiB)));
+  }
+}
+
 bool env_set(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && value[0] != '\0';
@@ -564,6 +592,42 @@ int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached) {
   big_block_not_cached(d, ctx);
   data_integrity(d, ctx);
   free_async(d, ctx);
+  return 0;
+}
+
+int thread_cache_auto(const Driver& d, Mode mode) {
+  FC_CHECK(mode == Mode::kShim, "the thread_cache scenarios run under the shim only");
+  const char* env_conf = std::getenv("CUDAPOOL_CONF");
+  FC_CHECK(env_conf != nullptr && std::strstr(env_conf, "thread_cache:auto") != nullptr,
+           "CUDAPOOL_CONF is '%s', expected thread_cache:auto", env_conf ? env_conf : "(unset)");
+  CUcontext ctx = current(d);
+  say("k. thread_cache:auto, one thread allocating (20000 pairs of 4 MiB): the caches stay off");
+  {
+    std::atomic<bool> stop{false};
+    std::thread one([&] {
+      FC_OK(d, d.CtxSetCurrent(ctx));
+      for (int i = 0; i < 20000; ++i) FC_OK(d, d.MemFree(alloc_ok(d, 4 * kMiB)));
+    });
+    one.join();
+  }
+  FC_CHECK(!caches_on(d, ctx), "k: the caches came on without any contention");
+
+  say("k. four threads allocating at once: the caches come on (checked every 50 ms, up to 20 s)");
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([&] { hammer(d, ctx, stop); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool on = false;
+  int probes = 0;
+  while (!on && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    on = caches_on(d, ctx);
+    ++probes;
+  }
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  say("   caches on after %d probe(s)", probes);
+  FC_CHECK(on, "k: the caches did not come on in 20 s of four threads allocating at once");
   return 0;
 }
 

@@ -938,6 +938,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       // scenario_thread_cache.cpp: the caches themselves, and the same checks with them off.
       {"thread_cache", [&] { return thread_cache(d, mode, "thread_cache:always", true); }},
       {"thread_cache_never", [&] { return thread_cache(d, mode, "thread_cache:never", false); }},
+      {"thread_cache_auto", [&] { return thread_cache_auto(d, mode); }},
       {"thread_cache_summary", [&] { return thread_cache(d, mode, "thread_cache:always", false); }},
       {"passthrough", [&] { return passthrough(d); }},
       {"fake_api", [&] { return fake_api(d); }},

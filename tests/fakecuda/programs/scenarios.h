@@ -134,6 +134,8 @@ CUcontext current(const Driver& d);
 // CUDAPOOL_CONF (a guard against a mis-registered test); `cached` says whether the caches are
 // expected to be on (thread_cache:always without reporting) or off (never, or reporting on).
 int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached);
+// thread_cache:auto: off for one thread, on once threads contend for the pool's lock.
+int thread_cache_auto(const Driver& d, Mode mode);
 
 }  // namespace fakecuda_test
 
