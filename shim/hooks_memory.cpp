@@ -1,6 +1,7 @@
-// shim/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the current
-// context's pool; cuMemFree_v2 returns a block to the pool that owns it (any context), and passes
-// pointers the pool does not own to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer
+// shim/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the calling
+// thread's cache (thread_cache.h) or the current context's pool; cuMemFree_v2 returns a block to
+// the thread's cache or the pool that owns it (any context, pooled_free.h), and passes pointers no
+// pool owns to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer
 // range attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its
 // own allocation. Each hook is also the exported symbol for programs linked with -lcuda.
 #include <algorithm>
