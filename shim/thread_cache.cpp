@@ -72,6 +72,19 @@ class ThreadCache {
   EntryList<kLiveSlots> live;  // handed out, tracked (holder = this)
   EntryList<kIdleSlots> idle;  // freed by the program, kept (holder = this)
   std::atomic<std::size_t> idle_bytes{0};
+  // live.count, readable without the lock: only the owner adds live entries, so when the owner
+  // reads 0 it has none (others only remove), and its free skips the lock.
+  std::atomic<int> live_count{0};
+
+  void push_live(const Entry& e) {
+    live.push(e);
+    live_count.store(live.count, std::memory_order_relaxed);
+  }
+  Entry remove_live(int i) {
+    const Entry e = live.remove_at(i);
+    live_count.store(live.count, std::memory_order_relaxed);
+    return e;
+  }
 
   // Keeps e; the entries pushed out to make room go to *evicted.
   void keep(const Entry& e, EntryList<kIdleSlots>* evicted) {
@@ -258,7 +271,7 @@ bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
       const int i = c->idle.find_rounded(rounded);
       if (i >= 0) {
         const Entry e = c->take_idle(i);
-        c->live.push(e);
+        c->push_live(e);
         *ptr = e.ptr;
         return true;
       }
@@ -273,20 +286,20 @@ void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr
   if (block_size > kLargestCachedBlock) return;  // an unsplit larger block: never kept
   std::lock_guard<SpinLock> lock(tracker.lock);
   if (tracker.live.full()) return;
-  tracker.live.push(Entry{ptr, pool::round_size(bytes, p.pool.options()), block_size});
+  tracker.push_live(Entry{ptr, pool::round_size(bytes, p.pool.options()), block_size});
   p.pool.set_holder(ptr, holder_word(&tracker));
 }
 
 bool thread_cache_free(ContextPool& p, std::uintptr_t ptr) {
   if (!p.thread_caching.load(std::memory_order_relaxed)) return false;
   ThreadCache* c = cache_for(p, false);
-  if (c == nullptr) return false;
+  if (c == nullptr || c->live_count.load(std::memory_order_relaxed) == 0) return false;
   EntryList<kIdleSlots + 1> to_pool;
   {
     std::lock_guard<SpinLock> lock(c->lock);
     const int i = c->live.find_ptr(ptr);
     if (i < 0) return false;
-    const Entry e = c->live.remove_at(i);
+    const Entry e = c->remove_live(i);
     if (e.size <= kLargestCachedBlock && reuse_needs_no_fence()) {
       EntryList<kIdleSlots> evicted;
       c->keep(e, &evicted);
@@ -312,7 +325,7 @@ HeldBlock thread_cache_release_held(ContextPool& p, std::uintptr_t ptr) {
     std::lock_guard<SpinLock> lock(c->lock);
     const int i = c->live.find_ptr(ptr);
     if (i < 0) return HeldBlock::kAlreadyFree;
-    c->live.remove_at(i);
+    c->remove_live(i);
   }
   p.pool.set_holder(ptr, 0);
   return HeldBlock::kReleased;

@@ -935,6 +935,9 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"errors_tc", [&] { return errors(d, mode); }},
       {"streams_fence_tc", [&] { return shim ? streams_shim(d, "auto") : streams_fake(d); }},
       {"streams_fence_none_tc", [&] { return streams_shim(d, "none"); }},
+      {"fork_tc", [&] { return fork_scenario(d, mode); }},
+      {"two_devices_tc", [&] { return two_devices(d, mode); }},
+      {"cache_hit_tc", [&] { return alloc_free_loop(d, shim); }},
       // scenario_thread_cache.cpp: the caches themselves, and the same checks with them off.
       {"thread_cache", [&] { return thread_cache(d, mode, "thread_cache:always", true); }},
       {"thread_cache_never", [&] { return thread_cache(d, mode, "thread_cache:never", false); }},
