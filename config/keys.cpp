@@ -198,52 +198,36 @@ std::string render_memory_fraction(const Options& options) {
   return number_text(options.per_process_memory_fraction);
 }
 
-void apply_reuse_fence(const RawValue& value, Options& options, Problems& problems) {
-  if (value.word == "auto") {
-    options.reuse_fence = ReuseFence::kAuto;
-  } else if (value.word == "sync") {
-    options.reuse_fence = ReuseFence::kSync;
-  } else if (value.word == "none") {
-    options.reuse_fence = ReuseFence::kNone;
-  } else {
-    problems.push_back(value.word.empty() ? "missing value" : "");
+// A key whose value is one of a few words, each naming an enum value.
+template <class Enum>
+struct ChoiceWord {
+  std::string_view word;
+  Enum value;
+};
+
+constexpr ChoiceWord<ReuseFence> kReuseFenceWords[] = {
+    {"auto", ReuseFence::kAuto}, {"sync", ReuseFence::kSync}, {"none", ReuseFence::kNone}};
+constexpr ChoiceWord<ThreadCacheMode> kThreadCacheWords[] = {{"auto", ThreadCacheMode::kAuto},
+                                                             {"always", ThreadCacheMode::kAlways},
+                                                             {"never", ThreadCacheMode::kNever}};
+
+template <auto Field, const auto& Words>
+void apply_choice(const RawValue& value, Options& options, Problems& problems) {
+  for (const auto& w : Words) {
+    if (value.word == w.word) {
+      options.*Field = w.value;
+      return;
+    }
   }
+  problems.push_back(value.word.empty() ? "missing value" : "");
 }
 
-std::string render_reuse_fence(const Options& options) {
-  switch (options.reuse_fence) {
-    case ReuseFence::kSync:
-      return "sync";
-    case ReuseFence::kNone:
-      return "none";
-    case ReuseFence::kAuto:
-      break;
+template <auto Field, const auto& Words>
+std::string render_choice(const Options& options) {
+  for (const auto& w : Words) {
+    if (options.*Field == w.value) return std::string(w.word);
   }
-  return "auto";
-}
-
-void apply_thread_cache(const RawValue& value, Options& options, Problems& problems) {
-  if (value.word == "auto") {
-    options.thread_cache = ThreadCacheMode::kAuto;
-  } else if (value.word == "always") {
-    options.thread_cache = ThreadCacheMode::kAlways;
-  } else if (value.word == "never") {
-    options.thread_cache = ThreadCacheMode::kNever;
-  } else {
-    problems.push_back(value.word.empty() ? "missing value" : "");
-  }
-}
-
-std::string render_thread_cache(const Options& options) {
-  switch (options.thread_cache) {
-    case ThreadCacheMode::kAlways:
-      return "always";
-    case ThreadCacheMode::kNever:
-      return "never";
-    case ThreadCacheMode::kAuto:
-      break;
-  }
-  return "auto";
+  return std::string(Words[0].word);
 }
 
 // --- roundup_power2_divisions -------------------------------------------------------------------
@@ -449,10 +433,12 @@ constexpr KeyInfo kKeys[] = {
      apply_mebibytes<&Options::large_segment_size, 11>,
      render_mebibytes<&Options::large_segment_size>},
     // cudapool's own keys.
-    {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false, apply_reuse_fence,
-     render_reuse_fence},
+    {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false,
+     apply_choice<&Options::reuse_fence, kReuseFenceWords>,
+     render_choice<&Options::reuse_fence, kReuseFenceWords>},
     {"thread_cache", "", ValueKind::kChoice, "auto, always or never", "auto", false,
-     apply_thread_cache, render_thread_cache},
+     apply_choice<&Options::thread_cache, kThreadCacheWords>,
+     render_choice<&Options::thread_cache, kThreadCacheWords>},
     {"strict", "", ValueKind::kBool, kTrueFalse, "False", false, apply_bool<&Options::strict>,
      render_bool<&Options::strict>},
     // PyTorch-only keys (default_text is PyTorch's default).
