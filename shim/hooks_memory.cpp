@@ -43,8 +43,8 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error;
-  ThreadCache* tracker = nullptr;
-  if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &tracker)) {
+  CacheMiss miss;
+  if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &miss)) {
     *dptr = static_cast<CUdeviceptr>(cached);
     return CUDA_SUCCESS;
   }
@@ -66,8 +66,8 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
         thread_cache_flush_all(*p)) {
       r = p->pool.malloc(bytesize, 0, tag);
     }
-    if (tracker != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
-      thread_cache_track(*p, *tracker, r.ptr, bytesize, r.block_size);
+    if (miss.cache != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
+      thread_cache_track(*p, miss, r.ptr, r.block_size);
     }
     if (report && r.status == cudapool::pool::AllocStatus::kOk) {
       const CallInfo& call = current_call();

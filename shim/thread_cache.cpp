@@ -86,21 +86,24 @@ class ThreadCache {
     return e;
   }
 
-  // Keeps e; the entries pushed out to make room go to *evicted.
-  void keep(const Entry& e, EntryList<kIdleSlots>* evicted) {
+  // Keeps e; the entries pushed out to make room go to *out.
+  template <int N>
+  void keep(const Entry& e, EntryList<N>* out) {
+    static_assert(N >= kIdleSlots, "room for every evicted entry");
     std::size_t bytes = idle_bytes.load(std::memory_order_relaxed);
     while (idle.count > 0 && (idle.full() || bytes + e.size > kIdleBytes)) {
       const Entry old = idle.remove_at(0);
       bytes -= old.size;
-      evicted->push(old);
+      out->push(old);
     }
     idle.push(e);
     idle_bytes.store(bytes + e.size, std::memory_order_relaxed);
   }
   // Every kept entry, out of the cache.
   EntryList<kIdleSlots> take_all_idle() {
-    EntryList<kIdleSlots> all;
-    while (idle.count > 0) all.push(take_idle(idle.count - 1));
+    const EntryList<kIdleSlots> all = idle;
+    idle.count = 0;
+    idle_bytes.store(0, std::memory_order_relaxed);
     return all;
   }
   Entry take_idle(int i) {
@@ -124,6 +127,17 @@ void give_back(ContextPool& p, const EntryList<N>& blocks) {
     p.pool.set_holder(blocks.items[i].ptr, 0);
     p.pool.free(blocks.items[i].ptr);
   }
+}
+
+// Under p's lock: what c keeps goes back to the pool; whether anything did.
+bool return_kept(ContextPool& p, ThreadCache& c) {
+  EntryList<kIdleSlots> kept;
+  {
+    std::lock_guard<SpinLock> lock(c.lock);
+    kept = c.take_all_idle();
+  }
+  give_back(p, kept);
+  return kept.count > 0;
 }
 
 // The pool's lock for a thread that is exiting, or nothing after about 0.1 s: exit() called from a
@@ -220,10 +234,8 @@ bool reuse_needs_no_fence() {
 
 }  // namespace
 
-PoolLock::PoolLock(ContextPool& p) : pool_(p) {
-  const bool contended = !p.mutex.try_lock();
-  if (contended) p.mutex.lock();
-  if (!p.caching_on_contention) return;
+void PoolLock::count_acquisition(bool contended) {
+  ContextPool& p = pool_;
   ++p.window_acquisitions;
   p.window_contended += contended ? 1 : 0;
   if (p.window_acquisitions < kWindow) return;
@@ -239,25 +251,15 @@ bool thread_caching_from_start() {
   return options().thread_cache == config::ThreadCacheMode::kAlways && !reporting().any();
 }
 
-bool thread_cache_usable(const ContextPool& p) {
-  return p.thread_caching.load(std::memory_order_relaxed) && reuse_needs_no_fence();
-}
-
-bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
-                        ThreadCache** tracker) {
-  *tracker = nullptr;
+bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr, CacheMiss* miss) {
+  *miss = CacheMiss{};
   if (!p.thread_caching.load(std::memory_order_relaxed)) return false;
   if (!reuse_needs_no_fence()) {
     // Fences are needed from now on: what this thread kept goes back (and gets its fence).
     ThreadCache* c = cache_for(p, false);
     if (c != nullptr && c->idle_bytes.load(std::memory_order_relaxed) > 0) {
       PoolLock lock(p);
-      EntryList<kIdleSlots> taken;
-      {
-        std::lock_guard<SpinLock> cache_lock(c->lock);
-        taken = c->take_all_idle();
-      }
-      give_back(p, taken);
+      return_kept(p, *c);
     }
     return false;
   }
@@ -277,33 +279,34 @@ bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
       }
     }
   }
-  *tracker = c;
+  *miss = CacheMiss{c, rounded};
   return false;
 }
 
-void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr, std::size_t bytes,
+void thread_cache_track(ContextPool& p, const CacheMiss& miss, std::uintptr_t ptr,
                         std::size_t block_size) {
-  if (block_size > kLargestCachedBlock) return;  // an unsplit larger block: never kept
-  std::lock_guard<SpinLock> lock(tracker.lock);
-  if (tracker.live.full()) return;
-  tracker.push_live(Entry{ptr, pool::round_size(bytes, p.pool.options()), block_size});
-  p.pool.set_holder(ptr, holder_word(&tracker));
+  // An unsplit block larger than the request may exceed what a cache keeps: left to the pool, so
+  // every live entry (and every kept one) is at most kLargestCachedBlock.
+  if (block_size > kLargestCachedBlock) return;
+  ThreadCache& c = *miss.cache;
+  std::lock_guard<SpinLock> lock(c.lock);
+  if (c.live.full()) return;
+  c.push_live(Entry{ptr, miss.rounded, block_size});
+  p.pool.set_holder(ptr, holder_word(&c));
 }
 
 bool thread_cache_free(ContextPool& p, std::uintptr_t ptr) {
   if (!p.thread_caching.load(std::memory_order_relaxed)) return false;
   ThreadCache* c = cache_for(p, false);
   if (c == nullptr || c->live_count.load(std::memory_order_relaxed) == 0) return false;
-  EntryList<kIdleSlots + 1> to_pool;
+  EntryList<kIdleSlots> to_pool;
   {
     std::lock_guard<SpinLock> lock(c->lock);
     const int i = c->live.find_ptr(ptr);
     if (i < 0) return false;
     const Entry e = c->remove_live(i);
-    if (e.size <= kLargestCachedBlock && reuse_needs_no_fence()) {
-      EntryList<kIdleSlots> evicted;
-      c->keep(e, &evicted);
-      for (int k = 0; k < evicted.count; ++k) to_pool.push(evicted.items[k]);
+    if (reuse_needs_no_fence()) {
+      c->keep(e, &to_pool);  // live entries are never larger than a cache keeps (track)
     } else {
       to_pool.push(e);
     }
@@ -333,15 +336,7 @@ HeldBlock thread_cache_release_held(ContextPool& p, std::uintptr_t ptr) {
 
 bool thread_cache_flush_all(ContextPool& p) {
   bool any = false;
-  for (ThreadCache* c : p.thread_caches) {
-    EntryList<kIdleSlots> taken;
-    {
-      std::lock_guard<SpinLock> lock(c->lock);
-      taken = c->take_all_idle();
-    }
-    give_back(p, taken);
-    any = any || taken.count > 0;
-  }
+  for (ThreadCache* c : p.thread_caches) any = return_kept(p, *c) || any;
   return any;
 }
 

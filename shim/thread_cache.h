@@ -24,27 +24,33 @@ class ThreadCache;
 // The pool's lock, noting for thread_cache:auto whether it was contended.
 class PoolLock {
  public:
-  explicit PoolLock(ContextPool& p);
+  explicit PoolLock(ContextPool& p) : pool_(p) {
+    const bool contended = !p.mutex.try_lock();
+    if (contended) p.mutex.lock();
+    if (p.caching_on_contention) count_acquisition(contended);
+  }
   ~PoolLock() { pool_.mutex.unlock(); }
   PoolLock(const PoolLock&) = delete;
   PoolLock& operator=(const PoolLock&) = delete;
 
  private:
+  void count_acquisition(bool contended);
   ContextPool& pool_;
 };
 
 // Whether p starts with thread caches on (thread_cache:always, nothing reported).
 bool thread_caching_from_start();
-// Whether p may use caches now: on for p, and a freed block needs no reuse fence.
-bool thread_cache_usable(const ContextPool& p);
+// A request the calling thread's cache missed, to be tracked once the pool served it.
+struct CacheMiss {
+  ThreadCache* cache = nullptr;  // nullptr: not to be tracked
+  std::size_t rounded = 0;       // the request, rounded as the pool rounds it
+};
 
 // Allocation fast path: a cached block of the calling thread for `bytes`. Returns true with *ptr
-// set when served; otherwise *tracker is the calling thread's cache for p (nullptr when caches
-// are not usable), to pass to thread_cache_track after the pool served the request.
-bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr,
-                        ThreadCache** tracker);
-// Under p's lock: tracker tracks the block the pool just handed out for `bytes`.
-void thread_cache_track(ContextPool& p, ThreadCache& tracker, std::uintptr_t ptr, std::size_t bytes,
+// set when served; otherwise *miss says whether and how to track the block the pool hands out.
+bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr, CacheMiss* miss);
+// Under p's lock, for a miss with a cache: that cache tracks the block the pool just handed out.
+void thread_cache_track(ContextPool& p, const CacheMiss& miss, std::uintptr_t ptr,
                         std::size_t block_size);
 
 // Free fast path: true when ptr was a block the calling thread's cache tracks (it is now cached,
