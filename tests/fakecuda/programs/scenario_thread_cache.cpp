@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -78,6 +79,25 @@ class Worker {
   bool quit_ = false;
   std::thread thread_;  // last: starts once the members above exist
 };
+
+// Stamps each block with a tag of its own, then checks that every block kept its tag: no two of
+// the blocks overlap. `what` names them in the failure.
+struct Span {
+  CUdeviceptr ptr;
+  size_t bytes;
+};
+void expect_apart(std::initializer_list<Span> blocks, const char* what) {
+  static uint64_t calls = 0;
+  const uint64_t base = 0x100 * ++calls;
+  uint64_t tag = base;
+  for (const Span& b : blocks) stamp(b.ptr, b.bytes, ++tag);
+  tag = base;
+  for (const Span& b : blocks) {
+    ++tag;
+    FC_CHECK(stamped(b.ptr, b.bytes, tag), "%s: the block at %#llx lost its tag (blocks overlap)",
+             what, b.ptr);
+  }
+}
 
 // a. A thread that frees a block and asks for the same rounded size again gets it back.
 void same_thread_reuse(const Driver& d, CUcontext ctx, bool cached) {
@@ -159,10 +179,7 @@ void privacy(const Driver& d, CUcontext ctx, bool cached) {
   }
   FC_CHECK(z != y, "b: A and B both hold %#llx", z);
   FC_CHECK(d.alloc_calls() == a0, "b: %llu driver allocations, expected 0", d.alloc_calls() - a0);
-  stamp(y, kMiB, 0xb1);
-  stamp(z, kMiB, 0xb2);
-  FC_CHECK(stamped(y, kMiB, 0xb1) && stamped(z, kMiB, 0xb2), "b: B's %#llx and A's %#llx overlap",
-           y, z);
+  expect_apart({{y, kMiB}, {z, kMiB}}, "b: B's and A's blocks");
   b.run([&] { FC_OK(d, d.MemFree(y)); });
   a.run([&] { FC_OK(d, d.MemFree(z)); });
 }
@@ -223,10 +240,7 @@ void cross_thread_free(const Driver& d, CUcontext ctx) {
   say("   A's next 1 MiB request does not get X (C holds it; A's failed free cached nothing)");
   a.run([&] { z = alloc_ok(d, kMiB); });
   FC_CHECK(z != y, "d: A got %#llx, which C holds", z);
-  stamp(y, kMiB, 0xd2);
-  stamp(z, kMiB, 0xd3);
-  FC_CHECK(stamped(y, kMiB, 0xd2) && stamped(z, kMiB, 0xd3), "d: C's %#llx and A's %#llx overlap",
-           y, z);
+  expect_apart({{y, kMiB}, {z, kMiB}}, "d: C's and A's blocks");
   c.run([&] { FC_OK(d, d.MemFree(y)); });
   a.run([&] { FC_OK(d, d.MemFree(z)); });
 }
@@ -251,11 +265,7 @@ void double_free_cached(const Driver& d, CUcontext ctx) {
   FC_CHECK(y2 != y1, "e: A got X %#llx twice (the double free cached it twice)", x);
   b.run([&] { y3 = alloc_ok(d, kMiB); });
   FC_CHECK(y3 != y1 && y3 != y2, "e: B got %#llx, which A holds (A: %#llx, %#llx)", y3, y1, y2);
-  stamp(y1, kMiB, 0xe1);
-  stamp(y2, kMiB, 0xe2);
-  stamp(y3, kMiB, 0xe3);
-  FC_CHECK(stamped(y1, kMiB, 0xe1) && stamped(y2, kMiB, 0xe2) && stamped(y3, kMiB, 0xe3),
-           "e: the blocks %#llx, %#llx, %#llx overlap", y1, y2, y3);
+  expect_apart({{y1, kMiB}, {y2, kMiB}, {y3, kMiB}}, "e: A's two blocks and B's");
   a.run([&] {
     FC_OK(d, d.MemFree(y1));
     FC_OK(d, d.MemFree(y2));
@@ -290,10 +300,7 @@ void oom_flush(const Driver& d, CUcontext ctx) {
   a.run([&] { z = alloc_ok(d, 8 * kMiB); });
   FC_CHECK(z + 8 * kMiB <= y || z >= y + 20 * kMiB,
            "f: A got %#llx, inside B's 20 MiB block at %#llx", z, y);
-  stamp(y, 20 * kMiB, 0xf1);
-  stamp(z, 8 * kMiB, 0xf2);
-  FC_CHECK(stamped(y, 20 * kMiB, 0xf1) && stamped(z, 8 * kMiB, 0xf2),
-           "f: B's %#llx and A's %#llx overlap", y, z);
+  expect_apart({{y, 20 * kMiB}, {z, 8 * kMiB}}, "f: B's and A's blocks");
   b.run([&] { FC_OK(d, d.MemFree(y)); });
   a.run([&] { FC_OK(d, d.MemFree(z)); });
 }
@@ -351,10 +358,7 @@ void free_async(const Driver& d, CUcontext ctx) {
     });
     b.run([&] { y2 = alloc_ok(d, kMiB); });
     FC_CHECK(y1 != y2, "j: A and B both got %#llx (X %#llx)", y1, x);
-    stamp(y1, kMiB, 0x11);
-    stamp(y2, kMiB, 0x12);
-    FC_CHECK(stamped(y1, kMiB, 0x11) && stamped(y2, kMiB, 0x12),
-             "j: A's %#llx and B's %#llx overlap", y1, y2);
+    expect_apart({{y1, kMiB}, {y2, kMiB}}, "j: A's and B's blocks");
     a.run([&] { FC_OK(d, d.MemFree(y1)); });
     b.run([&] { FC_OK(d, d.MemFree(y2)); });
   }
@@ -375,10 +379,7 @@ void free_async(const Driver& d, CUcontext ctx) {
   c.run([&] { z = alloc_ok(d, kMiB); });
   FC_CHECK(y + kMiB <= z || z + kMiB <= y,
            "j: A's 1 MiB block %#llx and C's 1 MiB block %#llx overlap (X %#llx)", y, z, x);
-  stamp(y, kMiB, 0x13);
-  stamp(z, kMiB, 0x14);
-  FC_CHECK(stamped(y, kMiB, 0x13) && stamped(z, kMiB, 0x14), "j: A's %#llx and C's %#llx overlap",
-           y, z);
+  expect_apart({{y, kMiB}, {z, kMiB}}, "j: A's and C's blocks");
   a.run([&] { FC_OK(d, d.MemFree(y)); });
   c.run([&] { FC_OK(d, d.MemFree(z)); });
 }
