@@ -155,10 +155,34 @@ void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t
 // --- reuse fences ------------------------------------------------------------------------------
 
 void CudaBackend::add_nonblocking_stream(CUstream stream) {
-  if (std::find(nonblocking_streams_.begin(), nonblocking_streams_.end(), stream) ==
+  if (std::find(nonblocking_streams_.begin(), nonblocking_streams_.end(), stream) !=
       nonblocking_streams_.end()) {
-    nonblocking_streams_.push_back(stream);
+    return;
   }
+  nonblocking_streams_.push_back(stream);
+  order_after_earlier_work(stream);
+}
+
+// A new non-blocking stream is not ordered after the legacy stream's work. Blocks freed while
+// nothing but the legacy (and blocking, per-thread) streams had work needed no fence, and the
+// program may now give one to the new stream while a kernel queued before its free still reads
+// it: the stream waits for all work queued so far (an event on the legacy stream, which is also a
+// barrier for the blocking and per-thread streams). The wait takes the event's state when it is
+// made, so the event is a spare again at once. Not during a stream capture (no legacy-stream
+// work may be enqueued then).
+void CudaBackend::order_after_earlier_work(CUstream stream) {
+  if (fence_mode_ != config::ReuseFence::kAuto ||
+      captures_in_progress().load(std::memory_order_relaxed) != 0 ||
+      real().cuStreamWaitEvent == nullptr) {
+    return;
+  }
+  ContextScope scope(context_);
+  CUevent barrier = take_event();
+  if (barrier == nullptr) return;
+  if (real().cuEventRecord(barrier, CU_STREAM_LEGACY) == CUDA_SUCCESS) {
+    real().cuStreamWaitEvent(stream, barrier, 0);
+  }
+  spare_events_.push_back(barrier);
 }
 
 void CudaBackend::remove_stream(CUstream stream) {

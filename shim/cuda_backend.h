@@ -36,7 +36,8 @@ class CudaBackend final : public pool::Backend {
   // The segment (base, size) holding ptr, if the pool owns it.
   bool segment_containing(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) const;
 
-  // Non-blocking streams of this context whose work a reuse must wait for.
+  // Non-blocking streams of this context whose work a reuse must wait for. A new one is first
+  // ordered after all work queued so far (reuse_fence:auto).
   void add_nonblocking_stream(CUstream stream);
   void remove_stream(CUstream stream);
 
@@ -51,6 +52,7 @@ class CudaBackend final : public pool::Backend {
     std::vector<CUevent> events;  // must complete before reuse (empty: ordering suffices)
   };
 
+  void order_after_earlier_work(CUstream stream);
   Epoch* find_epoch(std::uint64_t id);
   bool close_epoch(Epoch& epoch);
   CUevent take_event();

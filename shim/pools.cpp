@@ -162,38 +162,12 @@ void drop_primary_pools(CUdevice dev) {
   t_last_id = 0;
 }
 
-namespace {
-
-// A new non-blocking stream is not ordered after the legacy stream's work. Blocks freed while
-// nothing but the legacy (and blocking, per-thread) streams had work were handed out again with no
-// fence (reuse_fence:auto), and the program may now give one to the new stream while a kernel
-// queued before its free still reads it: make the stream wait for all work queued so far (an
-// event on the legacy stream, a barrier for the blocking and per-thread streams too). Not during a
-// stream capture (no legacy-stream work may be enqueued then).
-void order_after_earlier_work(CUstream stream) {
-  if (options().reuse_fence != config::ReuseFence::kAuto ||
-      captures_in_progress().load(std::memory_order_relaxed) != 0 ||
-      real().cuEventCreate == nullptr || real().cuEventRecord == nullptr ||
-      real().cuStreamWaitEvent == nullptr || real().cuEventDestroy_v2 == nullptr) {
-    return;
-  }
-  CUevent barrier = nullptr;
-  if (real().cuEventCreate(&barrier, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return;
-  if (real().cuEventRecord(barrier, CU_STREAM_LEGACY) == CUDA_SUCCESS) {
-    real().cuStreamWaitEvent(stream, barrier, 0);
-  }
-  real().cuEventDestroy_v2(barrier);  // released once the wait is satisfied
-}
-
-}  // namespace
-
 void note_stream_created(CUstream stream, unsigned int flags) {
   if ((flags & CU_STREAM_NON_BLOCKING) == 0) return;
   note_streams_beyond_legacy();
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return;
-  order_after_earlier_work(stream);
   std::lock_guard<SpinLock> lock(p->mutex);
   p->backend.add_nonblocking_stream(stream);
 }

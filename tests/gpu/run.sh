@@ -14,7 +14,7 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api threads errors torch cupy jax logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors libraries torch cupy jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
@@ -154,6 +154,7 @@ build_all() {
   b cross_stream_ptds cross_stream.cu --default-stream per-thread
   b late_stream late_stream.cu
   b errors errors.cu "${lcuda[@]}"
+  b libraries libraries.cu -lcublas -lcufft -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -383,6 +384,49 @@ test_errors() {
   [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
 }
 
+# cuBLAS and cuFFT (each with its own static cudart) and Thrust and CUB (the program's cudart):
+# results checked against the CPU under the shim (default, sync) and without it; then a logged run
+# whose log must hold more alloc events than the program's own cudaMalloc calls (the libraries'
+# workspace allocations reached the pool).
+test_libraries() {
+  have libraries || {
+    fail libraries "not built"
+    return
+  }
+  local mode tag rc log
+  for mode in raw shim shim:reuse_fence:sync; do
+    tag=${mode#shim}
+    tag=${tag#:reuse_fence:}
+    [ -z "$tag" ] && tag=default
+    [ "$mode" = raw ] && tag=raw
+    run "libraries-$tag" 180 "$mode" "$BIN/libraries"
+    rc=$?
+    log="$LOGS/libraries-$tag.log"
+    [ "$mode" = raw ] || preload_check "libraries-$tag" $rc "$log"
+    verdict "libraries-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
+  done
+  if [ ! -x "$REPLAY" ]; then
+    fail libraries-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
+    return
+  fi
+  ALOGS="$WORK/alloc-logs"
+  mkdir -p "$ALOGS"
+  log_run libraries 1 "$BIN/libraries" 10
+  local f direct allocs
+  f=$(ls -S "$ALOGS"/libraries-*.jsonl 2>/dev/null | head -n 1)
+  direct=$(grep -o 'direct cudaMalloc calls [0-9]*' "$LOGS/log-libraries.log" | grep -o '[0-9]*$')
+  if [ -n "$f" ] && [ -n "$direct" ]; then
+    allocs=$(grep -c '"action":"alloc"' "$f")
+    if [ "$allocs" -gt "$direct" ]; then
+      pass libraries-pooled "$allocs alloc events in the log, $direct of them the program's own cudaMalloc calls: the libraries' allocations reached the pool ($(grep -o '"action":"[a-z_]*"' "$f" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//'))"
+    else
+      fail libraries-pooled "$allocs alloc events in the log, not more than the program's own $direct cudaMalloc calls"
+    fi
+  else
+    fail libraries-pooled "no log or no count of direct cudaMalloc calls"
+  fi
+}
+
 py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
 test_torch() {
@@ -597,9 +641,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors torch cupy jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries torch cupy jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | torch | cupy | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | torch | cupy | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
