@@ -153,7 +153,8 @@ class ShimSink final : public pool::EventSink {
   }
 };
 
-ShimSink g_sink;
+// Never destroyed: a free at exit, after the shim's static destructors, may still log.
+constinit NeverDestroyed<ShimSink> g_sink;
 
 }  // namespace
 
@@ -163,7 +164,7 @@ CallInfo& current_call() {
 }
 
 pool::EventSink* log_sink() {
-  return reporting().log_template.empty() ? nullptr : &g_sink;
+  return reporting().log_template.empty() ? nullptr : &g_sink.get();
 }
 
 bool logging() {

@@ -22,16 +22,15 @@ namespace cudapool::shim {
 
 namespace detail {
 std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
-Reporting g_reporting;
+constinit NeverDestroyed<Reporting> g_reporting;
 }  // namespace detail
 
 namespace {
 
 using detail::g_mode;
-using detail::g_reporting;
 
 std::atomic<int> g_captures{0};
-config::Options g_options;
+constinit config::Options g_options;
 std::mutex g_init_mutex;
 
 void on_fork_child() {
@@ -61,15 +60,15 @@ long long env_count(const char* name, long long lo, long long hi, const char* un
 }
 
 void read_reporting() {
-  g_reporting.start_ns = monotonic_ns();
-  if (const char* v = std::getenv("CUDAPOOL_LOG"); v != nullptr) g_reporting.log_template = v;
-  if (const char* v = std::getenv("CUDAPOOL_SUMMARY"); v != nullptr) g_reporting.summary_target = v;
-  g_reporting.backtrace_frames =
-      static_cast<int>(env_count("CUDAPOOL_BACKTRACE", 0, 16, "frames", "0", 0));
-  g_reporting.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
-  g_reporting.log_buffer = static_cast<std::size_t>(
+  Reporting& r = detail::g_reporting.get();
+  r.start_ns = monotonic_ns();
+  if (const char* v = std::getenv("CUDAPOOL_LOG"); v != nullptr) r.log_template = v;
+  if (const char* v = std::getenv("CUDAPOOL_SUMMARY"); v != nullptr) r.summary_target = v;
+  r.backtrace_frames = static_cast<int>(env_count("CUDAPOOL_BACKTRACE", 0, 16, "frames", "0", 0));
+  r.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
+  r.log_buffer = static_cast<std::size_t>(
       env_count("CUDAPOOL_LOG_BUFFER", 256, 1ll << 24, "events", "the default", 0));
-  if (g_reporting.any()) register_exit_report();
+  if (r.any()) register_exit_report();
 }
 
 Mode initialize() {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/options.h"
+#include "shim/never_destroyed.h"
 
 namespace cudapool::shim {
 
@@ -44,11 +45,13 @@ struct Reporting {
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };
 namespace detail {
-extern Reporting g_reporting;
+// Constant-initialized and never destroyed (never_destroyed.h): the shim may be initialized by
+// another library's constructor before its own static initializers run.
+extern NeverDestroyed<Reporting> g_reporting;
 }  // namespace detail
 // Inline: the pooled hooks ask reporting().any() on every call.
 inline const Reporting& reporting() {
-  return detail::g_reporting;
+  return detail::g_reporting.get();
 }
 
 // The calling thread's kernel id (cached per thread). The hooks' clock is in clock.h.
