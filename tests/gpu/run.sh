@@ -14,7 +14,7 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api threads errors libraries torch cupy jax logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors libraries torch cupy numba jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
@@ -508,6 +508,22 @@ test_cupy() {
   verdict cupy_check-raw $rc "$LOGS/cupy_check-raw.log" "CuPy pools off, no shim"
 }
 
+# Numba finds the driver on its own (not through cudart) and allocates with cuMemAlloc.
+test_numba() {
+  if ! py_has numba; then
+    fail numba "$PY cannot import numba"
+    return
+  fi
+  local rc
+  run numba_check-shim 240 shim "$PY" "$HERE/numba_check.py"
+  rc=$?
+  preload_check numba_check-shim $rc "$LOGS/numba_check-shim.log"
+  verdict numba_check-shim $rc "$LOGS/numba_check-shim.log" "Numba device arrays, shim"
+  run numba_check-raw 240 raw "$PY" "$HERE/numba_check.py"
+  rc=$?
+  verdict numba_check-raw $rc "$LOGS/numba_check-raw.log" "Numba device arrays, no shim"
+}
+
 test_jax() {
   if ! py_has jax; then
     fail jax "$PY cannot import jax"
@@ -597,6 +613,7 @@ test_logs() {
     fi
   fi
   py_has cupy && log_run cupy 1000 "$PY" "$HERE/cupy_check.py"
+  py_has numba && log_run numba 1000 "$PY" "$HERE/numba_check.py"
   if py_has jax; then
     # XLA's platform allocator uses the virtual memory API (cuMemCreate/cuMemMap): its buffers are
     # passed through and logged, not pooled; the pool serves the cudart allocations of its
@@ -641,9 +658,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries torch cupy jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries torch cupy numba jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | torch | cupy | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | torch | cupy | numba | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
