@@ -274,7 +274,33 @@ void Logger::flush() {
     std::uint64_t lines = 0;
     for (std::size_t i = done; i < lines_end; ++i) lines += buffer_[i] == '\n';
     written_.store(written_.load(std::memory_order_relaxed) - lines, std::memory_order_relaxed);
+    return;
   }
+  // Every record consumed so far has its line in the file (records are consumed in seq order).
+  in_file_.store(written_.load(std::memory_order_relaxed), std::memory_order_release);
+}
+
+bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
+  if (forgotten_.load(std::memory_order_acquire) || finished_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  const std::uint64_t target = ring_.appended();
+  std::uint64_t seen = in_file_.load(std::memory_order_acquire);
+  std::uint32_t still_ms = 0;
+  while (seen < target) {
+    if (write_failed_.load(std::memory_order_relaxed)) return false;
+    ring_.wake_consumer();
+    const timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+    const std::uint64_t now = in_file_.load(std::memory_order_acquire);
+    if (now != seen) {
+      seen = now;
+      still_ms = 0;
+    } else if (++still_ms >= stall_ms) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::size_t Logger::write_at(const char* data, std::size_t size, std::uint64_t offset) {

@@ -59,6 +59,13 @@ class Logger : public pool::EventSink {
   // finish() may be left out (counted in records_lost when they got a seq).
   void finish(const Summary& summary);
 
+  // For a signal handler about to end the process: waits until every record appended before the
+  // call is in the file, or the writer made no progress for stall_ms, or logging stopped (a write
+  // failure, finish(), a child after fork). Returns whether every such record is in the file.
+  // Async-signal-safe: atomic loads, a futex wake and nanosleep only. Records of an append() that
+  // the signal interrupted on the calling thread cannot be written: the wait ends by the stall.
+  bool wait_written_before_exit(std::uint32_t stall_ms);
+
   // In the child after fork(): from now on accepts and writes nothing, never touches the parent's
   // writer thread or locks, and closes this process's copy of the descriptor.
   void forget_after_fork();
@@ -108,6 +115,7 @@ class Logger : public pool::EventSink {
   alignas(64) std::atomic<bool> stop_{false};
   std::atomic<bool> write_failed_{false};
   std::atomic<std::uint64_t> written_{0};  // changed by the writer only (no atomic add needed)
+  std::atomic<std::uint64_t> in_file_{0};  // records whose lines the file holds (writer only)
 
   // Writer side.
   bool identity_known_ = false;

@@ -20,6 +20,7 @@
 #include "log/format.h"
 #include "log/logger.h"
 #include "shim/clock.h"
+#include "shim/exit_signals.h"
 #include "shim/guard.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
@@ -122,6 +123,7 @@ log::Logger* start_logger() {
   }
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);
+  if (logger != nullptr) handle_exit_signals_for_log();
   return logger;
 }
 
@@ -200,6 +202,11 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
   r.tid = thread_id();
   r.t_ns = monotonic_ns();  // the clock of the pool's events, not the Logger's fallback
   l->append(r);
+}
+
+void wait_for_log_before_exit(unsigned stall_ms) {
+  if (log::Logger* l = g_logger.load(std::memory_order_acquire))
+    l->wait_written_before_exit(stall_ms);
 }
 
 void finish_log() {

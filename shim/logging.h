@@ -37,6 +37,10 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
 // At exit: the summary line with every pool's statistics and leaks, then the file is closed.
 void finish_log();
 
+// From a signal handler about to end the process: waits until the log's writer has put every
+// event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
+void wait_for_log_before_exit(unsigned stall_ms);
+
 // In a child after fork: never write the parent's file.
 void forget_log_after_fork();
 

@@ -5,17 +5,7 @@
 # survive: the allocation log is written, the summary printed at exit, and the program's own
 # lookups traced. Through the fake driver; the GPU suite's `libraries` section runs the real case.
 # Usage: early_init.sh <cudart_like_early> <libcudapool.so> <directory of the fake libcuda.so.1>
-set -u
-program="$1"
-shim="$2"
-fake_dir="$3"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/script_harness.sh"
 
 LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$shim" CUDAPOOL_LOG="$work/log-%p.jsonl" \
   CUDAPOOL_SUMMARY=stderr CUDAPOOL_TRACE_LOOKUPS=1 "$program" cache_hit shim >"$work/out" 2>"$work/err"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# tests/fakecuda/exit_signal.sh: the allocation log when a signal ends the program
+# (shim/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
+# writer formats, and counts its pairs in a shared file. (1) SIGTERM at its default action: the
+# process still dies by SIGTERM (status 143), and every pair counted before the signal is in the
+# log (each line whole JSON, seq 1..N without a gap). (2) A program with its own SIGTERM handler
+# keeps it: it returns normally and the log ends with its summary line. Through the fake driver.
+# Usage: exit_signal.sh <signal_producer> <libcudapool.so> <directory of the fake libcuda.so.1>
+source "$(dirname "${BASH_SOURCE[0]}")/script_harness.sh"
+
+# Lines, alloc events, and whether seq runs 1..lines-1 (header excluded) and the last line is a
+# summary. Every line must parse.
+log_facts() {
+  python3 - "$1" <<'PY'
+import json, sys
+allocs = 0
+seqs = []
+last = None
+with open(sys.argv[1]) as f:
+    for n, line in enumerate(f, 1):
+        record = json.loads(line)
+        last = record
+        if record.get("action") == "alloc":
+            allocs += 1
+        if "seq" in record and record.get("action") != "summary":
+            seqs.append(record["seq"])
+gapless = seqs == list(range(1, len(seqs) + 1))
+print(allocs, "gapless" if gapless else "gaps", "summary" if last and last.get("action") == "summary" else "no-summary")
+PY
+}
+
+run_producer() {  # run_producer NAME [ARGS...]: starts it, waits for 200000 pairs, sends SIGTERM
+  local name=$1
+  shift
+  LD_LIBRARY_PATH="$fake_dir" LD_PRELOAD="$shim" CUDAPOOL_LOG="$work/$name.jsonl" \
+    CUDAPOOL_LOG_BUFFER=1048576 "$program" "$work/$name.count" "$@" >"$work/$name.out" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 300); do
+    sleep 0.05
+    if [ -s "$work/$name.count" ] &&
+      [ "$(od -An -tu8 "$work/$name.count" | tr -d ' ')" -ge 200000 ] 2>/dev/null; then
+      break
+    fi
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $?
+}
+
+rc=$(run_producer default)
+counted=$(od -An -tu8 "$work/default.count" | tr -d ' ')
+[ "$rc" = 143 ] || fail "SIGTERM at its default action: exit status $rc, want 143 (killed by SIGTERM)"
+if facts=$(log_facts "$work/default.jsonl"); then
+  read -r allocs gaps summary <<<"$facts"
+  [ "$gaps" = gapless ] || fail "the log's seq has gaps"
+  if [ "$allocs" -ge "$counted" ]; then
+    echo "ok: SIGTERM: status $rc, $counted pairs counted, $allocs alloc events in the log ($summary)"
+  else
+    fail "$counted pairs done before SIGTERM, $allocs alloc events in the log: events were lost"
+  fi
+else
+  fail "the log of the SIGTERM run has a broken line"
+fi
+
+rc=$(run_producer own --own-handler)
+[ "$rc" = 0 ] || fail "a program with its own SIGTERM handler: exit status $rc, want 0: $(cat "$work/own.out")"
+grep -q "stopped by its own handler" "$work/own.out" || fail "the program's own handler did not run"
+if facts=$(log_facts "$work/own.jsonl"); then
+  read -r allocs gaps summary <<<"$facts"
+  if [ "$summary" = summary ]; then
+    echo "ok: own handler kept: status $rc, $allocs alloc events, then the summary line"
+  else
+    fail "normal return after the program's own handler: no summary line"
+  fi
+else
+  fail "the log of the own-handler run has a broken line"
+fi
+exit $status

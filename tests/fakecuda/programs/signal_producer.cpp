@@ -1,0 +1,64 @@
+// tests/fakecuda/programs/signal_producer.cpp: allocates and frees in a tight loop through the
+// driver's exported names (linked with -lcuda against the fake) until a signal ends it, counting
+// the pairs done in a file mapped shared, so the count survives the process. Under the shim with
+// CUDAPOOL_LOG, the log's writer falls behind such a loop; exit_signal.sh checks that a SIGTERM
+// still leaves every pair counted in the log. With --own-handler the program handles SIGTERM
+// itself (installed before its first CUDA call) and returns normally.
+// Usage: signal_producer COUNTER_FILE [--own-handler]
+#include <cuda.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void on_term(int) {
+  g_stop = 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: signal_producer COUNTER_FILE [--own-handler]\n");
+    return 2;
+  }
+  if (argc > 2 && std::strcmp(argv[2], "--own-handler") == 0) signal(SIGTERM, on_term);
+  const int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || ftruncate(fd, sizeof(std::uint64_t)) != 0) {
+    std::perror("counter file");
+    return 2;
+  }
+  void* map = mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    std::perror("mmap");
+    return 2;
+  }
+  auto* done = static_cast<std::atomic<std::uint64_t>*>(map);
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "FAIL: no context\n");
+    return 1;
+  }
+  std::uint64_t pairs = 0;
+  while (g_stop == 0) {
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, 1 << 20) != CUDA_SUCCESS || cuMemFree(p) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "FAIL: pair %llu\n", static_cast<unsigned long long>(pairs));
+      return 1;
+    }
+    done->store(++pairs, std::memory_order_release);
+  }
+  std::printf("signal_producer: stopped by its own handler after %llu pairs\n",
+              static_cast<unsigned long long>(pairs));
+  return 0;
+}
