@@ -14,7 +14,8 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api threads errors libraries torch cupy numba jax logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors libraries other_allocs torch cupy numba jax
+# logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
@@ -155,6 +156,7 @@ build_all() {
   b late_stream late_stream.cu
   b errors errors.cu "${lcuda[@]}"
   b libraries libraries.cu -lcublas -lcufft -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
+  b other_allocs other_allocs.cu
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -427,6 +429,46 @@ test_libraries() {
   fi
 }
 
+# The allocation APIs the shim passes through (managed, pitched, 3D, host, stream-ordered,
+# arrays) around live pooled blocks: data checked under the shim and without it; the log must show
+# each kind passed through and every cudaFree of a non-pooled pointer forwarded.
+test_other_allocs() {
+  have other_allocs || {
+    fail other_allocs "not built"
+    return
+  }
+  local mode tag rc log
+  for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
+    tag=${mode#shim}
+    tag=${tag#:}
+    tag=${tag//:/-}
+    [ -z "$tag" ] && tag=default
+    run "other_allocs-$tag" 120 "$mode" "$BIN/other_allocs"
+    rc=$?
+    log="$LOGS/other_allocs-$tag.log"
+    [ "$mode" = raw ] || preload_check "other_allocs-$tag" $rc "$log"
+    verdict "other_allocs-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
+  done
+  if [ ! -x "$REPLAY" ]; then
+    fail other_allocs-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
+    return
+  fi
+  ALOGS="$WORK/alloc-logs"
+  mkdir -p "$ALOGS"
+  log_run other_allocs 10 "$BIN/other_allocs" 5
+  local f action missing=""
+  f=$(ls -S "$ALOGS"/other_allocs-*.jsonl 2>/dev/null | head -n 1)
+  [ -n "$f" ] || return
+  for action in alloc_managed alloc_pitch alloc_async alloc_host free_host free_unowned; do
+    grep -q "\"action\":\"$action\"" "$f" || missing+="$action "
+  done
+  if [ -z "$missing" ]; then
+    pass other_allocs-logged "$(grep -o '"action":"[a-z_]*"' "$f" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//')"
+  else
+    fail other_allocs-logged "no $missing event in $f"
+  fi
+}
+
 py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
 test_torch() {
@@ -658,9 +700,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries torch cupy numba jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries other_allocs torch cupy numba jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | torch | cupy | numba | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | other_allocs | torch | cupy | numba | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
