@@ -22,7 +22,7 @@ enum class LogAction : std::uint8_t {
   kOom,
   kEmptyCache,
   // Pass-through allocation APIs, logged but not pooled.
-  kAllocAsync,    // cuMemAllocAsync(_ptsz)
+  kAllocAsync,    // cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz)
   kFreeAsync,     // cuMemFreeAsync(_ptsz) of a pointer the pool does not own
   kAllocManaged,  // cuMemAllocManaged
   kAllocPitch,    // cuMemAllocPitch_v2 (size = pitch * height)

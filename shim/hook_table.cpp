@@ -32,6 +32,8 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice);
 CUresult cuMemAllocAsync(CUdeviceptr*, size_t, CUstream);
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr*, size_t, CUstream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr*, size_t, CUmemoryPool, CUstream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, CUmemoryPool, CUstream);
 CUresult cuMemFreeAsync(CUdeviceptr, CUstream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int);
@@ -55,15 +57,17 @@ namespace {
 #define CUDAPOOL_HOOKED(X)                                                                         \
   X(cuMemAlloc_v2)                                                                                 \
   X(cuMemFree_v2)                                                                                  \
-  X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute) X(cuPointerGetAttributes) \
+  X(cuMemGetInfo_v2)                                                                               \
+  X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute) X(cuPointerGetAttributes)                    \
       X(cuIpcGetMemHandle) X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2)   \
           X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture)         \
               X(cuStreamEndCapture_ptsz) X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2)          \
                   X(cuDevicePrimaryCtxRelease_v2) X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz)       \
-                      X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged)                \
-                          X(cuMemAllocPitch_v2) X(cuMemCreate) X(cuMemRelease) X(cuMemMap)         \
-                              X(cuMemUnmap) X(cuMemAllocHost_v2) X(cuMemHostAlloc)                 \
-                                  X(cuMemFreeHost) X(cuGetProcAddress) X(cuGetProcAddress_v2)
+                      X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) X(cuMemFreeAsync) \
+                          X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged) X(cuMemAllocPitch_v2)        \
+                              X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)             \
+                                  X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost)          \
+                                      X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
 #define CUDAPOOL_COUNT(name) +1
 constexpr int kHooks = 0 CUDAPOOL_HOOKED(CUDAPOOL_COUNT);

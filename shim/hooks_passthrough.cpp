@@ -69,6 +69,20 @@ CUDAPOOL_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize
   return r;
 }
 
+CUDAPOOL_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                 CUmemoryPool pool, CUstream stream) {
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocFromPoolAsync, dptr, bytesize, pool, stream);
+  note(cudapool::log::LogAction::kAllocAsync, r, dptr, bytesize, stream);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
+                                                      CUmemoryPool pool, CUstream stream) {
+  const CUresult r = CUDAPOOL_PASS(cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, stream);
+  note(cudapool::log::LogAction::kAllocAsync, r, dptr, bytesize, stream);
+  return r;
+}
+
 CUDAPOOL_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   if (CUresult pooled = CUDA_SUCCESS; free_pooled(dptr, &pooled)) return pooled;
   const CUresult r = CUDAPOOL_PASS(cuMemFreeAsync, dptr, stream);

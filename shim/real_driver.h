@@ -59,6 +59,8 @@ namespace cudapool::shim {
   X(cuCtxDestroy_v2, CUresult (*)(CUcontext))                                                      \
   X(cuMemAllocAsync, CUresult (*)(CUdeviceptr*, size_t, CUstream))                                 \
   X(cuMemAllocAsync_ptsz, CUresult (*)(CUdeviceptr*, size_t, CUstream))                            \
+  X(cuMemAllocFromPoolAsync, CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream))           \
+  X(cuMemAllocFromPoolAsync_ptsz, CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream))      \
   X(cuMemFreeAsync, CUresult (*)(CUdeviceptr, CUstream))                                           \
   X(cuMemFreeAsync_ptsz, CUresult (*)(CUdeviceptr, CUstream))                                      \
   X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                           \

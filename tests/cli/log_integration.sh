@@ -68,6 +68,9 @@ elif mode == "passthrough":
     assert cuda.cuMemFreeHost(host) == 0
     managed = ctypes.c_uint64()
     assert cuda.cuMemAllocManaged(ctypes.byref(managed), ctypes.c_size_t(4096), ctypes.c_uint(1)) == 0
+    ordered = ctypes.c_uint64()
+    assert cuda.cuMemAllocFromPoolAsync(ctypes.byref(ordered), ctypes.c_size_t(12288), ctypes.c_void_p(1), ctypes.c_void_p(0)) == 0
+    assert cuda.cuMemFreeAsync(ordered, ctypes.c_void_p(0)) == 0
     print("handle", handle.value, "va", va.value)
 elif mode == "loop":
     while True:
@@ -137,13 +140,14 @@ by = {}
 for e in events:
     by.setdefault(e["action"], []).append(e)
 want = {"vmm_create": 1, "vmm_map": 1, "vmm_unmap": 1, "vmm_release": 1, "alloc_host": 2,
-        "free_host": 2, "alloc_managed": 1}
+        "free_host": 2, "alloc_managed": 1, "alloc_async": 1, "free_async": 1}
 got = {a: len(by.get(a, [])) for a in want}
 assert got == want, got
 assert by["vmm_create"][0]["ptr"] == hex(int(handle)) and by["vmm_create"][0]["size"] == 2 << 20
 assert by["vmm_release"][0]["ptr"] == hex(int(handle))
 assert by["vmm_map"][0]["ptr"] == hex(int(va)) and by["vmm_map"][0]["size"] == 2 << 20
 assert [e["size"] for e in by["alloc_host"]] == [4096, 8192]
+assert by["alloc_async"][0]["size"] == 12288 and by["free_async"][0]["ptr"] == by["alloc_async"][0]["ptr"]
 assert all("error" not in e for e in events), [e for e in events if "error" in e]
 PY
 

@@ -1,9 +1,10 @@
 // tests/gpu/other_allocs.cu: the allocation APIs the shim passes through (managed, pitched, 3D,
-// page-locked and mapped host memory, stream-ordered, CUDA arrays), interleaved with pooled
-// cudaMalloc blocks that stay live across them. Each round writes every allocation through the
-// device, checks it on the host, and frees each with its own call; cudaFree of a managed, pitched
-// or stream-ordered pointer goes to the driver. The pooled blocks are checked after every round
-// (nothing the other APIs did may touch them). Exit status 0 when every check passed.
+// page-locked and mapped host memory, stream-ordered from the device's default pool and from a
+// pool of the program's, CUDA arrays), interleaved with pooled cudaMalloc blocks that stay live
+// across them. Each round writes every allocation through the device, checks it on the host, and
+// frees each with its own call; cudaFree of a managed, pitched or stream-ordered pointer goes to
+// the driver. The pooled blocks are checked after every round (nothing the other APIs did may
+// touch them). Exit status 0 when every check passed.
 // Usage: other_allocs [ROUNDS] (default 10)
 #include <vector>
 
@@ -69,9 +70,8 @@ void pitch_round(int round) {
   CHECK(cudaMemcpy2D(p, pitch, host.data(), width * sizeof(int), width * sizeof(int), height,
                      cudaMemcpyHostToDevice));
   for (std::size_t row = 0; row < height; ++row) {
-    add_to<<<blocks_for(width), 256>>>(reinterpret_cast<int*>(reinterpret_cast<char*>(p) +
-                                                             row * pitch),
-                                       width, 3);
+    add_to<<<blocks_for(width), 256>>>(
+        reinterpret_cast<int*>(reinterpret_cast<char*>(p) + row * pitch), width, 3);
   }
   CHECK_LAUNCH();
   std::vector<int> back(width * height, -1);
@@ -128,18 +128,23 @@ void host_round(int round) {
   CHECK(cudaFreeHost(pinned));
 }
 
-void async_round(int round, cudaStream_t stream) {
+// Two stream-ordered allocations from the device's default pool, one from a pool of the program's.
+void async_round(int round, cudaStream_t stream, cudaMemPool_t own_pool) {
   const std::size_t n = (1u << 18) + round;
   int* a = nullptr;
   int* b = nullptr;
+  int* c = nullptr;
   CHECK(cudaMallocAsync(&a, n * sizeof(int), stream));
   CHECK(cudaMallocAsync(&b, n * sizeof(int), stream));
+  CHECK(cudaMallocFromPoolAsync(&c, n * sizeof(int), own_pool, stream));
   fill_ints<<<blocks_for(n), 256, 0, stream>>>(a, n, round);
   add_to<<<blocks_for(n), 256, 0, stream>>>(a, n, 2);
-  CHECK(cudaMemcpyAsync(b, a, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  CHECK(cudaMemcpyAsync(c, a, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  CHECK(cudaMemcpyAsync(b, c, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));
   std::vector<int> back(n, -1);
   CHECK(cudaMemcpyAsync(back.data(), b, n * sizeof(int), cudaMemcpyDeviceToHost, stream));
   CHECK(cudaFreeAsync(a, stream));
+  CHECK(cudaFreeAsync(c, stream));
   CHECK(cudaStreamSynchronize(stream));
   expect(all_equal(back, round + 2), "stream-ordered allocations", round);
   CHECK(cudaFree(b));  // cudaFree of a stream-ordered allocation: allowed, goes to the driver
@@ -167,6 +172,14 @@ int main(int argc, char** argv) {
   print_banner("other_allocs");
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int device = 0;
+  CHECK(cudaGetDevice(&device));
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t own_pool = nullptr;
+  CHECK(cudaMemPoolCreate(&own_pool, &props));
   // Pooled blocks that stay live through every round, each with its own value.
   constexpr int kKept = 6;
   const std::size_t kept_sizes[kKept] = {256, 4096, 1 << 20, 3 << 20, 12 << 20, 70 << 20};
@@ -182,7 +195,7 @@ int main(int argc, char** argv) {
     pitch_round(round);
     malloc3d_round(round);
     host_round(round);
-    async_round(round, stream);
+    async_round(round, stream, own_pool);
     array_round(round);
     for (int k = 0; k < kKept; ++k) {
       const std::size_t n = kept_sizes[k] / sizeof(int);
@@ -193,8 +206,10 @@ int main(int argc, char** argv) {
   }
   for (int k = 0; k < kKept; ++k) CHECK(cudaFree(kept[k]));
   CHECK(cudaStreamDestroy(stream));
-  printf("other_allocs: %d rounds of managed, pitched, 3D, pinned and mapped host, stream-ordered "
-         "and array allocations around %d live pooled blocks: %d failed checks\n",
-         rounds, kKept, g_failures);
+  CHECK(cudaMemPoolDestroy(own_pool));
+  printf(
+      "other_allocs: %d rounds of managed, pitched, 3D, pinned and mapped host, stream-ordered "
+      "and array allocations around %d live pooled blocks: %d failed checks\n",
+      rounds, kKept, g_failures);
   return g_failures == 0 ? 0 : 1;
 }

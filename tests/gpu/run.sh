@@ -462,6 +462,10 @@ test_other_allocs() {
   for action in alloc_managed alloc_pitch alloc_async alloc_host free_host free_unowned; do
     grep -q "\"action\":\"$action\"" "$f" || missing+="$action "
   done
+  # 5 rounds: cudaMallocAsync twice and cudaMallocFromPoolAsync once each.
+  local async_allocs
+  async_allocs=$(grep -c '"action":"alloc_async"' "$f")
+  [ "$async_allocs" = 15 ] || missing+="(alloc_async: $async_allocs, want 15) "
   if [ -z "$missing" ]; then
     pass other_allocs-logged "$(grep -o '"action":"[a-z_]*"' "$f" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//')"
   else

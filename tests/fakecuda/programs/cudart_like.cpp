@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
   get(d.MemGetAllocationGranularity, "cuMemGetAllocationGranularity");
   get(d.IpcGetMemHandle, "cuIpcGetMemHandle");
   get(d.MemAllocAsync, "cuMemAllocAsync", kPtds);
+  get(d.MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", kPtds);
   get(d.MemFreeAsync, "cuMemFreeAsync", kPtds);
   get(d.MemAllocManaged, "cuMemAllocManaged");
   get(d.MemAllocPitch, "cuMemAllocPitch");
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
   get(d.MemFreeHost, "cuMemFreeHost");
   get(d.MemHostAlloc, "cuMemHostAlloc");
   d.alloc_async_name = "cuMemAllocAsync_ptsz";
+  d.alloc_from_pool_name = "cuMemAllocFromPoolAsync_ptsz";
   d.free_async_name = "cuMemFreeAsync_ptsz";
 
   control(d.alloc_calls, "fakecuda_alloc_calls");

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   d.MemGetAllocationGranularity = &cuMemGetAllocationGranularity;
   d.IpcGetMemHandle = &cuIpcGetMemHandle;
   d.MemAllocAsync = &cuMemAllocAsync;
+  d.MemAllocFromPoolAsync = &cuMemAllocFromPoolAsync;
   d.MemFreeAsync = &cuMemFreeAsync;
   d.MemAllocManaged = &cuMemAllocManaged;
   d.MemAllocPitch = &cuMemAllocPitch;

@@ -649,10 +649,16 @@ int streams_shim(const Driver& d, const std::string& fence) {
 // --- passthrough ------------------------------------------------------------------------------
 
 int passthrough(const Driver& d) {
-  const char* names[] = {
-      "cuMemAllocManaged",       "cuMemAllocPitch_v2", d.alloc_async_name.c_str(),
-      d.free_async_name.c_str(), "cuMemAllocHost_v2",  "cuMemHostAlloc",
-      "cuMemFreeHost",           "cuMemCreate",        "cuMemMap"};
+  const char* names[] = {"cuMemAllocManaged",
+                         "cuMemAllocPitch_v2",
+                         d.alloc_async_name.c_str(),
+                         d.free_async_name.c_str(),
+                         "cuMemAllocHost_v2",
+                         "cuMemHostAlloc",
+                         "cuMemFreeHost",
+                         "cuMemCreate",
+                         "cuMemMap",
+                         d.alloc_from_pool_name.c_str()};
   const size_t kNames = sizeof(names) / sizeof(names[0]);
   unsigned long long before[kNames];
   for (size_t i = 0; i < kNames; ++i) before[i] = d.calls(names[i]);
@@ -671,6 +677,11 @@ int passthrough(const Driver& d) {
   FC_CHECK(d.is_live(managed) && d.is_live(pitched) && d.is_live(async),
            "the driver does not know these allocations");
   FC_OK(d, d.MemFreeAsync(async, nullptr));
+  CUdeviceptr from_pool = 0;  // the fake does not model pools: any handle
+  FC_OK(d, d.MemAllocFromPoolAsync(&from_pool, kMiB, reinterpret_cast<CUmemoryPool>(1), nullptr));
+  stamp(from_pool, kMiB, 15);
+  FC_CHECK(d.is_live(from_pool), "the driver does not know the pool allocation");
+  FC_OK(d, d.MemFreeAsync(from_pool, nullptr));
   void* h1 = nullptr;
   void* h2 = nullptr;
   FC_OK(d, d.MemAllocHost(&h1, 4096));
@@ -703,6 +714,7 @@ int passthrough(const Driver& d) {
   for (size_t i = 0; i < kNames; ++i) {
     unsigned long long delta = d.calls(names[i]) - before[i];
     unsigned long long want = std::strcmp(names[i], "cuMemFreeHost") == 0 ? 2 : 1;
+    if (names[i] == d.free_async_name) want = 2;
     say("%-22s reached the driver %llu time(s)", names[i], delta);
     FC_CHECK(delta == want, "%s: expected %llu call(s) in the driver", names[i], want);
   }

@@ -67,6 +67,7 @@ struct Driver {
   decltype(&::cuMemGetAllocationGranularity) MemGetAllocationGranularity = nullptr;
   decltype(&::cuIpcGetMemHandle) IpcGetMemHandle = nullptr;
   decltype(&::cuMemAllocAsync) MemAllocAsync = nullptr;
+  decltype(&::cuMemAllocFromPoolAsync) MemAllocFromPoolAsync = nullptr;
   decltype(&::cuMemFreeAsync) MemFreeAsync = nullptr;
   decltype(&::cuMemAllocManaged) MemAllocManaged = nullptr;
   decltype(&::cuMemAllocPitch) MemAllocPitch = nullptr;
@@ -93,6 +94,7 @@ struct Driver {
   // Names the programs used for the entry points with a per-thread-stream variant, so that
   // counters can be read under the name that was really called.
   std::string alloc_async_name = "cuMemAllocAsync";
+  std::string alloc_from_pool_name = "cuMemAllocFromPoolAsync";
   std::string free_async_name = "cuMemFreeAsync";
 };
 

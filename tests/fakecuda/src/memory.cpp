@@ -377,6 +377,19 @@ CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStre
   return alloc_async(dptr, bytesize, hStream);
 }
 
+// The pool is not modelled: any handle allocates as cuMemAllocAsync does.
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool,
+                                 CUstream hStream) {
+  FAKECUDA_ENTRY("cuMemAllocFromPoolAsync");
+  return alloc_async(dptr, bytesize, hStream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool,
+                                      CUstream hStream) {
+  FAKECUDA_ENTRY("cuMemAllocFromPoolAsync_ptsz");
+  return alloc_async(dptr, bytesize, hStream);
+}
+
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
   FAKECUDA_ENTRY("cuMemFreeAsync");
   return free_async(dptr, hStream);

@@ -74,6 +74,8 @@ const Entry* entries(size_t* count) {
       {"cuMemFreeHost", 2000, fn(&cuMemFreeHost), nullptr},
       {"cuMemAllocAsync", 11020, fn(&cuMemAllocAsync), fn(&cuMemAllocAsync_ptsz)},
       {"cuMemFreeAsync", 11020, fn(&cuMemFreeAsync), fn(&cuMemFreeAsync_ptsz)},
+      {"cuMemAllocFromPoolAsync", 11020, fn(&cuMemAllocFromPoolAsync),
+       fn(&cuMemAllocFromPoolAsync_ptsz)},
       {"cuPointerGetAttribute", 4000, fn(&cuPointerGetAttribute), nullptr},
       {"cuPointerGetAttributes", 7000, fn(&cuPointerGetAttributes), nullptr},
       {"cuMemsetD8", 3020, fn(&cuMemsetD8_v2), fn(&cuMemsetD8_v2_ptds)},
