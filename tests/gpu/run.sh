@@ -14,8 +14,8 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api threads errors libraries other_allocs torch cupy numba jax
-# logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch cupy
+# numba jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
@@ -157,6 +157,7 @@ build_all() {
   b errors errors.cu "${lcuda[@]}"
   b libraries libraries.cu -lcublas -lcufft -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
   b other_allocs other_allocs.cu
+  b two_devices two_devices.cu
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -473,6 +474,47 @@ test_other_allocs() {
   fi
 }
 
+# Two GPUs: a pool per device, frees routed by pointer, peer copies, per-device cudaMemGetInfo,
+# a thread per device, one device reset. Needs two devices; with one, one INFO line.
+test_two_devices() {
+  have two_devices || {
+    fail two_devices "not built"
+    return
+  }
+  local mode tag rc log
+  for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
+    tag=${mode#shim}
+    tag=${tag#:}
+    tag=${tag//:/-}
+    [ -z "$tag" ] && tag=default
+    run "two_devices-$tag" 120 "$mode" "$BIN/two_devices"
+    rc=$?
+    log="$LOGS/two_devices-$tag.log"
+    if [ $rc = 0 ] && grep -q "two_devices: skipped" "$log"; then
+      info "two_devices: $(grep -o 'skipped.*' "$log" | head -1): not run"
+      return
+    fi
+    [ "$mode" = raw ] || preload_check "two_devices-$tag" $rc "$log"
+    verdict "two_devices-$tag" $rc "$log" "$(grep -o 'device 1 block freed from device 0.*' "$log" | head -1); $(grep -o 'after freeing 24 MiB.*' "$log" | head -1)"
+  done
+  if [ ! -x "$REPLAY" ]; then
+    fail two_devices-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
+    return
+  fi
+  ALOGS="$WORK/alloc-logs"
+  mkdir -p "$ALOGS"
+  log_run two_devices 100 "$BIN/two_devices"
+  local f devs
+  f=$(ls -S "$ALOGS"/two_devices-*.jsonl 2>/dev/null | head -n 1)
+  [ -n "$f" ] || return
+  devs=$(grep '"action":"alloc"' "$f" | grep -o '"dev":[0-9]*' | sort -u | tr '\n' ' ')
+  if [ "$(echo "$devs" | wc -w)" -ge 2 ]; then
+    pass two_devices-logged "alloc events on ${devs% }"
+  else
+    fail two_devices-logged "alloc events on ${devs:-no device} only"
+  fi
+}
+
 py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
 test_torch() {
@@ -704,9 +746,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries other_allocs torch cupy numba jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch cupy numba jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | other_allocs | torch | cupy | numba | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | other_allocs | two_devices | torch | cupy | numba | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
