@@ -1,9 +1,9 @@
 // shim/hooks_context.cpp: context teardown. cuCtxDestroy, cuDevicePrimaryCtxReset and the last
 // cuDevicePrimaryCtxRelease take the context's memory away with it: the shim drops that context's
-// pool without freeing anything (the driver did), so no later call touches a dead context.
+// pool without freeing anything (the driver did), so no later call touches a dead context. The log
+// records each dropped pool (pools.h, drop_pool).
 #include "shim/export.h"
 #include "shim/hooks.h"
-#include "shim/logging.h"
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
@@ -11,7 +11,6 @@ using namespace cudapool::shim;
 CUDAPOOL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
   if (pooling()) {
     ReentrancyGuard guard;
-    log_event(cudapool::log::LogAction::kContextDropped, 0, 0, 0);
     drop_context_pools(ctx);
   }
   return CUDAPOOL_PASS(cuCtxDestroy_v2, ctx);
@@ -20,7 +19,6 @@ CUDAPOOL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
 CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   if (pooling()) {
     ReentrancyGuard guard;
-    log_event(cudapool::log::LogAction::kContextDropped, dev, 0, 0);
     drop_primary_pools(dev);
   }
   return CUDAPOOL_PASS(cuDevicePrimaryCtxReset_v2, dev);
@@ -34,7 +32,6 @@ CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     int active = 1;
     if (real().cuDevicePrimaryCtxGetState != nullptr &&
         real().cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active) {
-      log_event(cudapool::log::LogAction::kContextDropped, dev, 0, 0);
       drop_primary_pools(dev);  // that was the last reference: the context is gone
     }
   }

@@ -37,6 +37,11 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
   thread_caching.store(thread_caching_from_start(), std::memory_order_relaxed);
 }
 
+void drop_pool(ContextPool& p) {
+  if (p.dropped.exchange(true, std::memory_order_acq_rel)) return;
+  log_event(log::LogAction::kContextDropped, p.device, 0, 0);
+}
+
 ContextPool* pool_slot(int index) {
   return g_slots[index].load(std::memory_order_acquire);
 }
@@ -49,7 +54,7 @@ bool pool_alive(ContextPool& p) {
   if (real().cuCtxGetId == nullptr) return true;
   unsigned long long id = 0;
   if (real().cuCtxGetId(p.context, &id) == CUDA_SUCCESS && id == p.id) return true;
-  p.dropped.store(true, std::memory_order_release);
+  drop_pool(p);
   return false;
 }
 
@@ -79,7 +84,7 @@ ContextPool* current_pool(CUresult* error) {
   auto match = [&](ContextPool& p) {
     if (p.context != ctx) return false;
     if (p.id != id) {  // the same handle for a new context: the old one is gone
-      p.dropped.store(true, std::memory_order_release);
+      drop_pool(p);
       return false;
     }
     found = &p;
@@ -144,7 +149,7 @@ ContextPool* pool_holding(std::uintptr_t ptr) {
 
 void drop_context_pools(CUcontext ctx) {
   for_each_pool([&](ContextPool& p) {
-    if (p.context == ctx) p.dropped.store(true, std::memory_order_release);
+    if (p.context == ctx) drop_pool(p);
     return false;
   });
   t_last_pool = nullptr;
@@ -154,7 +159,7 @@ void drop_context_pools(CUcontext ctx) {
 
 void drop_primary_pools(CUdevice dev) {
   for_each_pool([&](ContextPool& p) {
-    if (p.device == dev && p.primary) p.dropped.store(true, std::memory_order_release);
+    if (p.device == dev && p.primary) drop_pool(p);
     return false;
   });
   t_last_pool = nullptr;

@@ -61,6 +61,10 @@ ContextPool* pool_holding(std::uintptr_t ptr);
 // pool is dropped. One driver call; for the slow paths.
 bool pool_alive(ContextPool& p);
 
+// Forgets pool p (its context is gone; the driver took its memory) and logs context_dropped for
+// its device, once.
+void drop_pool(ContextPool& p);
+
 // Forgets the pools of a context (destroyed) or of a device's primary context (reset/released).
 void drop_context_pools(CUcontext ctx);
 void drop_primary_pools(CUdevice dev);

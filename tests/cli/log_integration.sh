@@ -72,6 +72,11 @@ elif mode == "passthrough":
     assert cuda.cuMemAllocFromPoolAsync(ctypes.byref(ordered), ctypes.c_size_t(12288), ctypes.c_void_p(1), ctypes.c_void_p(0)) == 0
     assert cuda.cuMemFreeAsync(ordered, ctypes.c_void_p(0)) == 0
     print("handle", handle.value, "va", va.value)
+elif mode == "reset":
+    work(5, 400)              # leaves blocks allocated when the context goes
+    assert cuda.cuDevicePrimaryCtxReset_v2(0) == 0
+    assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+    work(6, 400)
 elif mode == "loop":
     while True:
         work(3, 1000)
@@ -150,6 +155,16 @@ assert [e["size"] for e in by["alloc_host"]] == [4096, 8192]
 assert by["alloc_async"][0]["size"] == 12288 and by["free_async"][0]["ptr"] == by["alloc_async"][0]["ptr"]
 assert all("error" not in e for e in events), [e for e in events if "error" in e]
 PY
+
+# 2b'. A context reset drops the pool: one context_dropped event for its device, and the replay
+# (which starts that device afresh there) still reproduces the summary of the new pool.
+CUDAPOOL_LOG="$tmp/reset.jsonl" run python3 "$tmp/drive.py" reset || fail "reset run failed"
+python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/reset.jsonl" >/dev/null ||
+  fail "reset log: check or replay failed: $(python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/reset.jsonl" 2>&1 | cut -c1-300)"
+[ "$(grep -c '"action":"context_dropped"' "$tmp/reset.jsonl")" = 1 ] ||
+  fail "reset log: want one context_dropped event"
+grep '"action":"context_dropped"' "$tmp/reset.jsonl" | grep -q '"dev":0' ||
+  fail "reset log: context_dropped without its device"
 
 # 2c. A small ring (CUDAPOOL_LOG_BUFFER) loses nothing: 4 threads keep the hooks waiting for room.
 CUDAPOOL_LOG_BUFFER=256 CUDAPOOL_LOG="$tmp/small.jsonl" run python3 "$tmp/drive.py" threads ||

@@ -312,3 +312,25 @@ TEST_CASE("replay: a free completed at once, or a log without fences, frees at o
   CHECK(stat(last, "active.all.current") == 1);
   CHECK(stat(last, "allocation.all.current") == 0);
 }
+
+TEST_CASE("replay: context_dropped forgets that device's pool; the next event starts a new one") {
+  const std::string dropped =
+      R"({"seq":9,"t_ns":9,"tid":1,"dev":1,"action":"context_dropped","ptr":"0x0","size":0})";
+  // Device 1 holds two blocks when its context goes; device 0's block is untouched by that.
+  const std::string log = header("", 80ull << 30) + "\n" + alloc(0x10, 1000, 0) + "\n" +
+                          alloc(0x20, 3 << 20, 1) + "\n" + alloc(0x30, 1000, 1) + "\n" + dropped +
+                          "\n" + alloc(0x40, 4096, 1) + "\n";
+  Replayer r = run(log);
+  r.finish();
+  CHECK(r.counts().contexts_dropped == 1);
+  CHECK(r.counts().unknown_frees == 0);
+  CHECK(stat(r, "allocation.all.allocated", 1) == 1);  // only the block after the drop
+  CHECK(stat(r, "allocated_bytes.all.current", 1) == 4096);
+  CHECK(stat(r, "reserved_bytes.all.current", 1) == 2 << 20);
+  CHECK(stat(r, "allocated_bytes.all.current", 0) == 1024);
+  // A device whose context is dropped with nothing after it is no longer listed.
+  Replayer gone = run(header("", 80ull << 30) + "\n" + alloc(0x20, 3 << 20, 1) + "\n" + dropped +
+                      "\n" + alloc(0x10, 1000, 0) + "\n");
+  gone.finish();
+  CHECK(gone.devices() == std::vector<int>{0});
+}

@@ -104,6 +104,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     e.kind = EventKind::kEmptyCache;
   } else if (action == "segment_alloc") {
     e.kind = EventKind::kSegmentAlloc;
+  } else if (action == "context_dropped") {
+    e.kind = EventKind::kContextDropped;
   } else {
     return out;  // another action (or none): skipped
   }

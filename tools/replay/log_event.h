@@ -1,7 +1,7 @@
 // tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
 // the header (conf string, device memory) and the events alloc, free_requested, oom,
-// empty_cache and segment_alloc (its address). Everything else is classified as "other" and
-// skipped. Format: docs/log-format.md.
+// empty_cache, segment_alloc (its address) and context_dropped. Everything else is classified as
+// "other" and skipped. Format: docs/log-format.md.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,8 @@ enum class EventKind : std::uint8_t {
   kOom,
   kEmptyCache,
   kSegmentAlloc,
-  kPoolOther,  // segment_free, segment_map, segment_unmap: the pool's own, nothing to replay
+  kPoolOther,       // segment_free, segment_map, segment_unmap: the pool's own, nothing to replay
+  kContextDropped,  // the device's pool was dropped with its context: a new one starts
   kOther
 };
 

@@ -103,6 +103,16 @@ void Replayer::release_held_free(Device& d, bool completed_at_once) {
   d.pool->free(pool_ptr);
 }
 
+void Replayer::drop_device(int id) {
+  auto it = devices_.find(id);
+  if (it == devices_.end()) return;
+  dropped_scripted_segments_ += it->second.backend->scripted_segments();
+  dropped_script_dropped_ |= it->second.backend->script_dropped();
+  devices_.erase(it);
+  last_device_id_ = -1;
+  last_device_ = nullptr;
+}
+
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   Device& d = device(e.device);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
@@ -192,6 +202,10 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.segment_alloc_events;
       if (settings_.log_addresses) d.backend->script_segment_address(e.ptr, e.size);
       return;
+    case EventKind::kContextDropped:
+      ++counts_.contexts_dropped;
+      drop_device(e.device);
+      return;
     case EventKind::kEmptyCache:
       ++counts_.empty_cache_events;
       ++counts_.events_replayed;
@@ -242,8 +256,8 @@ void Replayer::finish() {
 }
 
 const ReplayCounts& Replayer::counts() const {
-  counts_.segments_at_log_address = 0;
-  counts_.log_addresses_dropped = false;
+  counts_.segments_at_log_address = dropped_scripted_segments_;
+  counts_.log_addresses_dropped = dropped_script_dropped_;
   for (const auto& [id, d] : devices_) {
     counts_.segments_at_log_address += d.backend->scripted_segments();
     counts_.log_addresses_dropped |= d.backend->script_dropped();

@@ -50,7 +50,8 @@ struct ReplayCounts {
   std::uint64_t oom_not_reproduced = 0;  // an oom in the log that the replay could serve
   std::uint64_t empty_cache_events = 0;
   std::uint64_t free_completed_events = 0;
-  std::uint64_t fenced_frees = 0;  // frees held behind a reuse fence in the logged run
+  std::uint64_t contexts_dropped = 0;  // context_dropped events: the device's pool started afresh
+  std::uint64_t fenced_frees = 0;      // frees held behind a reuse fence in the logged run
   std::uint64_t segment_alloc_events = 0;     // addresses offered to the simulated device
   std::uint64_t segments_at_log_address = 0;  // segments the replay placed where the log did
   bool log_addresses_dropped = false;         // the replay's segments stopped matching the log's
@@ -99,6 +100,9 @@ class Replayer {
   // Frees the held block of d: at once (its free_completed came next) or behind a fence.
   void release_held_free(Device& d, bool completed_at_once);
   void problem(std::uint64_t line_number, std::string what);
+  // A context_dropped event: the device's pool (and its pointers) are forgotten, as the shim
+  // forgot them; the device's next event starts a new pool.
+  void drop_device(int id);
 
   ReplaySettings settings_;
   LogHeader header_;
@@ -108,6 +112,9 @@ class Replayer {
   std::string conf_origin_;
   std::vector<std::string> conf_diagnostics_;
   std::map<int, Device> devices_;
+  // Segment placement counts of the devices dropped so far (counts() adds the live ones).
+  std::uint64_t dropped_scripted_segments_ = 0;
+  bool dropped_script_dropped_ = false;
   mutable ReplayCounts counts_;
   std::vector<Problem> problems_;
 };

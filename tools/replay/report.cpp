@@ -26,6 +26,7 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"empty_cache_events", c.empty_cache_events},
                                 {"free_completed_events", c.free_completed_events},
                                 {"fenced_frees", c.fenced_frees},
+                                {"contexts_dropped", c.contexts_dropped},
                                 {"other_lines", c.other_lines},
                                 {"blank_lines", c.blank_lines},
                                 {"malformed_lines", c.malformed_lines},
@@ -99,6 +100,7 @@ std::string text_report(const Replayer& r, double seconds) {
   report("oom events the replay could serve", c.oom_not_reproduced);
   report("malformed lines", c.malformed_lines);
   report("frees held behind a reuse fence in the logged run", c.fenced_frees);
+  report("contexts dropped (that device's pool started afresh)", c.contexts_dropped);
   if (c.segment_alloc_events != 0) {
     out << "  segments placed at the log's addresses: " << c.segments_at_log_address << " of "
         << c.segment_alloc_events
