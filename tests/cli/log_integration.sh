@@ -77,6 +77,10 @@ elif mode == "reset":
     assert cuda.cuDevicePrimaryCtxReset_v2(0) == 0
     assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
     work(6, 400)
+elif mode == "hidden_reset":
+    work(5, 400)
+    assert cuda.fakecuda_reset_primary_unseen(0) == 0   # as cudaDeviceReset: no hook sees it
+    work(6, 400)
 elif mode == "loop":
     while True:
         work(3, 1000)
@@ -165,6 +169,14 @@ python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/reset.jsonl" >/dev/nu
   fail "reset log: want one context_dropped event"
 grep '"action":"context_dropped"' "$tmp/reset.jsonl" | grep -q '"dev":0' ||
   fail "reset log: context_dropped without its device"
+
+# The same when the reset reaches the driver through no hook (cudart's cudaDeviceReset): the shim
+# finds it by the context's id and logs it all the same.
+CUDAPOOL_LOG="$tmp/hidden.jsonl" run python3 "$tmp/drive.py" hidden_reset || fail "hidden reset run failed"
+python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/hidden.jsonl" >/dev/null ||
+  fail "hidden reset log: check or replay failed: $(python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/hidden.jsonl" 2>&1 | cut -c1-300)"
+[ "$(grep -c '"action":"context_dropped"' "$tmp/hidden.jsonl")" = 1 ] ||
+  fail "hidden reset log: want one context_dropped event"
 
 # 2c. A small ring (CUDAPOOL_LOG_BUFFER) loses nothing: 4 threads keep the hooks waiting for room.
 CUDAPOOL_LOG_BUFFER=256 CUDAPOOL_LOG="$tmp/small.jsonl" run python3 "$tmp/drive.py" threads ||

@@ -51,6 +51,10 @@ void fakecuda_fail_next_alloc(int n);
 // name the calling thread's current context's default stream. Returns 0, or -1 for an unknown
 // stream.
 int fakecuda_hold_stream(CUstream s, int hold);
+// Resets device dev's primary context as cudart's cudaDeviceReset does, through no exported entry
+// point (a shim sees no call): its allocations are gone and its cuCtxGetId changes. 0, or -1 for
+// a bad device or before cuInit.
+int fakecuda_reset_primary_unseen(int dev);
 // Calls of cuCtxSynchronize, cuStreamSynchronize(_ptsz) and cuEventSynchronize that succeeded.
 unsigned long long fakecuda_sync_count(void);
 

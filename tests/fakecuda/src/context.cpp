@@ -389,6 +389,16 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
   return primary_reset(dev);
 }
 
+// What cudart's cudaDeviceReset does through its private interface: the primary context is reset
+// (its memory gone) and comes back under a new id, without any exported entry point being called.
+int fakecuda_reset_primary_unseen(int dev) {
+  ::fakecuda::Lock lock;
+  if (!S().initialized || !valid_device(dev)) return -1;
+  reset_primary(S().devices[dev]);
+  S().devices[dev].primary->id = next_context_id();
+  return 0;
+}
+
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   FAKECUDA_ENTRY("cuDevicePrimaryCtxReset_v2");
   return primary_reset(dev);
