@@ -22,9 +22,11 @@ using namespace cudapool::shim;
 
 namespace {
 
-// The pooled block holding ptr: its base and size.
+// The pooled block holding ptr: its base and size. Not from a pool whose context is gone (reset
+// behind the shim's back): the driver answers for such a pointer.
 bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
   return for_each_pool([&](ContextPool& p) {
+    if (!pool_alive(p)) return false;
     std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
     if (b == nullptr) return false;
@@ -124,7 +126,8 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   std::size_t reserved = 0;
   std::size_t cap = 0;
   for_each_pool([&](ContextPool& p) {
-    if (p.device != device) return false;
+    // A pool whose context was reset behind the shim's back holds no memory any more.
+    if (p.device != device || !pool_alive(p)) return false;
     std::lock_guard<SpinLock> lock(p.mutex);
     // Blocks still behind a reuse fence are free for the program too: they come back at the
     // next allocation that needs them.

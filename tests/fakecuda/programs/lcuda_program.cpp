@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   d.fail_next_alloc = &fakecuda_fail_next_alloc;
   d.hold_stream = &fakecuda_hold_stream;
   d.sync_count = &fakecuda_sync_count;
+  d.reset_primary_unseen = &fakecuda_reset_primary_unseen;
 
   return fakecuda_test::program_main(d, argc, argv, "lcuda_program");
 }

@@ -729,6 +729,35 @@ int passthrough(const Driver& d) {
   return 0;
 }
 
+// --- hidden_reset -------------------------------------------------------------------------------
+
+// The primary context reset through no exported entry point, as cudart's cudaDeviceReset does:
+// the pool's memory is gone with it, and every answer about it must be the driver's.
+int hidden_reset(const Driver& d) {
+  say("a reset no hook sees: memory info, ranges and frees answer as the driver does");
+  CUdeviceptr kept = 0, idle = 0;
+  FC_OK(d, d.MemAlloc(&kept, kMiB));
+  FC_OK(d, d.MemAlloc(&idle, 64 * kMiB));
+  FC_OK(d, d.MemFree(idle));  // cached, under the shim
+  FC_CHECK(d.reset_primary_unseen(0) == 0, "fakecuda_reset_primary_unseen failed");
+  size_t free = 0, total = 0;
+  FC_OK(d, d.MemGetInfo(&free, &total));
+  FC_CHECK(free == total, "nothing is allocated after the reset, yet free %zu of %zu", free, total);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  const CUresult range = d.MemGetAddressRange(&base, &size, kept);
+  FC_CHECK(range == CUDA_ERROR_NOT_FOUND, "range of a pointer from before the reset: %s",
+           result_name(d, range).c_str());
+  const CUresult freed = d.MemFree(kept);
+  FC_CHECK(freed == CUDA_ERROR_INVALID_VALUE, "free of a pointer from before the reset: %s",
+           result_name(d, freed).c_str());
+  CUdeviceptr fresh = 0;
+  FC_OK(d, d.MemAlloc(&fresh, kMiB));
+  stamp(fresh, kMiB, 21);
+  FC_OK(d, d.MemFree(fresh));
+  return 0;
+}
+
 // --- fake_api: the fake's own contract, without the shim ----------------------------------------
 
 int fake_api(const Driver& d) {
@@ -956,6 +985,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"thread_cache_auto", [&] { return thread_cache_auto(d, mode); }},
       {"thread_cache_summary", [&] { return thread_cache(d, mode, "thread_cache:always", false); }},
       {"passthrough", [&] { return passthrough(d); }},
+      {"hidden_reset", [&] { return hidden_reset(d); }},
       {"fake_api", [&] { return fake_api(d); }},
   };
   auto it = scenarios.find(scenario);
