@@ -32,7 +32,7 @@ TABLE_WIDTH = 75
 
 # Events that change the layout of a device's memory (the second pass reads only these).
 LAYOUT_ACTIONS = frozenset(("alloc", "free_requested", "free_completed", "segment_alloc",
-                            "segment_free", "segment_map", "segment_unmap"))
+                            "segment_free", "segment_map", "segment_unmap", "context_dropped"))
 KNOWN_ACTIONS = LAYOUT_ACTIONS | frozenset((
     "oom", "empty_cache", "alloc_async", "free_async", "alloc_managed", "alloc_pitch",
     "vmm_create", "vmm_release", "vmm_map", "vmm_unmap", "alloc_host", "free_host",
@@ -142,6 +142,25 @@ class Device:
         self.free_completed = 0
         self.peak_allocated = None  # (bytes, seq, t_ns, line)
         self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then)
+        # context_dropped: the pool went with its context (the driver took its memory)
+        self.contexts_dropped = 0
+        self.dropped_blocks = 0        # blocks still allocated when it went
+        self.dropped_bytes = 0
+        self.last_drop_seq = None
+
+    def drop_context(self, seq):
+        """The device's pool was dropped with its context: its blocks and segments are gone, not
+        leaked; what follows belongs to a new pool. Peaks and totals cover the whole run."""
+        self.contexts_dropped += 1
+        self.dropped_blocks += len(self.live)
+        self.dropped_bytes += sum(v[1] for v in self.live.values())
+        self.last_drop_seq = seq
+        self.live.clear()
+        self.active.clear()
+        for stat in (self.allocation, self.allocated_bytes, self.active_n, self.active_bytes,
+                     self.requested_bytes, self.requested_until_free, self.reserved_bytes,
+                     self.segment):
+            stat[0] = 0
 
     def no_free_completed(self):
         """The log frees blocks but has no free_completed events (a log of another writer):
@@ -387,6 +406,8 @@ def first_pass(stream, spool):
                 down(d.segment, 1)
             d.num_device_free += 1
             down(d.reserved_bytes, size)
+        elif action == "context_dropped":
+            d.drop_context(seq)
         elif action == "oom":
             d.num_ooms += 1
             if len(log.ooms) < TOP:
@@ -481,6 +502,10 @@ class Layout:
             self.segments.pop(ptr, None)
         elif action == "segment_map":
             add_range(self.mapped.setdefault(optional_hex(obj, "segment"), []), ptr, ptr + size)
+        elif action == "context_dropped":  # the driver took every segment with the context
+            self.blocks.clear()
+            self.segments.clear()
+            self.mapped.clear()
         elif action == "segment_unmap":
             ranges = self.mapped.get(optional_hex(obj, "segment"))
             if ranges is None:  # no segment field, or another one: look everywhere
@@ -758,6 +783,13 @@ def build_report(log, layouts, name):
         d = log.devices.get(dev) or Device(dev)
         entry = summary_devices.get(str(dev))
         stats = entry.get("stats") if isinstance(entry, dict) else None
+        if d.contexts_dropped:
+            notes.append("device %d: its pool was dropped with its context %d time(s), the last "
+                         "at seq %d, with %d block(s) (%d bytes) still allocated, which the driver "
+                         "took (not leaks). The events' peaks cover the whole run; a summary line "
+                         "describes only the pool made after the last drop"
+                         % (dev, d.contexts_dropped, d.last_drop_seq, d.dropped_blocks,
+                            d.dropped_bytes))
         if isinstance(stats, dict):
             source = "summary"
             for stat, mine, what in (("allocated_bytes.all.peak", d.allocated_bytes[1], "peak allocated"),
@@ -765,6 +797,8 @@ def build_report(log, layouts, name):
                                      ("allocated_bytes.all.current", d.allocated_bytes[0], "allocated at exit"),
                                      ("reserved_bytes.all.current", d.reserved_bytes[0], "reserved at exit")):
                 theirs = stats.get(stat)
+                if d.contexts_dropped and stat.endswith(".peak"):
+                    continue  # the summary's pool is only the last one
                 if type(theirs) is int and theirs != mine:
                     notes.append("device %d: %s is %d in the summary, %d from the events"
                                  % (dev, what, theirs, mine))

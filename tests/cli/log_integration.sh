@@ -177,6 +177,17 @@ python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/hidden.jsonl" >/dev/n
   fail "hidden reset log: check or replay failed: $(python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/hidden.jsonl" 2>&1 | cut -c1-300)"
 [ "$(grep -c '"action":"context_dropped"' "$tmp/hidden.jsonl")" = 1 ] ||
   fail "hidden reset log: want one context_dropped event"
+# The report: the blocks that went with the context are neither leaks nor still allocated, and
+# what it computes from the events agrees with the summary line at exit.
+python3 "$src/scripts/cudapool_report.py" --json "$tmp/hidden.jsonl" >"$tmp/hidden-report.json" ||
+  fail "report of the hidden reset log failed"
+python3 - "$tmp/hidden-report.json" <<'PY' || fail "report of the hidden reset log: wrong notes"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+notes = rep["notes"]
+assert any("dropped with its context 1 time(s)" in n for n in notes), notes
+assert not any("in the summary" in n for n in notes), notes
+PY
 
 # 2c. A small ring (CUDAPOOL_LOG_BUFFER) loses nothing: 4 threads keep the hooks waiting for room.
 CUDAPOOL_LOG_BUFFER=256 CUDAPOOL_LOG="$tmp/small.jsonl" run python3 "$tmp/drive.py" threads ||
