@@ -21,6 +21,12 @@ set +e
 set -e
 out=$("$src/scripts/cudapool" run --disable -- sh -c 'echo $CUDAPOOL_DISABLE')
 [ "$out" = 1 ] || fail "--disable not set"
+out=$("$src/scripts/cudapool" run --summary stderr -- sh -c 'echo $CUDAPOOL_SUMMARY')
+[ "$out" = stderr ] || fail "--summary not set: $out"
+set +e
+"$src/scripts/cudapool" run --summary >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--summary without a value should exit 2"
+set -e
 
 # CPU-only processes under the shim: clean exit, nothing on stderr.
 err=$(LD_PRELOAD="$lib" /bin/true 2>&1) || fail "/bin/true failed under the shim"
