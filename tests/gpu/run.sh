@@ -124,6 +124,32 @@ bare_ns() {
   awk '/^size [0-9]+:/ { s = $2; sub(":", "", s); for (i = 1; i <= NF; i++) if ($i == "bare") printf "%sB=%sns ", s, $(i + 2) }' "$1"
 }
 
+# The name a run mode gets in check names: raw, default, or the conf string with ':' and ','
+# as '-' (reuse_fence-sync, thread_cache-always).
+mode_tag() {
+  local tag=${1#shim}
+  tag=${tag#:}
+  tag=${tag//[:,]/-}
+  echo "${tag:-default}"
+}
+
+# "alloc 11, alloc_async 15, ..." from a log: each action and its count.
+action_counts() {
+  grep -o '"action":"[a-z_]*"' "$1" | sed 's/"action"://; s/"//g' | sort | uniq -c |
+    awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }'
+}
+
+# logs_ready CHECK: before a section's logged runs, one FAIL named CHECK when the replay tool is
+# missing (status 1); else sets ALOGS, the directory of the allocation logs.
+logs_ready() {
+  if [ ! -x "$REPLAY" ]; then
+    fail "$1" "$REPLAY is not built (set CUDAPOOL_REPLAY)"
+    return 1
+  fi
+  ALOGS="$WORK/alloc-logs"
+  mkdir -p "$ALOGS"
+}
+
 # ---------------------------------------------------------------------------------------------
 
 build_all() {
@@ -224,10 +250,7 @@ test_late_stream() {
   for size in 4096 67108864; do
     for kind in nonblocking per-thread; do
       for mode in shim shim:thread_cache:always shim:reuse_fence:none raw; do
-        tag=${mode#shim}
-        tag=${tag#:}
-        tag=${tag//[:,]/-}
-        tag="late_stream-$size-$kind-${tag:-default}"
+        tag="late_stream-$size-$kind-$(mode_tag "$mode")"
         local -a args=(--size "$size")
         [ "$kind" = per-thread ] && args+=(--per-thread)
         # The pool must hand X out again for the case to mean anything. Not with thread caches:
@@ -398,22 +421,14 @@ test_libraries() {
   }
   local mode tag rc log
   for mode in raw shim shim:reuse_fence:sync; do
-    tag=${mode#shim}
-    tag=${tag#:reuse_fence:}
-    [ -z "$tag" ] && tag=default
-    [ "$mode" = raw ] && tag=raw
+    tag=$(mode_tag "$mode")
     run "libraries-$tag" 180 "$mode" "$BIN/libraries"
     rc=$?
     log="$LOGS/libraries-$tag.log"
     [ "$mode" = raw ] || preload_check "libraries-$tag" $rc "$log"
     verdict "libraries-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
   done
-  if [ ! -x "$REPLAY" ]; then
-    fail libraries-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
-    return
-  fi
-  ALOGS="$WORK/alloc-logs"
-  mkdir -p "$ALOGS"
+  logs_ready libraries-log || return
   log_run libraries 1 "$BIN/libraries" 10
   local f direct allocs
   f=$(ls -S "$ALOGS"/libraries-*.jsonl 2>/dev/null | head -n 1)
@@ -421,7 +436,7 @@ test_libraries() {
   if [ -n "$f" ] && [ -n "$direct" ]; then
     allocs=$(grep -c '"action":"alloc"' "$f")
     if [ "$allocs" -gt "$direct" ]; then
-      pass libraries-pooled "$allocs alloc events in the log, $direct of them the program's own cudaMalloc calls: the libraries' allocations reached the pool ($(grep -o '"action":"[a-z_]*"' "$f" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//'))"
+      pass libraries-pooled "$allocs alloc events in the log, $direct of them the program's own cudaMalloc calls: the libraries' allocations reached the pool ($(action_counts "$f"))"
     else
       fail libraries-pooled "$allocs alloc events in the log, not more than the program's own $direct cudaMalloc calls"
     fi
@@ -440,22 +455,14 @@ test_other_allocs() {
   }
   local mode tag rc log
   for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
-    tag=${mode#shim}
-    tag=${tag#:}
-    tag=${tag//:/-}
-    [ -z "$tag" ] && tag=default
+    tag=$(mode_tag "$mode")
     run "other_allocs-$tag" 120 "$mode" "$BIN/other_allocs"
     rc=$?
     log="$LOGS/other_allocs-$tag.log"
     [ "$mode" = raw ] || preload_check "other_allocs-$tag" $rc "$log"
     verdict "other_allocs-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
   done
-  if [ ! -x "$REPLAY" ]; then
-    fail other_allocs-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
-    return
-  fi
-  ALOGS="$WORK/alloc-logs"
-  mkdir -p "$ALOGS"
+  logs_ready other_allocs-log || return
   log_run other_allocs 10 "$BIN/other_allocs" 5
   local f action missing=""
   f=$(ls -S "$ALOGS"/other_allocs-*.jsonl 2>/dev/null | head -n 1)
@@ -468,7 +475,7 @@ test_other_allocs() {
   async_allocs=$(grep -c '"action":"alloc_async"' "$f")
   [ "$async_allocs" = 15 ] || missing+="(alloc_async: $async_allocs, want 15) "
   if [ -z "$missing" ]; then
-    pass other_allocs-logged "$(grep -o '"action":"[a-z_]*"' "$f" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//')"
+    pass other_allocs-logged "$(action_counts "$f")"
   else
     fail other_allocs-logged "no $missing event in $f"
   fi
@@ -483,10 +490,7 @@ test_two_devices() {
   }
   local mode tag rc log
   for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
-    tag=${mode#shim}
-    tag=${tag#:}
-    tag=${tag//:/-}
-    [ -z "$tag" ] && tag=default
+    tag=$(mode_tag "$mode")
     run "two_devices-$tag" 120 "$mode" "$BIN/two_devices"
     rc=$?
     log="$LOGS/two_devices-$tag.log"
@@ -497,12 +501,7 @@ test_two_devices() {
     [ "$mode" = raw ] || preload_check "two_devices-$tag" $rc "$log"
     verdict "two_devices-$tag" $rc "$log" "$(grep -o 'device 1 block freed from device 0.*' "$log" | head -1); $(grep -o 'after freeing 24 MiB.*' "$log" | head -1)"
   done
-  if [ ! -x "$REPLAY" ]; then
-    fail two_devices-log "$REPLAY is not built (set CUDAPOOL_REPLAY)"
-    return
-  fi
-  ALOGS="$WORK/alloc-logs"
-  mkdir -p "$ALOGS"
+  logs_ready two_devices-log || return
   log_run two_devices 100 "$BIN/two_devices"
   local f devs
   f=$(ls -S "$ALOGS"/two_devices-*.jsonl 2>/dev/null | head -n 1)
@@ -671,12 +670,7 @@ log_run() {
 }
 
 test_logs() {
-  if [ ! -x "$REPLAY" ]; then
-    fail logs "$REPLAY is not built (set CUDAPOOL_REPLAY)"
-    return
-  fi
-  ALOGS="$WORK/alloc-logs"
-  mkdir -p "$ALOGS"
+  logs_ready logs || return
   have alloc_basic_static && log_run alloc_basic_static 1000 "$BIN/alloc_basic_static" 500
   have alloc_basic_shared && log_run alloc_basic_shared 1000 "$BIN/alloc_basic_shared" 500
   have driver_api && log_run driver_api 1000 "$BIN/driver_api" 500
@@ -710,11 +704,11 @@ test_logs() {
     local jf counts
     jf=$(ls -S "$ALOGS"/jax-*.jsonl 2>/dev/null | head -n 1)
     if [ -n "$jf" ]; then
-      counts=$(grep -o '"action":"[a-z_]*"' "$jf" | sed 's/"action"://; s/"//g' | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }')
+      counts=$(action_counts "$jf")
       if [ "$(grep -c '"action":"vmm_map"' "$jf")" -ge 20 ]; then
-        pass log-jax-seen "XLA's buffers seen through the VMM API (passed through, not pooled): ${counts%, }"
+        pass log-jax-seen "XLA's buffers seen through the VMM API (passed through, not pooled): $counts"
       else
-        fail log-jax-seen "fewer than 20 vmm_map events: JAX's allocations were not seen: ${counts%, }"
+        fail log-jax-seen "fewer than 20 vmm_map events: JAX's allocations were not seen: $counts"
       fi
     fi
   fi
