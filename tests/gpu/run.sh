@@ -580,50 +580,34 @@ test_torch() {
   esac
 }
 
-test_cupy() {
-  if ! py_has cupy; then
-    fail cupy "$PY cannot import cupy"
+# py_check NAME MODULE TIMEOUT WHAT SCRIPT [VAR=VALUE...]: the Python check SCRIPT (exit 0 when
+# every check passed) under the shim and without it, with the variables set: checks NAME-shim and
+# NAME-raw; one FAIL when MODULE cannot be imported.
+py_check() {
+  local name=$1 module=$2 tmo=$3 what=$4 script=$5
+  shift 5
+  if ! py_has "$module"; then
+    fail "$module" "$PY cannot import $module"
     return
   fi
   local rc
-  run cupy_check-shim 180 shim "$PY" "$HERE/cupy_check.py"
+  run "$name-shim" "$tmo" shim env "$@" "$PY" "$HERE/$script"
   rc=$?
-  preload_check cupy_check-shim $rc "$LOGS/cupy_check-shim.log"
-  verdict cupy_check-shim $rc "$LOGS/cupy_check-shim.log" "CuPy pools off, shim"
-  run cupy_check-raw 180 raw "$PY" "$HERE/cupy_check.py"
+  preload_check "$name-shim" $rc "$LOGS/$name-shim.log"
+  verdict "$name-shim" $rc "$LOGS/$name-shim.log" "$what, shim"
+  run "$name-raw" "$tmo" raw env "$@" "$PY" "$HERE/$script"
   rc=$?
-  verdict cupy_check-raw $rc "$LOGS/cupy_check-raw.log" "CuPy pools off, no shim"
+  verdict "$name-raw" $rc "$LOGS/$name-raw.log" "$what, no shim"
 }
+
+test_cupy() { py_check cupy_check cupy 180 "CuPy pools off" cupy_check.py; }
 
 # Numba finds the driver on its own (not through cudart) and allocates with cuMemAlloc.
-test_numba() {
-  if ! py_has numba; then
-    fail numba "$PY cannot import numba"
-    return
-  fi
-  local rc
-  run numba_check-shim 240 shim "$PY" "$HERE/numba_check.py"
-  rc=$?
-  preload_check numba_check-shim $rc "$LOGS/numba_check-shim.log"
-  verdict numba_check-shim $rc "$LOGS/numba_check-shim.log" "Numba device arrays, shim"
-  run numba_check-raw 240 raw "$PY" "$HERE/numba_check.py"
-  rc=$?
-  verdict numba_check-raw $rc "$LOGS/numba_check-raw.log" "Numba device arrays, no shim"
-}
+test_numba() { py_check numba_check numba 240 "Numba device arrays" numba_check.py; }
 
 test_jax() {
-  if ! py_has jax; then
-    fail jax "$PY cannot import jax"
-    return
-  fi
-  local rc
-  run jax_check-shim 240 shim env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
-  rc=$?
-  preload_check jax_check-shim $rc "$LOGS/jax_check-shim.log"
-  verdict jax_check-shim $rc "$LOGS/jax_check-shim.log" "XLA platform allocator, shim"
-  run jax_check-raw 240 raw env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
-  rc=$?
-  verdict jax_check-raw $rc "$LOGS/jax_check-raw.log" "XLA platform allocator, no shim"
+  py_check jax_check jax 240 "XLA platform allocator" jax_check.py \
+    XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false
 }
 
 # The allocation log on real programs: each runs under the shim with CUDAPOOL_LOG; every file it
