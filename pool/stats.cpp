@@ -10,6 +10,17 @@ namespace cudapool::pool {
 
 namespace {
 
+void add_into(Stat& into, const Stat& from) {
+  into.current += from.current;
+  into.peak += from.peak;
+  into.allocated += from.allocated;
+  into.freed += from.freed;
+}
+
+void add_into(StatArray& into, const StatArray& from) {
+  for (std::size_t type = 0; type < kStatTypes; ++type) add_into(into[type], from[type]);
+}
+
 constexpr std::array<std::string_view, kStatTypes> kTypeNames = {"all", "small_pool", "large_pool"};
 
 void add_stat(std::vector<std::pair<std::string, std::int64_t>>& out, std::string_view prefix,
@@ -29,6 +40,22 @@ void add_array(std::vector<std::pair<std::string, std::int64_t>>& out, std::stri
 }
 
 }  // namespace
+
+void add_pool_stats(DeviceStats& into, const DeviceStats& from) {
+  for (auto member : {&DeviceStats::allocation, &DeviceStats::segment, &DeviceStats::active,
+                      &DeviceStats::inactive_split, &DeviceStats::allocated_bytes,
+                      &DeviceStats::reserved_bytes, &DeviceStats::active_bytes,
+                      &DeviceStats::inactive_split_bytes, &DeviceStats::requested_bytes}) {
+    add_into(into.*member, from.*member);
+  }
+  for (auto member :
+       {&DeviceStats::num_alloc_retries, &DeviceStats::num_ooms, &DeviceStats::num_sync_all_streams,
+        &DeviceStats::num_device_alloc, &DeviceStats::num_device_free}) {
+    into.*member += from.*member;
+  }
+  add_into(into.oversize_allocations, from.oversize_allocations);
+  add_into(into.oversize_segments, from.oversize_segments);
+}
 
 void for_each_stat(const DeviceStats& stats,
                    const std::function<void(std::string_view, std::int64_t)>& fn) {

@@ -56,6 +56,11 @@ struct DeviceStats {
   std::int64_t max_split_size = 0;  // as PyTorch reports it: -1 when unlimited
 };
 
+// Adds the statistics of another pool of the same device (a second CUDA context) into `into`:
+// every value is summed, peaks too (so a peak is an upper bound: the pools' peaks need not
+// coincide); max_split_size is kept.
+void add_pool_stats(DeviceStats& into, const DeviceStats& from);
+
 // Calls fn(name, value) for every statistic under its torch.cuda.memory_stats() name, in
 // PyTorch's (sorted) order, e.g. "allocated_bytes.all.peak".
 void for_each_stat(const DeviceStats& stats,

@@ -5,6 +5,7 @@
 #include <execinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -215,7 +216,14 @@ void finish_log() {
   log::Summary summary;
   for_each_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
-    summary.devices.emplace_back(p.device, p.pool.stats());
+    // One entry per device: the pools of several contexts on one device are summed.
+    auto same = std::find_if(summary.devices.begin(), summary.devices.end(),
+                             [&](const auto& entry) { return entry.first == p.device; });
+    if (same == summary.devices.end()) {
+      summary.devices.emplace_back(p.device, p.pool.stats());
+    } else {
+      pool::add_pool_stats(same->second, p.pool.stats());
+    }
     p.pool.for_each_block([&](const pool::Block& b) {
       if (!b.allocated) return;
       log::Leak leak;

@@ -76,14 +76,14 @@ constexpr std::int64_t M = 1048576;
 
 TEST_CASE("pool: every memory_stats value after a hand-computed scenario") {
   Harness h(kGiB, with_max_split(32 * kMiB));
-  const std::uintptr_t s1 = h.alloc(1000);         // 1024, a new 2 MiB small segment, split
-  h.alloc(3000);                                   // 3072 from the small remainder
-  const std::uintptr_t l1 = h.alloc(5 * kMiB);     // a new 20 MiB segment, 15 MiB split off
-  const std::uintptr_t o1 = h.alloc(40 * kMiB);    // oversize: a 40 MiB segment, not split
+  const std::uintptr_t s1 = h.alloc(1000);       // 1024, a new 2 MiB small segment, split
+  h.alloc(3000);                                 // 3072 from the small remainder
+  const std::uintptr_t l1 = h.alloc(5 * kMiB);   // a new 20 MiB segment, 15 MiB split off
+  const std::uintptr_t o1 = h.alloc(40 * kMiB);  // oversize: a 40 MiB segment, not split
   h.free(s1);
   h.free(o1);
-  h.free(l1);                                      // merges back to a whole 20 MiB segment
-  h.empty_cache();                                 // frees the 20 and 40 MiB segments
+  h.free(l1);       // merges back to a whole 20 MiB segment
+  h.empty_cache();  // frees the 20 and 40 MiB segments
   CHECK(h.try_alloc(2 * kGiB).status == AllocStatus::kOutOfMemory);
 
   StatMap e;
@@ -119,9 +119,8 @@ TEST_CASE("pool: every memory_stats value after a hand-computed scenario") {
 TEST_CASE("pool: memory_stats names come in sorted order and max_split_size is -1 unlimited") {
   Harness h(kGiB);
   std::vector<std::string> names;
-  cudapool::pool::for_each_stat(h.stats(), [&](std::string_view name, std::int64_t) {
-    names.emplace_back(name);
-  });
+  cudapool::pool::for_each_stat(
+      h.stats(), [&](std::string_view name, std::int64_t) { names.emplace_back(name); });
   CHECK(names.size() == 122);
   CHECK(std::is_sorted(names.begin(), names.end()));
   CHECK(names.front() == "active.all.allocated");
@@ -212,10 +211,10 @@ TEST_CASE("pool: memory_summary has PyTorch's rows and switches units like PyTor
       CHECK(lines[i - 1] == "|" + std::string(75, '-') + "|");
     }
   }
-  for (const char* name : {"Allocated memory", "Active memory", "Requested memory",
-                           "GPU reserved memory", "Non-releasable memory", "Allocations",
-                           "Active allocs", "GPU reserved segments", "Non-releasable allocs",
-                           "Oversize allocations", "Oversize GPU segments"}) {
+  for (const char* name :
+       {"Allocated memory", "Active memory", "Requested memory", "GPU reserved memory",
+        "Non-releasable memory", "Allocations", "Active allocs", "GPU reserved segments",
+        "Non-releasable allocs", "Oversize allocations", "Oversize GPU segments"}) {
     INFO(name);
     CHECK(text.find(std::string("| ") + name) != std::string::npos);
   }
@@ -241,4 +240,51 @@ TEST_CASE("pool: memory_summary of a live pool shows its statistics") {
                  "|       from small pool |   2048 KiB |   2048 KiB |   2048 KiB |      0 B   |"));
   CHECK(has_line(lines,
                  "| GPU reserved segments |       2    |       2    |       2    |       0    |"));
+}
+
+TEST_CASE("pool: add_pool_stats sums two pools of one device, every statistic") {
+  DeviceStats a;
+  DeviceStats b;
+  a.allocated_bytes[0] = Stat{10, 30, 50, 40};
+  b.allocated_bytes[0] = Stat{1, 2, 3, 2};
+  a.reserved_bytes[2] = Stat{100, 100, 100, 0};
+  b.reserved_bytes[2] = Stat{20, 40, 60, 40};
+  a.num_ooms = 1;
+  b.num_ooms = 2;
+  b.num_device_alloc = 7;
+  b.oversize_segments = Stat{1, 1, 1, 0};
+  a.max_split_size = -1;
+  b.max_split_size = 5;
+  cudapool::pool::add_pool_stats(a, b);
+  CHECK(a.allocated_bytes[0].current == 11);
+  CHECK(a.allocated_bytes[0].peak == 32);  // an upper bound: the sum of the peaks
+  CHECK(a.allocated_bytes[0].allocated == 53);
+  CHECK(a.allocated_bytes[0].freed == 42);
+  CHECK(a.reserved_bytes[2].current == 120);
+  CHECK(a.reserved_bytes[2].peak == 140);
+  CHECK(a.num_ooms == 3);
+  CHECK(a.num_device_alloc == 7);
+  CHECK(a.oversize_segments.current == 1);
+  CHECK(a.max_split_size == -1);  // kept
+  // Every named statistic of the sum is the sum of the named statistics (max_split_size aside),
+  // for the statistics of a pool that went through allocations, frees, an OOM and empty_cache.
+  Harness h(kGiB, with_max_split(32 * kMiB));
+  const std::uintptr_t s1 = h.alloc(1000);
+  h.alloc(3000);
+  h.alloc(40 * kMiB);
+  h.free(s1);
+  h.empty_cache();
+  CHECK(h.try_alloc(2 * kGiB).status == AllocStatus::kOutOfMemory);
+  const DeviceStats c = h.pool.stats();
+  DeviceStats sum = c;
+  cudapool::pool::add_pool_stats(sum, c);
+  std::map<std::string, std::int64_t> one, two;
+  cudapool::pool::for_each_stat(
+      c, [&](std::string_view n, std::int64_t v) { one[std::string(n)] = v; });
+  cudapool::pool::for_each_stat(
+      sum, [&](std::string_view n, std::int64_t v) { two[std::string(n)] = v; });
+  for (const auto& [name, value] : one) {
+    if (name == "max_split_size") continue;
+    CHECK(two[name] == 2 * value);
+  }
 }
