@@ -81,6 +81,14 @@ elif mode == "hidden_reset":
     work(5, 400)
     assert cuda.fakecuda_reset_primary_unseen(0) == 0   # as cudaDeviceReset: no hook sees it
     work(6, 400)
+elif mode == "two_contexts":
+    # Two contexts of their own on device 0, a 1 MiB block in each, kept to the end.
+    for _ in range(2):
+        c = ctypes.c_void_p()
+        assert cuda.cuCtxCreate_v2(ctypes.byref(c), 0, 0) == 0
+        assert cuda.cuCtxSetCurrent(c) == 0
+        p = ctypes.c_uint64()
+        assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(1 << 20)) == 0
 elif mode == "loop":
     while True:
         work(3, 1000)
@@ -187,6 +195,19 @@ rep = json.load(open(sys.argv[1]))
 notes = rep["notes"]
 assert any("dropped with its context 1 time(s)" in n for n in notes), notes
 assert not any("in the summary" in n for n in notes), notes
+PY
+
+# Two contexts on one device: the summary has one entry for the device, their pools summed.
+CUDAPOOL_LOG="$tmp/twoctx.jsonl" run python3 "$tmp/drive.py" two_contexts || fail "two-context run failed"
+python3 - "$tmp/twoctx.jsonl" <<'PY' || fail "two contexts on one device: the summary is not one summed entry"
+import json, sys
+last = open(sys.argv[1]).read().splitlines()[-1]
+pairs = json.loads(last, object_pairs_hook=lambda kv: kv)  # keeps duplicate keys
+devices = dict(pairs)["devices"]
+assert [k for k, _ in devices] == ["0"], devices
+stats = dict(dict(devices[0][1])["stats"])
+assert stats["allocation.all.current"] == 2 and stats["allocated_bytes.all.current"] == 2 << 20, stats
+assert len(dict(pairs)["leaks"]) == 2
 PY
 
 # 2c. A small ring (CUDAPOOL_LOG_BUFFER) loses nothing: 4 threads keep the hooks waiting for room.
