@@ -150,6 +150,33 @@ logs_ready() {
   mkdir -p "$ALOGS"
 }
 
+# in_modes PROGRAM TIMEOUT DETAIL MODE...: runs $BIN/PROGRAM once per mode (checks PROGRAM-<tag>,
+# mode_tag), each with the preload check under the shim and a verdict whose detail is every line
+# part of the output matching the extended regex DETAIL, joined by "; ". A program that prints
+# "PROGRAM: skipped" (it cannot run on this machine) gets one INFO line, the other modes are not
+# run, and the status is 2.
+in_modes() {
+  local program=$1 tmo=$2 detail=$3 mode tag rc log
+  shift 3
+  for mode in "$@"; do
+    tag="$program-$(mode_tag "$mode")"
+    run "$tag" "$tmo" "$mode" "$BIN/$program"
+    rc=$?
+    log="$LOGS/$tag.log"
+    if [ $rc = 0 ] && grep -q "^$program: skipped" "$log"; then
+      info "$program: $(grep -o 'skipped.*' "$log" | head -1): not run"
+      return 2
+    fi
+    [ "$mode" = raw ] || preload_check "$tag" $rc "$log"
+    verdict "$tag" $rc "$log" "$(grep -oE "$detail" "$log" | paste -sd ';' | sed 's/;/; /g')"
+  done
+}
+
+# The largest allocation log of log_run NAME (a helper process may leave small ones).
+largest_log() {
+  ls -S "$ALOGS/$1"-*.jsonl 2>/dev/null | head -n 1
+}
+
 # ---------------------------------------------------------------------------------------------
 
 build_all() {
@@ -419,19 +446,11 @@ test_libraries() {
     fail libraries "not built"
     return
   }
-  local mode tag rc log
-  for mode in raw shim shim:reuse_fence:sync; do
-    tag=$(mode_tag "$mode")
-    run "libraries-$tag" 180 "$mode" "$BIN/libraries"
-    rc=$?
-    log="$LOGS/libraries-$tag.log"
-    [ "$mode" = raw ] || preload_check "libraries-$tag" $rc "$log"
-    verdict "libraries-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
-  done
+  in_modes libraries 180 '[0-9]* rounds of .*' raw shim shim:reuse_fence:sync
   logs_ready libraries-log || return
   log_run libraries 1 "$BIN/libraries" 10
   local f direct allocs
-  f=$(ls -S "$ALOGS"/libraries-*.jsonl 2>/dev/null | head -n 1)
+  f=$(largest_log libraries)
   direct=$(grep -o 'direct cudaMalloc calls [0-9]*' "$LOGS/log-libraries.log" | grep -o '[0-9]*$')
   if [ -n "$f" ] && [ -n "$direct" ]; then
     allocs=$(grep -c '"action":"alloc"' "$f")
@@ -453,19 +472,12 @@ test_other_allocs() {
     fail other_allocs "not built"
     return
   }
-  local mode tag rc log
-  for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
-    tag=$(mode_tag "$mode")
-    run "other_allocs-$tag" 120 "$mode" "$BIN/other_allocs"
-    rc=$?
-    log="$LOGS/other_allocs-$tag.log"
-    [ "$mode" = raw ] || preload_check "other_allocs-$tag" $rc "$log"
-    verdict "other_allocs-$tag" $rc "$log" "$(grep -o '[0-9]* rounds of .*' "$log" | head -1)"
-  done
+  in_modes other_allocs 120 '[0-9]* rounds of .*' \
+    raw shim shim:reuse_fence:sync shim:thread_cache:always
   logs_ready other_allocs-log || return
   log_run other_allocs 10 "$BIN/other_allocs" 5
   local f action missing=""
-  f=$(ls -S "$ALOGS"/other_allocs-*.jsonl 2>/dev/null | head -n 1)
+  f=$(largest_log other_allocs)
   [ -n "$f" ] || return
   for action in alloc_managed alloc_pitch alloc_async alloc_host free_host free_unowned; do
     grep -q "\"action\":\"$action\"" "$f" || missing+="$action "
@@ -488,23 +500,13 @@ test_two_devices() {
     fail two_devices "not built"
     return
   }
-  local mode tag rc log
-  for mode in raw shim shim:reuse_fence:sync shim:thread_cache:always; do
-    tag=$(mode_tag "$mode")
-    run "two_devices-$tag" 120 "$mode" "$BIN/two_devices"
-    rc=$?
-    log="$LOGS/two_devices-$tag.log"
-    if [ $rc = 0 ] && grep -q "two_devices: skipped" "$log"; then
-      info "two_devices: $(grep -o 'skipped.*' "$log" | head -1): not run"
-      return
-    fi
-    [ "$mode" = raw ] || preload_check "two_devices-$tag" $rc "$log"
-    verdict "two_devices-$tag" $rc "$log" "$(grep -o 'device 1 block freed from device 0.*' "$log" | head -1); $(grep -o 'after freeing 24 MiB.*' "$log" | head -1)"
-  done
+  in_modes two_devices 120 'device 1 block freed from device 0.*|after freeing 24 MiB.*' \
+    raw shim shim:reuse_fence:sync shim:thread_cache:always
+  [ $? = 2 ] && return  # one GPU
   logs_ready two_devices-log || return
   log_run two_devices 100 "$BIN/two_devices"
   local f devs
-  f=$(ls -S "$ALOGS"/two_devices-*.jsonl 2>/dev/null | head -n 1)
+  f=$(largest_log two_devices)
   [ -n "$f" ] || return
   devs=$(grep '"action":"alloc"' "$f" | grep -o '"dev":[0-9]*' | sort -u | tr '\n' ' ')
   if [ "$(echo "$devs" | wc -w)" -ge 2 ]; then
@@ -686,7 +688,7 @@ test_logs() {
     # libraries (cuBLAS, cuDNN). Both must be in the log.
     log_run jax 1 env XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" "$HERE/jax_check.py"
     local jf counts
-    jf=$(ls -S "$ALOGS"/jax-*.jsonl 2>/dev/null | head -n 1)
+    jf=$(largest_log jax)
     if [ -n "$jf" ]; then
       counts=$(action_counts "$jf")
       if [ "$(grep -c '"action":"vmm_map"' "$jf")" -ge 20 ]; then
