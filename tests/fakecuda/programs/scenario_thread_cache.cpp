@@ -99,6 +99,16 @@ void expect_apart(std::initializer_list<Span> blocks, const char* what) {
   }
 }
 
+// Thread A allocates `bytes` and frees it (its cache keeps the block, when caches are on).
+CUdeviceptr allocated_and_freed_by(Worker& a, const Driver& d, size_t bytes) {
+  CUdeviceptr x = 0;
+  a.run([&] {
+    x = alloc_ok(d, bytes);
+    FC_OK(d, d.MemFree(x));
+  });
+  return x;
+}
+
 // a. A thread that frees a block and asks for the same rounded size again gets it back.
 void same_thread_reuse(const Driver& d, CUcontext ctx, bool cached) {
   say("a. same thread: alloc 1 MiB (X), free, alloc 1 MiB -> X, without a driver allocation");
@@ -153,11 +163,8 @@ void privacy(const Driver& d, CUcontext ctx, bool cached) {
   say("b. privacy: A allocates and frees 1 MiB (X) and stays alive; B's 1 MiB request gets %s",
       cached ? "another block (X sits in A's cache)" : "X (back in the shared pool)");
   Worker a(d, ctx), b(d, ctx);
-  CUdeviceptr x = 0, y = 0, z = 0;
-  a.run([&] {
-    x = alloc_ok(d, kMiB);
-    FC_OK(d, d.MemFree(x));
-  });
+  const CUdeviceptr x = allocated_and_freed_by(a, d, kMiB);
+  CUdeviceptr y = 0, z = 0;
   unsigned long long a0 = d.alloc_calls();
   b.run([&] { y = alloc_ok(d, kMiB); });
   if (cached) {
@@ -190,10 +197,7 @@ void thread_exit(const Driver& d, CUcontext ctx) {
   CUdeviceptr x = 0;
   {
     Worker a(d, ctx);
-    a.run([&] {
-      x = alloc_ok(d, kMiB);
-      FC_OK(d, d.MemFree(x));
-    });
+    x = allocated_and_freed_by(a, d, kMiB);
   }
   unsigned long long a0 = d.alloc_calls();
   Worker b(d, ctx);
@@ -273,16 +277,26 @@ void double_free_cached(const Driver& d, CUcontext ctx) {
   b.run([&] { FC_OK(d, d.MemFree(y3)); });
 }
 
+// After out of memory took A's cached 8 MiB block into B's block y: A's next 8 MiB request must
+// come from elsewhere, not from a stale cache entry inside y. Frees both blocks.
+void no_stale_entry(const Driver& d, Worker& a, Worker& b, CUdeviceptr y, size_t y_bytes) {
+  CUdeviceptr z = 0;
+  a.run([&] { z = alloc_ok(d, 8 * kMiB); });
+  FC_CHECK(z + 8 * kMiB <= y || z >= y + y_bytes,
+           "f: A got %#llx, inside B's %zu MiB block at %#llx (a stale cache entry)", z,
+           y_bytes / kMiB, y);
+  expect_apart({{y, y_bytes}, {z, 8 * kMiB}}, "f: B's and A's blocks");
+  b.run([&] { FC_OK(d, d.MemFree(y)); });
+  a.run([&] { FC_OK(d, d.MemFree(z)); });
+}
+
 // f. Out of memory: every thread's cache goes back to the pool before an allocation fails.
 void oom_flush(const Driver& d, CUcontext ctx) {
   say("f. out of memory: A allocates and frees 8 MiB (X, carved from a 20 MiB segment) and stays "
       "alive; B asks for 20 MiB while every driver allocation fails -> CUDA_SUCCESS, at X");
   Worker a(d, ctx), b(d, ctx);
-  CUdeviceptr x = 0, y = 0, z = 0;
-  a.run([&] {
-    x = alloc_ok(d, 8 * kMiB);
-    FC_OK(d, d.MemFree(x));
-  });
+  const CUdeviceptr x = allocated_and_freed_by(a, d, 8 * kMiB);
+  CUdeviceptr y = 0;
   size_t live0 = d.live_allocations(-1);
   unsigned long long a0 = d.alloc_calls();
   CUresult rc = CUDA_ERROR_UNKNOWN;
@@ -297,23 +311,15 @@ void oom_flush(const Driver& d, CUcontext ctx) {
            d.live_allocations(-1) - live0);
 
   say("   A's next 8 MiB request must not come from a stale cache entry inside B's block");
-  a.run([&] { z = alloc_ok(d, 8 * kMiB); });
-  FC_CHECK(z + 8 * kMiB <= y || z >= y + 20 * kMiB,
-           "f: A got %#llx, inside B's 20 MiB block at %#llx", z, y);
-  expect_apart({{y, 20 * kMiB}, {z, 8 * kMiB}}, "f: B's and A's blocks");
-  b.run([&] { FC_OK(d, d.MemFree(y)); });
-  a.run([&] { FC_OK(d, d.MemFree(z)); });
+  no_stale_entry(d, a, b, y, 20 * kMiB);
 }
 
 // f (second part). Out of memory where only the cached block's segment, released to the driver,
 // makes room: the caches are flushed before the pool releases its free segments.
 void oom_flush_release(const Driver& d, CUcontext ctx) {
   Worker a(d, ctx), b(d, ctx);
-  CUdeviceptr x = 0, y = 0;
-  a.run([&] {
-    x = alloc_ok(d, 8 * kMiB);
-    FC_OK(d, d.MemFree(x));
-  });
+  allocated_and_freed_by(a, d, 8 * kMiB);
+  CUdeviceptr y = 0;
   const size_t capacity = d.capacity(0);
   const size_t used = d.bytes_in_use(0);
   const size_t cap = (used + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
@@ -328,18 +334,7 @@ void oom_flush_release(const Driver& d, CUcontext ctx) {
   say("   B's %zu MiB request: %s; the driver holds %zu MiB", cap / kMiB,
       result_name(d, rc).c_str(), d.bytes_in_use(0) / kMiB);
   FC_EXPECT_RC(d, rc, CUDA_SUCCESS);
-  stamp(y, cap, 0xf3);
-  a.run([&] {
-    CUdeviceptr z = alloc_ok(d, 8 * kMiB);
-    FC_CHECK(z + 8 * kMiB <= y || z >= y + cap,
-             "f: A got %#llx, inside B's %zu MiB block at %#llx (a stale cache entry)", z,
-             cap / kMiB, y);
-    stamp(z, 8 * kMiB, 0xf4);
-    FC_CHECK(stamped(y, cap, 0xf3) && stamped(z, 8 * kMiB, 0xf4),
-             "f: B's %#llx and A's %#llx overlap", y, z);
-    FC_OK(d, d.MemFree(z));
-  });
-  b.run([&] { FC_OK(d, d.MemFree(y)); });
+  no_stale_entry(d, a, b, y, cap);
 }
 
 // j. Stream-ordered frees (cuMemFreeAsync) of pooled blocks take cuMemFree's path: one already
