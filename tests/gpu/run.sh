@@ -152,12 +152,16 @@ logs_ready() {
 
 # in_modes PROGRAM TIMEOUT DETAIL MODE...: runs $BIN/PROGRAM once per mode (checks PROGRAM-<tag>,
 # mode_tag), each with the preload check under the shim and a verdict whose detail is every line
-# part of the output matching the extended regex DETAIL, joined by "; ". A program that prints
-# "PROGRAM: skipped" (it cannot run on this machine) gets one INFO line, the other modes are not
-# run, and the status is 2.
+# part of the output matching the extended regex DETAIL, joined by "; ". Status 1 (and one FAIL)
+# when the program was not built; 2 when it prints "PROGRAM: skipped" (it cannot run on this
+# machine: one INFO line, the other modes are not run); else 0.
 in_modes() {
   local program=$1 tmo=$2 detail=$3 mode tag rc log
   shift 3
+  have "$program" || {
+    fail "$program" "not built"
+    return 1
+  }
   for mode in "$@"; do
     tag="$program-$(mode_tag "$mode")"
     run "$tag" "$tmo" "$mode" "$BIN/$program"
@@ -170,6 +174,7 @@ in_modes() {
     [ "$mode" = raw ] || preload_check "$tag" $rc "$log"
     verdict "$tag" $rc "$log" "$(grep -oE "$detail" "$log" | paste -sd ';' | sed 's/;/; /g')"
   done
+  return 0
 }
 
 # The largest allocation log of log_run NAME (a helper process may leave small ones).
@@ -442,11 +447,7 @@ test_errors() {
 # whose log must hold more alloc events than the program's own cudaMalloc calls (the libraries'
 # workspace allocations reached the pool).
 test_libraries() {
-  have libraries || {
-    fail libraries "not built"
-    return
-  }
-  in_modes libraries 180 '[0-9]* rounds of .*' raw shim shim:reuse_fence:sync
+  in_modes libraries 180 '[0-9]* rounds of .*' raw shim shim:reuse_fence:sync || return
   logs_ready libraries-log || return
   log_run libraries 1 "$BIN/libraries" 10
   local f direct allocs
@@ -468,12 +469,8 @@ test_libraries() {
 # arrays) around live pooled blocks: data checked under the shim and without it; the log must show
 # each kind passed through and every cudaFree of a non-pooled pointer forwarded.
 test_other_allocs() {
-  have other_allocs || {
-    fail other_allocs "not built"
-    return
-  }
   in_modes other_allocs 120 '[0-9]* rounds of .*' \
-    raw shim shim:reuse_fence:sync shim:thread_cache:always
+    raw shim shim:reuse_fence:sync shim:thread_cache:always || return
   logs_ready other_allocs-log || return
   log_run other_allocs 10 "$BIN/other_allocs" 5
   local f action missing=""
@@ -496,13 +493,8 @@ test_other_allocs() {
 # Two GPUs: a pool per device, frees routed by pointer, peer copies, per-device cudaMemGetInfo,
 # a thread per device, one device reset. Needs two devices; with one, one INFO line.
 test_two_devices() {
-  have two_devices || {
-    fail two_devices "not built"
-    return
-  }
   in_modes two_devices 120 'device 1 block freed from device 0.*|after freeing 24 MiB.*' \
-    raw shim shim:reuse_fence:sync shim:thread_cache:always
-  [ $? = 2 ] && return  # one GPU
+    raw shim shim:reuse_fence:sync shim:thread_cache:always || return  # not built, or one GPU
   logs_ready two_devices-log || return
   log_run two_devices 100 "$BIN/two_devices"
   local f devs
