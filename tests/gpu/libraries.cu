@@ -34,23 +34,19 @@ T* device_alloc(std::size_t count) {
   return static_cast<T*>(p);
 }
 
-#define CHECK_CUBLAS(call)                                                              \
+// A library call that must return `success`: on failure print where, the call and its status, and
+// exit 1.
+#define CHECK_STATUS(library, call, success)                                            \
   do {                                                                                  \
-    cublasStatus_t s_ = (call);                                                         \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
-      fprintf(stderr, "cuBLAS error %s:%d: %s -> %d\n", __FILE__, __LINE__, #call, s_); \
+    const auto status_ = (call);                                                        \
+    if (status_ != (success)) {                                                         \
+      fprintf(stderr, "%s error %s:%d: %s -> %d\n", library, __FILE__, __LINE__, #call, \
+              static_cast<int>(status_));                                               \
       exit(1);                                                                          \
     }                                                                                   \
   } while (0)
-
-#define CHECK_CUFFT(call)                                                              \
-  do {                                                                                 \
-    cufftResult r_ = (call);                                                           \
-    if (r_ != CUFFT_SUCCESS) {                                                         \
-      fprintf(stderr, "cuFFT error %s:%d: %s -> %d\n", __FILE__, __LINE__, #call, r_); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
+#define CHECK_CUBLAS(call) CHECK_STATUS("cuBLAS", call, CUBLAS_STATUS_SUCCESS)
+#define CHECK_CUFFT(call) CHECK_STATUS("cuFFT", call, CUFFT_SUCCESS)
 
 // C = A * B with small integer entries: exact in float, so the GPU must match the CPU bit for bit.
 bool gemm_round(std::mt19937& rng, int round) {

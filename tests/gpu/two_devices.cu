@@ -66,6 +66,17 @@ bool intact(const std::vector<Block>& blocks) {
   return ok;
 }
 
+// Copies block b into a new pooled block on device `to` (cudaMemcpyPeer) and checks the copy there.
+bool peer_copy_intact(const Block& b, int to) {
+  CHECK(cudaSetDevice(to));
+  void* copy = nullptr;
+  CHECK(cudaMalloc(&copy, b.bytes));
+  CHECK(cudaMemcpyPeer(copy, to, b.ptr, b.device, b.bytes));
+  const bool ok = bad_words(copy, b.bytes, b.seed) == 0;
+  CHECK(cudaFree(copy));
+  return ok;
+}
+
 // One thread per device: pairs of allocations, each filled and checked before its free.
 void churn(int device, int pairs, int* failures) {
   CHECK(cudaSetDevice(device));
@@ -128,18 +139,8 @@ int main() {
   }
 
   // Peer copies between pooled blocks (staged by the driver when peer access is off).
-  CHECK(cudaSetDevice(0));
-  void* copy_on_0 = nullptr;
-  CHECK(cudaMalloc(&copy_on_0, dev1[3].bytes));
-  CHECK(cudaMemcpyPeer(copy_on_0, 0, dev1[3].ptr, 1, dev1[3].bytes));
-  expect(bad_words(copy_on_0, dev1[3].bytes, dev1[3].seed) == 0, "peer copy device 1 -> 0");
-  CHECK(cudaFree(copy_on_0));
-  CHECK(cudaSetDevice(1));
-  void* copy_on_1 = nullptr;
-  CHECK(cudaMalloc(&copy_on_1, dev0[4].bytes));
-  CHECK(cudaMemcpyPeer(copy_on_1, 1, dev0[4].ptr, 0, dev0[4].bytes));
-  expect(bad_words(copy_on_1, dev0[4].bytes, dev0[4].seed) == 0, "peer copy device 0 -> 1");
-  CHECK(cudaFree(copy_on_1));
+  expect(peer_copy_intact(dev1[3], 0), "peer copy device 1 -> 0");
+  expect(peer_copy_intact(dev0[4], 1), "peer copy device 0 -> 1");
 
   // cudaMemGetInfo per device: freeing device 1's 24 MiB block raises device 1's free memory only.
   std::size_t free0_before = 0, free1_before = 0, free0_after = 0, free1_after = 0, total = 0;
