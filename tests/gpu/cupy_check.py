@@ -7,6 +7,7 @@ import sys
 import os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shim_probe import shim_loaded  # noqa: E402
+from named_checks import NamedChecks  # noqa: E402
 
 
 def main():
@@ -19,12 +20,7 @@ def main():
           % (cp.__version__, cp.cuda.runtime.runtimeGetVersion(),
              cp.cuda.runtime.getDeviceProperties(0)["name"].decode(errors="replace"),
              "loaded" if shim_loaded() else "not-loaded"))
-    failures = []
-
-    def check(name, ok, detail=""):
-        print("cupy_check: %-24s %s %s" % (name, "ok" if ok else "FAILED", detail))
-        if not ok:
-            failures.append(name)
+    check = NamedChecks("cupy_check", 24)
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((512, 384)).astype(np.float64)
@@ -66,8 +62,7 @@ def main():
     pool = cp.get_default_memory_pool()
     check("pool_unused", pool.used_bytes() == 0 and pool.total_bytes() == 0,
           "(CuPy pool used %d, total %d)" % (pool.used_bytes(), pool.total_bytes()))
-    print("cupy_check: %s" % ("ok" if not failures else "FAILED: " + ", ".join(failures)))
-    return 0 if not failures else 1
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import sys
 import os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shim_probe import shim_loaded  # noqa: E402
+from named_checks import NamedChecks  # noqa: E402
 
 
 def main():
@@ -19,12 +20,7 @@ def main():
     print("numba_check: numba %s, device %s, shim %s"
           % (__import__("numba").__version__, dev.name.decode() if isinstance(dev.name, bytes)
              else dev.name, "loaded" if shim_loaded() else "not-loaded"))
-    failures = []
-
-    def check(name, ok, detail=""):
-        print("numba_check: %-20s %s %s" % (name, "ok" if ok else "FAILED", detail))
-        if not ok:
-            failures.append(name)
+    check = NamedChecks("numba_check", 20)
 
     rng = np.random.default_rng(1)
     sizes = [1, 100, 4096, 65536, 1 << 20, 3 << 20]
@@ -55,11 +51,7 @@ def main():
     check("copy_128MiB", np.array_equal(dbig.copy_to_host(), big))
     del dbig
     cuda.synchronize()
-    if failures:
-        print("numba_check: FAILED: %s" % ", ".join(failures))
-        return 1
-    print("numba_check: ok")
-    return 0
+    return check.finish()
 
 
 if __name__ == "__main__":
