@@ -114,6 +114,11 @@ void Replayer::drop_device(int id) {
 }
 
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
+  if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
+    ++counts_.contexts_dropped;
+    drop_device(e.device);
+    return;
+  }
   Device& d = device(e.device);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
@@ -202,9 +207,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.segment_alloc_events;
       if (settings_.log_addresses) d.backend->script_segment_address(e.ptr, e.size);
       return;
-    case EventKind::kContextDropped:
-      ++counts_.contexts_dropped;
-      drop_device(e.device);
+    case EventKind::kContextDropped:  // handled above
       return;
     case EventKind::kEmptyCache:
       ++counts_.empty_cache_events;
