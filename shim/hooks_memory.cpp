@@ -25,8 +25,7 @@ namespace {
 // The pooled block holding ptr: its base and size. Not from a pool whose context is gone (reset
 // behind the shim's back): the driver answers for such a pointer.
 bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
-  return for_each_pool([&](ContextPool& p) {
-    if (!pool_alive(p)) return false;
+  return for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
     if (b == nullptr) return false;
@@ -125,9 +124,9 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   std::size_t idle = 0;
   std::size_t reserved = 0;
   std::size_t cap = 0;
-  for_each_pool([&](ContextPool& p) {
-    // A pool whose context was reset behind the shim's back holds no memory any more.
-    if (p.device != device || !pool_alive(p)) return false;
+  // A pool whose context was reset behind the shim's back holds no memory any more.
+  for_each_live_pool([&](ContextPool& p) {
+    if (p.device != device) return false;
     std::lock_guard<SpinLock> lock(p.mutex);
     // Blocks still behind a reuse fence are free for the program too: they come back at the
     // next allocation that needs them.
@@ -209,10 +208,11 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   if (!pooling()) return CUDAPOOL_PASS(cuIpcGetMemHandle, handle, dptr);
   ReentrancyGuard guard;
   // A handle names a whole driver allocation: the importer maps the segment's base. That is the
-  // caller's memory only when the block starts its segment.
+  // caller's memory only when the block starts its segment. Segments of a context reset behind
+  // the shim's back are gone: the address may belong to a new allocation now.
   const auto ptr = static_cast<std::uintptr_t>(dptr);
   bool refused = false;
-  for_each_pool([&](ContextPool& p) {
+  for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;

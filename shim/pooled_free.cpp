@@ -26,8 +26,7 @@ PooledFree free_pooled_pointer(ContextPool* current, std::uintptr_t ptr) {
   if (current != nullptr && (thread_cache_free(*current, ptr) || free_in(*current, ptr))) {
     return PooledFree::kFreed;
   }
-  if (for_each_pool(
-          [&](ContextPool& p) { return &p != current && pool_alive(p) && free_in(p, ptr); })) {
+  if (for_each_live_pool([&](ContextPool& p) { return &p != current && free_in(p, ptr); })) {
     return PooledFree::kFreed;
   }
   // Not a block the pool handed out. Inside one of its segments it is a double free or an

@@ -133,8 +133,7 @@ ContextPool* current_pool(CUresult* error) {
 
 ContextPool* pool_holding(std::uintptr_t ptr) {
   ContextPool* found = nullptr;
-  for_each_pool([&](ContextPool& p) {
-    if (!pool_alive(p)) return false;
+  for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;

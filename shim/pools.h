@@ -53,6 +53,11 @@ ContextPool* current_pool(CUresult* error);
 template <class Fn>
 bool for_each_pool(Fn&& fn);
 
+// for_each_pool over the pools whose context still exists (pool_alive: one driver call per pool,
+// dead ones dropped on the way). For the slow paths that answer for a pointer or a device.
+template <class Fn>
+bool for_each_live_pool(Fn&& fn);
+
 // The live pool whose segments hold ptr, or nullptr.
 ContextPool* pool_holding(std::uintptr_t ptr);
 
@@ -85,6 +90,11 @@ bool for_each_pool(Fn&& fn) {
     if (p != nullptr && !p->dropped.load(std::memory_order_acquire) && fn(*p)) return true;
   }
   return false;
+}
+
+template <class Fn>
+bool for_each_live_pool(Fn&& fn) {
+  return for_each_pool([&](ContextPool& p) { return pool_alive(p) && fn(p); });
 }
 
 }  // namespace cudapool::shim

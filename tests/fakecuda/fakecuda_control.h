@@ -43,6 +43,10 @@ int fakecuda_set_capacity(int dev, size_t bytes);
 // The next n calls of cuMemAlloc_v2 that pass argument and context checks fail with
 // CUDA_ERROR_OUT_OF_MEMORY.
 void fakecuda_fail_next_alloc(int n);
+// The next allocation of 2 MiB or more, of any kind, is placed at
+// address `at`, as a real driver places new memory at freed addresses; it fails with
+// CUDA_ERROR_OUT_OF_MEMORY if anything is mapped there. 0, or -1 when `at` is not 2 MiB aligned.
+int fakecuda_place_next_alloc(CUdeviceptr at);
 
 // Holds (hold != 0) or releases a stream: events recorded on a held stream stay incomplete
 // (cuEventQuery and cuStreamQuery answer CUDA_ERROR_NOT_READY) until cuEventSynchronize,

@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
   control(d.hold_stream, "fakecuda_hold_stream");
   control(d.sync_count, "fakecuda_sync_count");
   control(d.reset_primary_unseen, "fakecuda_reset_primary_unseen");
+  control(d.place_next_alloc, "fakecuda_place_next_alloc");
 
   return fakecuda_test::program_main(d, argc, argv, "cudart_like");
 }

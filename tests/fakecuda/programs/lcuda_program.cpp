@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   d.hold_stream = &fakecuda_hold_stream;
   d.sync_count = &fakecuda_sync_count;
   d.reset_primary_unseen = &fakecuda_reset_primary_unseen;
+  d.place_next_alloc = &fakecuda_place_next_alloc;
 
   return fakecuda_test::program_main(d, argc, argv, "lcuda_program");
 }

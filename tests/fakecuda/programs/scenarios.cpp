@@ -755,6 +755,25 @@ int hidden_reset(const Driver& d) {
   FC_OK(d, d.MemAlloc(&fresh, kMiB));
   stamp(fresh, kMiB, 21);
   FC_OK(d, d.MemFree(fresh));
+
+  // The first call after this reset is the export: nothing else may notice the reset first.
+  say("after another unseen reset, memory the driver places inside an old segment is exported");
+  CUdeviceptr old_segment = 0;
+  FC_OK(d, d.MemAlloc(&old_segment, 64 * kMiB));
+  FC_OK(d, d.MemFree(old_segment));  // an idle 64 MiB segment, under the shim
+  FC_CHECK(d.reset_primary_unseen(0) == 0, "fakecuda_reset_primary_unseen failed");
+  const CUdeviceptr inside = old_segment + 2 * kMiB;
+  FC_CHECK(d.place_next_alloc(inside) == 0, "fakecuda_place_next_alloc failed");
+  CUdeviceptr pitched = 0;
+  size_t pitch = 0;
+  FC_OK(d, d.MemAllocPitch(&pitched, &pitch, 4096, 1024, 4));
+  FC_CHECK(pitched == inside, "pitched memory at 0x%llx, not where it was placed",
+           static_cast<unsigned long long>(pitched));
+  CUipcMemHandle ipc{};
+  const CUresult exported = d.IpcGetMemHandle(&ipc, pitched);
+  FC_CHECK(exported == CUDA_SUCCESS, "export of new memory inside a dead segment: %s",
+           result_name(d, exported).c_str());
+  FC_OK(d, d.MemFree(pitched));
   return 0;
 }
 
@@ -785,6 +804,8 @@ int fake_api(const Driver& d) {
   FC_OK(d, d.MemFree(small));
   FC_OK(d, d.MemFree(big));
 
+  FC_CHECK(d.place_next_alloc(3 * kMiB) == -1,
+           "fakecuda_place_next_alloc took a misaligned address");
   say("fakecuda_fail_next_alloc(2): two OOMs, then success");
   d.fail_next_alloc(2);
   CUdeviceptr p = 0;

@@ -91,6 +91,7 @@ struct Driver {
   decltype(&::fakecuda_hold_stream) hold_stream = nullptr;
   decltype(&::fakecuda_sync_count) sync_count = nullptr;
   decltype(&::fakecuda_reset_primary_unseen) reset_primary_unseen = nullptr;
+  decltype(&::fakecuda_place_next_alloc) place_next_alloc = nullptr;
 
   // Names the programs used for the entry points with a per-thread-stream variant, so that
   // counters can be read under the name that was really called.

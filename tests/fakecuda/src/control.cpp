@@ -94,6 +94,13 @@ void fakecuda_fail_next_alloc(int n) {
   S().fail_next_alloc = n < 0 ? 0 : n;
 }
 
+int fakecuda_place_next_alloc(CUdeviceptr at) {
+  Lock lock;
+  if (at == 0 || at % kLargeAlignment != 0) return -1;
+  S().place_next_alloc = static_cast<uintptr_t>(at);
+  return 0;
+}
+
 int fakecuda_hold_stream(CUstream s, int hold) {
   Lock lock;
   Stream* stream = nullptr;

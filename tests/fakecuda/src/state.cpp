@@ -224,7 +224,19 @@ CUresult allocate(size_t size, Kind kind, Context* ctx, CUdeviceptr* out) {
   Allocation a;
   a.host_bytes = round_up(size, alignment);
   void* p = nullptr;
-  if (alignment == kLargeAlignment) {
+  if (alignment == kLargeAlignment && s.place_next_alloc != 0) {
+    // Where fakecuda_place_next_alloc asked: a real driver hands out freed addresses again.
+    void* want = reinterpret_cast<void*>(s.place_next_alloc);
+    s.place_next_alloc = 0;
+    p = mmap(want, a.host_bytes, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (p != want) {  // a kernel without MAP_FIXED_NOREPLACE takes it as a hint
+      munmap(p, a.host_bytes);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a.mmapped = true;
+  } else if (alignment == kLargeAlignment) {
     p = map_aligned(a.host_bytes, alignment, PROT_READ | PROT_WRITE, MAP_NORESERVE);
     a.mmapped = true;
   } else {

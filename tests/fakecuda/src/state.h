@@ -56,7 +56,7 @@ struct Context {
   int refcount = 0;     // primary contexts only
   unsigned flags = 0;
   unsigned long long id = 0;  // cuCtxGetId: new for every creation or reactivation
-  Stream default_stream;  // what CUstream 0, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name
+  Stream default_stream;      // what CUstream 0, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name
 };
 
 struct Allocation {
@@ -113,6 +113,7 @@ struct State {
   std::map<std::string, unsigned long long, std::less<>> calls;
   unsigned long long sync_count = 0;
   int fail_next_alloc = 0;
+  uintptr_t place_next_alloc = 0;  // fakecuda_place_next_alloc; 0: anywhere
   unsigned long long next_id = 1;
 };
 
