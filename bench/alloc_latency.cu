@@ -3,6 +3,7 @@
 // shim and under it with several settings.
 //
 //   alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes B,B,...]
+//                 [--hold B]
 //
 // Per size: 3 warm-up pairs, 5 pairs to estimate the cost, then batches of pairs (a batch lasts
 // about 20 us, at most 1000 pairs) until the budget (default 1 s) or --max-iters (default 200000)
@@ -12,7 +13,9 @@
 // default memory pool keeps freed memory (release threshold UINT64_MAX), as PyTorch's
 // cudaMallocAsync backend does. With --driver the pair is cuMemAlloc_v2+cuMemFree_v2 called
 // through the pointers cudaGetDriverEntryPointByVersion hands out (the shim's hooks when it is
-// loaded): the same pool work without cudart's own bookkeeping around it.
+// loaded): the same pool work without cudart's own bookkeeping around it. With --hold one block of
+// B bytes is allocated before the first size and freed after the last: the driver's cost for small
+// sizes depends on whether other memory is live (docs/benchmarks.md, "raw with a live block").
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -109,6 +112,7 @@ int main(int argc, char** argv) {
   Api api = Api::kMalloc;
   double budget_s = 1.0;
   long max_iters = 200000;
+  size_t hold_bytes = 0;
   std::vector<size_t> sizes = {512, size_t(1) << 20, size_t(8) << 20, size_t(64) << 20,
                                size_t(1) << 30};
   for (int i = 1; i < argc; ++i) {
@@ -121,6 +125,8 @@ int main(int argc, char** argv) {
       budget_s = atof(argv[++i]);
     } else if (a == "--max-iters" && i + 1 < argc) {
       max_iters = atol(argv[++i]);
+    } else if (a == "--hold" && i + 1 < argc) {
+      hold_bytes = static_cast<size_t>(strtoull(argv[++i], nullptr, 10));
     } else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       std::string list = argv[++i];
@@ -135,7 +141,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: alloc_latency [--async | --driver] [--budget-s S] [--max-iters N] [--sizes "
-              "B,...]\n");
+              "B,...] [--hold B]\n");
       return 2;
     }
   }
@@ -160,9 +166,12 @@ int main(int argc, char** argv) {
     uint64_t threshold = UINT64_MAX;
     CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   }
+  void* held = nullptr;
+  if (hold_bytes > 0) CHECK(cudaMalloc(&held, hold_bytes));
   const char* conf = getenv("CUDAPOOL_CONF");
-  printf("alloc_latency: api %s, shim %s, CUDAPOOL_CONF=%s, budget %.2f s per size\n",
-         api_name(api), shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)", budget_s);
+  printf("alloc_latency: api %s, shim %s, CUDAPOOL_CONF=%s, budget %.2f s per size, held %zu B\n",
+         api_name(api), shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)", budget_s,
+         hold_bytes);
   fflush(stdout);
   for (size_t size : sizes) {
     Result r = measure(size, api, s, budget_s, max_iters);
@@ -170,6 +179,7 @@ int main(int argc, char** argv) {
            api_name(api), r.iters, r.batch, r.median, r.mean, r.min);
     fflush(stdout);
   }
+  if (held != nullptr) CHECK(cudaFree(held));
   if (s) CHECK(cudaStreamDestroy(s));
   return 0;
 }

@@ -5,6 +5,7 @@
 #   OUT=/some/dir bench/run_gpu_bench.sh
 #
 # 1. alloc latency: median time per allocation+free pair for 512 B .. 1 GiB: cudaMalloc+cudaFree
+#    (also with one 512 B block kept live, which makes the driver's small sizes cheap)
 #    without the shim and under it (reuse_fence auto, sync, none; auto with the driver API called
 #    directly; auto with CUDAPOOL_LOG), cudaMallocAsync+cudaFreeAsync, PyTorch's caching allocator
 #    from C++ (bench/alloc_latency.cu, bench/torch_raw_alloc.py).
@@ -151,39 +152,48 @@ build() {
   wait $p2 || note "build of threads failed: $(head -c 400 "$LOGS/build-threads.log")"
 }
 
+# "512 B X; 1 MiB Y; ..." for the run logged as $LOGS/$1.log.
+per_size() {
+  local s
+  for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/$1.log" "$s")")"; done
+}
+
 table_latency() {
   echo
   echo "## Allocation latency (median per allocation+free pair, idle GPU)"
   echo
-  local -a cols=(raw auto never always sync none driver log async torch)
+  local -a cols=(raw rawheld auto sync none driver log async torch)
   if [ -x "$BIN/alloc_latency" ]; then
     bench_run lat-raw 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-    note "no shim: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-raw.log" "$s")")"; done)"
+    note "no shim: $(per_size lat-raw)"
+    # The driver serves a small size from a page it already maps while other memory is live.
+    bench_run lat-rawheld 180 raw "${PIN[@]}" "$BIN/alloc_latency" --hold 512 --budget-s "$LAT_BUDGET"
+    note "no shim, one 512 B block live: $(per_size lat-rawheld)"
     for f in auto sync none; do
       bench_run "lat-$f" 120 "shim:reuse_fence:$f" "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
-      note "shim, reuse_fence:$f: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-$f.log" "$s")")"; done)"
+      note "shim, reuse_fence:$f: $(per_size lat-$f)"
     done
     bench_run lat-driver 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --driver --budget-s "$LAT_BUDGET"
-    note "shim, auto, cuMemAlloc_v2+cuMemFree_v2 directly: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-driver.log" "$s")")"; done)"
+    note "shim, auto, cuMemAlloc_v2+cuMemFree_v2 directly: $(per_size lat-driver)"
     mkdir -p "$LOG_DIR"
     bench_run lat-log 120 shimlog:reuse_fence:auto "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     log_counts lat-log
-    note "shim, auto, CUDAPOOL_LOG: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-log.log" "$s")")"; done) log: $(cat "$LOGS/lat-log.count")"
+    note "shim, auto, CUDAPOOL_LOG: $(per_size lat-log) log: $(cat "$LOGS/lat-log.count")"
     bench_run lat-async 120 raw "${PIN[@]}" "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
-    note "cudaMallocAsync: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-async.log" "$s")")"; done)"
+    note "cudaMallocAsync: $(per_size lat-async)"
   else
     note "alloc_latency was not built"
   fi
   if "$PY" -c 'import torch' >/dev/null 2>&1; then
     # The first run builds the extension (about a minute); later runs reuse $WORK/torch-ext.
     bench_run lat-torch 300 raw "${PIN[@]}" "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
-    note "PyTorch caching allocator: $(for s in "${SIZES[@]}"; do printf '%s %s; ' "$(fmt_size "$s")" "$(fmt_ns "$(median_ns "$LOGS/lat-torch.log" "$s")")"; done)"
+    note "PyTorch caching allocator: $(per_size lat-torch)"
   else
     note "$PY cannot import torch: no PyTorch column"
   fi
   echo
-  echo "| size | cudaMalloc+cudaFree, no shim | shim, reuse_fence:auto | shim, sync | shim, none | shim, auto, cuMemAlloc_v2+cuMemFree_v2 | shim, auto, CUDAPOOL_LOG | cudaMallocAsync+cudaFreeAsync | PyTorch raw_alloc+raw_delete |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| size | cudaMalloc+cudaFree, no shim | same, one 512 B block live | shim, reuse_fence:auto | shim, sync | shim, none | shim, auto, cuMemAlloc_v2+cuMemFree_v2 | shim, auto, CUDAPOOL_LOG | cudaMallocAsync+cudaFreeAsync | PyTorch raw_alloc+raw_delete |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   local s c row
   for s in "${SIZES[@]}"; do
     row="| $(fmt_size "$s") |"
@@ -193,12 +203,12 @@ table_latency() {
     echo "$row"
   done
   echo
-  echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). cuMemAlloc_v2+cuMemFree_v2: the driver API through cudaGetDriverEntryPointByVersion (the shim's hooks), i.e. the pool without cudart's bookkeeping. CUDAPOOL_LOG: the log written to $LOG_DIR. cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
+  echo "Median over batches of pairs (each batch about 20 us, at most 1000 pairs; $LAT_BUDGET s of timing per size, at most 200000 pairs). Same, one 512 B block live: cudaMalloc+cudaFree without the shim while one 512 B block stays allocated (the driver then serves small sizes from a page it already maps). cuMemAlloc_v2+cuMemFree_v2: the driver API through cudaGetDriverEntryPointByVersion (the shim's hooks), i.e. the pool without cudart's bookkeeping. CUDAPOOL_LOG: the log written to $LOG_DIR. cudaMallocAsync: one non-blocking stream, default pool with release threshold UINT64_MAX. PyTorch: c10::cuda::CUDACachingAllocator::raw_alloc/raw_delete timed in C++. Pairs timed per cell: \`$LOGS/lat-*.log\`."
 }
 
 table_rounds() {
   local rounds="${ROUNDS:-5}" r c s
-  local -a cols=(raw auto never always sync none driver log async torch)
+  local -a cols=(raw rawheld auto never always sync none driver log async torch)
   echo
   echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
   echo
@@ -210,6 +220,7 @@ table_rounds() {
   "$PY" -c 'import torch' >/dev/null 2>&1 && have_torch=1
   for ((r = 1; r <= rounds; r++)); do
     bench_run "rounds-raw-$r" 180 raw "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
+    bench_run "rounds-rawheld-$r" 180 raw "${PIN[@]}" "$BIN/alloc_latency" --hold 512 --budget-s "$LAT_BUDGET"
     bench_run "rounds-auto-$r" 120 shim:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-never-$r" 120 shim:reuse_fence:auto,thread_cache:never "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
     bench_run "rounds-always-$r" 120 shim:reuse_fence:auto,thread_cache:always "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
@@ -236,7 +247,7 @@ table_rounds() {
     done
   done
   echo
-  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; auto, sync and none = cudaMalloc+cudaFree under the shim with that reuse_fence (thread_cache at its default, auto: off in a single-threaded program); never and always = auto with thread_cache:never / thread_cache:always (the pair served by the thread's cache); driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); log = auto with CUDAPOOL_LOG in $LOG_DIR (3 events per pair); async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
+  echo "raw / median: the median of the raw rounds over the column's median. Columns: raw = cudaMalloc+cudaFree without the shim; rawheld = the same with one 512 B block kept allocated throughout (the driver then serves small sizes from a page it already maps); auto, sync and none = cudaMalloc+cudaFree under the shim with that reuse_fence (thread_cache at its default, auto: off in a single-threaded program); never and always = auto with thread_cache:never / thread_cache:always (the pair served by the thread's cache); driver = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion under the shim (auto); log = auto with CUDAPOOL_LOG in $LOG_DIR (3 events per pair); async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim."
   echo
   echo "Logged runs (every pair must be in the log: timed pairs + 8 untimed per size):"
   local want
