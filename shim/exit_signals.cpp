@@ -14,13 +14,9 @@ namespace {
 
 constexpr int kExitSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
-// How long the handler waits while the writer makes no progress (a writer blocked on a full pipe,
-// or a record whose append() the signal interrupted on this thread).
-constexpr unsigned kStallMs = 1000;
-
 void on_exit_signal(int sig) {
   const int saved_errno = errno;
-  wait_for_log_before_exit(kStallMs);
+  wait_for_log_before_exit(kExitStallMs);
   // SA_RESETHAND made the action the default again on entry; the signal, blocked while this
   // handler runs, is delivered again when it returns.
   raise(sig);

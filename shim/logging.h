@@ -37,9 +37,13 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
 // At exit: the summary line with every pool's statistics and leaks, then the file is closed.
 void finish_log();
 
-// From a signal handler about to end the process: waits until the log's writer has put every
-// event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
+// From a signal handler or _exit about to end the process: waits until the log's writer has put
+// every event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
+// Does nothing in a process other than the one that started the log (a vfork child).
 void wait_for_log_before_exit(unsigned stall_ms);
+// Its stall limit at the process's end (a writer blocked on a full pipe, or a record whose append
+// the signal interrupted on the exiting thread, makes no progress).
+inline constexpr unsigned kExitStallMs = 1000;
 
 // In a child after fork: never write the parent's file.
 void forget_log_after_fork();

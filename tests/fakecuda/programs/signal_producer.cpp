@@ -3,8 +3,11 @@
 // the pairs done in a file mapped shared, so the count survives the process. Under the shim with
 // CUDAPOOL_LOG, the log's writer falls behind such a loop; exit_signal.sh checks that a SIGTERM
 // still leaves every pair counted in the log. With --own-handler the program handles SIGTERM
-// itself (installed before its first CUDA call) and returns normally.
-// Usage: signal_producer COUNTER_FILE [--own-handler]
+// itself (installed before its first CUDA call) and returns normally; with --handler-exits its
+// SIGTERM handler calls _exit(7); with --exit-after N it calls _exit(7) after N pairs (no atexit
+// handler runs either way). A run that no signal or exit ends stops by itself after 30 s with
+// status 3, so that a broken test cannot leave it filling the disk with its log.
+// Usage: signal_producer COUNTER_FILE [--own-handler | --handler-exits | --exit-after N]
 #include <cuda.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +17,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 namespace {
 
@@ -24,14 +29,24 @@ void on_term(int) {
   g_stop = 1;
 }
 
+void exit_on_term(int) {
+  _exit(7);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: signal_producer COUNTER_FILE [--own-handler]\n");
+    std::fprintf(stderr,
+                 "usage: signal_producer COUNTER_FILE [--own-handler | --handler-exits | "
+                 "--exit-after N]\n");
     return 2;
   }
+  std::uint64_t exit_after = 0;
   if (argc > 2 && std::strcmp(argv[2], "--own-handler") == 0) signal(SIGTERM, on_term);
+  if (argc > 2 && std::strcmp(argv[2], "--handler-exits") == 0) signal(SIGTERM, exit_on_term);
+  if (argc > 3 && std::strcmp(argv[2], "--exit-after") == 0)
+    exit_after = std::strtoull(argv[3], nullptr, 10);
   const int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || ftruncate(fd, sizeof(std::uint64_t)) != 0) {
     std::perror("counter file");
@@ -50,13 +65,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::uint64_t pairs = 0;
+  const time_t give_up = time(nullptr) + 30;
   while (g_stop == 0) {
+    if ((pairs & 0xffff) == 0 && time(nullptr) > give_up) {
+      std::fprintf(stderr, "FAIL: nothing ended the loop in 30 s\n");
+      return 3;
+    }
     CUdeviceptr p = 0;
     if (cuMemAlloc(&p, 1 << 20) != CUDA_SUCCESS || cuMemFree(p) != CUDA_SUCCESS) {
       std::fprintf(stderr, "FAIL: pair %llu\n", static_cast<unsigned long long>(pairs));
       return 1;
     }
     done->store(++pairs, std::memory_order_release);
+    if (pairs == exit_after) _exit(7);
   }
   std::printf("signal_producer: stopped by its own handler after %llu pairs\n",
               static_cast<unsigned long long>(pairs));
