@@ -656,16 +656,34 @@ test_logs() {
   # Frees behind reuse fences: the replay must hold them as the shim did.
   have cross_stream && log_run cross_stream 10 "$BIN/cross_stream" --expect-fast-free
   if py_has torch; then
+    local f rc out
     log_run torch_train 1000 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_BACKTRACE=8 "$PY" "$HERE/torch_train.py"
-    local f
     f=$(ls "$ALOGS"/torch_train-*.jsonl 2>/dev/null | head -n 1)
     if [ -n "$f" ] && grep -q '"backtrace":\["0x' "$f"; then
       pass log-torch_train-backtraces "alloc events carry return addresses with CUDAPOOL_BACKTRACE=8"
     elif [ -n "$f" ]; then
       fail log-torch_train-backtraces "no backtrace field in $f"
     fi
+    # os._exit runs no atexit handler: the shim's _exit must still put every queued event in
+    # the file (no summary line, as after a signal).
+    rm -f "$ALOGS"/os_exit-*.jsonl
+    run log-os_exit 120 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_LOG="$ALOGS/os_exit-%p.jsonl" \
+      "$PY" -c 'import os, torch
+for i in range(20000): torch.empty(1 << 18, device="cuda").fill_(1.0)
+torch.cuda.synchronize(); print("os_exit: 20000 tensors, then os._exit(3)", flush=True); os._exit(3)'
+    rc=$?
+    f=$(largest_log os_exit)
+    if [ $rc != 3 ]; then
+      verdict log-os_exit "$([ $rc = 0 ] && echo 1 || echo $rc)" "$LOGS/log-os_exit.log"
+    elif [ -z "$f" ]; then
+      fail log-os_exit "no log file was written"
+    elif out=$("$PY" "$HERE/../log_check.py" --no-summary --min-allocs 20000 "$f" 2>&1); then
+      pass log-os_exit "status 3 kept, every queued event in the file: $out"
+    else
+      fail log-os_exit "$out"
+    fi
     run summary-torch_train 180 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_SUMMARY=stderr "$PY" "$HERE/torch_train.py"
-    local rc=$?
+    rc=$?
     if [ $rc = 0 ] && grep -q 'allocated_bytes\|Allocated memory' "$LOGS/summary-torch_train.log"; then
       pass summary-torch_train "CUDAPOOL_SUMMARY=stderr printed the table at exit"
     else
