@@ -14,12 +14,12 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch cupy
-# numba jax logs), CUDAPOOL_REPLAY (default
+# late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch conf
+# cupy numba jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
-# every log with it), GPU_TESTS_BUDGET_S (540: no program starts after this many seconds; those
-# left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 5-6
-# minutes.
+# every log with it), GPU_TESTS_BUDGET_S (900: no program starts after this many seconds; those
+# left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 8
+# minutes (run it in parts with GPU_TESTS_ONLY where a call is limited to 10 minutes).
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -30,7 +30,7 @@ CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
 ARCH="${CUDA_ARCH:-sm_90}"
 PY="${PYTHON:-python3}"
-BUDGET="${GPU_TESTS_BUDGET_S:-540}"
+BUDGET="${GPU_TESTS_BUDGET_S:-900}"
 REPLAY="${CUDAPOOL_REPLAY:-$REPO/build/tools/cudapool-replay}"
 BIN="$WORK/bin"
 LOGS="$WORK/logs"
@@ -574,6 +574,65 @@ test_torch() {
   esac
 }
 
+# The pool's settings on the real driver. `expandable`: expandable_segments:True (segments grow
+# through the virtual memory API: cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess).
+# `tuned`: splitting, rounding and garbage collection changed, and a memory fraction of 0.5. Under
+# each: alloc_basic (data and overlap checked), cross_stream (reuse fences; frees stay fast),
+# errors (the same answers as without the shim), conf_check.py (PyTorch churn checked, 1 GiB
+# tensors until out-of-memory and recovery; with the fraction, cudaMemGetInfo's total and the
+# out-of-memory point are the cap) and torch_train (losses bit-identical with the run without the
+# shim).
+CONFS=("expandable=expandable_segments:True"
+  "tuned=max_split_size_mb:64,roundup_power2_divisions:4,garbage_collection_threshold:0.6,per_process_memory_fraction:0.5")
+
+# conf_run NAME TIMEOUT CONF DETAIL CMD...: CMD under the shim with CUDAPOOL_CONF=CONF; the
+# preload check and the verdict.
+conf_run() {
+  local name=$1 tmo=$2 conf=$3 detail=$4 rc
+  shift 4
+  run "$name" "$tmo" "shim:$conf" "$@"
+  rc=$?
+  preload_check "$name" $rc "$LOGS/$name.log"
+  verdict "$name" $rc "$LOGS/$name.log" "$detail"
+  return $rc
+}
+
+test_conf() {
+  local entry name conf rc fraction
+  local raw_errors="$LOGS/errors-raw.log" raw_train="$LOGS/torch_train-raw-nocache.log"
+  if have errors && ! grep -q '^RESULT' "$raw_errors" 2>/dev/null; then
+    run errors-raw 180 raw "$BIN/errors"
+  fi
+  if py_has torch && [ "$(grep -c '^loss ' "$raw_train" 2>/dev/null)" != 50 ]; then
+    run torch_train-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
+  fi
+  for entry in "${CONFS[@]}"; do
+    name=conf-${entry%%=*}
+    conf=${entry#*=}
+    info "$name: CUDAPOOL_CONF=$conf"
+    have alloc_basic_static && conf_run "$name-alloc_basic" 120 "$conf" \
+      "2000 checked pairs per size, data and overlaps checked" "$BIN/alloc_basic_static" 2000
+    have cross_stream && conf_run "$name-cross_stream" 60 "$conf" \
+      "blocks freed under running kernels on other streams: old data survived in all cases" \
+      "$BIN/cross_stream" --expect-fast-free
+    if have errors; then
+      conf_run "$name-errors" 180 "$conf" "every check passes" "$BIN/errors"
+      [ $? = 125 ] || same_results "$raw_errors" "$LOGS/$name-errors.log" "$name-errors-same"
+    fi
+    py_has torch || continue
+    fraction=$(echo "$conf" | grep -o 'per_process_memory_fraction:[0-9.]*' | cut -d: -f2)
+    conf_run "$name-torch" 240 "$conf" "PyTorch, cache off: churn, out-of-memory and recovery${fraction:+, total = the cap}" \
+      env PYTORCH_NO_CUDA_MEMORY_CACHING=1 ${fraction:+CONF_CHECK_FRACTION=$fraction} "$PY" "$HERE/conf_check.py"
+    conf_run "$name-torch_train" 180 "$conf" "PyTorch, cache off" \
+      env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
+    if cmp -s <(grep -E '^(loss|params) ' "$raw_train") <(grep -E '^(loss|params) ' "$LOGS/$name-torch_train.log"); then
+      pass "$name-torch_train-bitwise" "50 losses and the parameter sum bit-identical with the run without the shim"
+    else
+      fail "$name-torch_train-bitwise" "losses differ from the run without the shim: $(diff <(grep -E '^(loss|params) ' "$raw_train") <(grep -E '^(loss|params) ' "$LOGS/$name-torch_train.log") | head -n 4 | tr '\n' ' ')"
+    fi
+  done
+}
+
 # py_check NAME MODULE TIMEOUT WHAT SCRIPT [VAR=VALUE...]: the Python check SCRIPT (exit 0 when
 # every check passed) under the shim and without it, with the variables set: checks NAME-shim and
 # NAME-raw; one FAIL when MODULE cannot be imported.
@@ -736,9 +795,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch cupy numba jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api threads errors libraries other_allocs two_devices torch conf cupy numba jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | other_allocs | two_devices | torch | cupy | numba | jax | logs) "test_$section" ;;
+      cross_stream | late_stream | alloc_basic | driver_api | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
