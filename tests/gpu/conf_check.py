@@ -44,8 +44,11 @@ def out_of_memory(torch, check, cap):
     try:
         while len(held) < 256:
             held.append(torch.empty(GIB, dtype=torch.uint8, device="cuda"))
-    except torch.cuda.OutOfMemoryError:
-        oom = True
+    except (torch.cuda.OutOfMemoryError, torch.AcceleratorError) as e:
+        # With its cache off, PyTorch 2.11 reports a failed cudaMalloc as AcceleratorError.
+        oom = "out of memory" in str(e)
+        if not oom:
+            raise
     got = len(held)
     check("oom_reached", oom, "%d GiB allocated before out-of-memory" % got)
     if cap is not None:

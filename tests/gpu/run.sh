@@ -606,6 +606,10 @@ test_conf() {
   if py_has torch && [ "$(grep -c '^loss ' "$raw_train" 2>/dev/null)" != 50 ]; then
     run torch_train-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
   fi
+  if py_has torch; then
+    run conf-raw-torch 240 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/conf_check.py"
+    verdict conf-raw-torch $? "$LOGS/conf-raw-torch.log" "conf_check.py without the shim: churn, out-of-memory and recovery"
+  fi
   for entry in "${CONFS[@]}"; do
     name=conf-${entry%%=*}
     conf=${entry#*=}
