@@ -616,6 +616,23 @@ test_conf() {
     info "$name: CUDAPOOL_CONF=$conf"
     have alloc_basic_static && conf_run "$name-alloc_basic" 120 "$conf" \
       "2000 checked pairs per size, data and overlaps checked" "$BIN/alloc_basic_static" 2000
+    # The log says which path served the segments; it must replay equal to its summary under
+    # the same settings (the header carries them).
+    if have alloc_basic_static && logs_ready "$name-log"; then
+      rm -f "$ALOGS/$name"-*.jsonl
+      conf_run "$name-logged" 120 "$conf" "logged" env CUDAPOOL_LOG="$ALOGS/$name-%p.jsonl" "$BIN/alloc_basic_static" 500
+      local f out
+      f=$(largest_log "$name")
+      if [ -z "$f" ]; then
+        fail "$name-log" "no log file was written"
+      elif ! out=$("$PY" "$HERE/../log_check.py" --replay "$REPLAY" "$f" 2>&1); then
+        fail "$name-log" "$out"
+      elif [[ $conf == *expandable_segments:True* ]] && { [ "$(grep -c '"action":"segment_map"' "$f")" = 0 ] || grep -q '"action":"segment_alloc"' "$f"; }; then
+        fail "$name-log" "expandable segments asked for, yet the log shows $(action_counts "$f")"
+      else
+        pass "$name-log" "replay equal to the summary; $out"
+      fi
+    fi
     have cross_stream && conf_run "$name-cross_stream" 60 "$conf" \
       "blocks freed under running kernels on other streams: old data survived in all cases" \
       "$BIN/cross_stream" --expect-fast-free
