@@ -94,13 +94,17 @@ pool::BackendResult CudaBackend::reserve_address_space(std::size_t bytes, std::u
   ContextScope scope(context_);
   CUdeviceptr p = 0;
   const CUresult r = real().cuMemAddressReserve(&p, bytes, 0, 0, 0);
-  if (r == CUDA_SUCCESS) *ptr = static_cast<std::uintptr_t>(p);
+  if (r == CUDA_SUCCESS) {
+    *ptr = static_cast<std::uintptr_t>(p);
+    reservations_[*ptr] = bytes;
+  }
   return from_cuda(r);
 }
 
 void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
   ContextScope scope(context_);
   real().cuMemAddressFree(static_cast<CUdeviceptr>(ptr), bytes);
+  reservations_.erase(ptr);
 }
 
 pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
@@ -125,14 +129,14 @@ pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes
       break;
     }
     r = real().cuMemSetAccess(static_cast<CUdeviceptr>(p), page_size, &access, 1);
-    pages_[p] = handle;
+    pages_[p] = Page{handle, page_size};
     done.push_back(p);
     if (r != CUDA_SUCCESS) break;
   }
   if (r != CUDA_SUCCESS) {  // all or nothing
     for (std::uintptr_t p : done) {
       real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
-      real().cuMemRelease(pages_[p]);
+      real().cuMemRelease(pages_[p].handle);
       pages_.erase(p);
     }
   }
@@ -147,9 +151,21 @@ void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t
     auto it = pages_.find(p);
     if (it == pages_.end()) continue;
     real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
-    real().cuMemRelease(it->second);
+    real().cuMemRelease(it->second.handle);
     pages_.erase(it);
   }
+}
+
+void CudaBackend::release_after_context_gone() {
+  // No context is made current: this one is gone. The virtual memory calls need none.
+  for (const auto& [p, page] : pages_) {
+    real().cuMemUnmap(static_cast<CUdeviceptr>(p), page.size);
+    real().cuMemRelease(page.handle);
+  }
+  pages_.clear();
+  for (const auto& [p, bytes] : reservations_)
+    real().cuMemAddressFree(static_cast<CUdeviceptr>(p), bytes);
+  reservations_.clear();
 }
 
 // --- reuse fences ------------------------------------------------------------------------------

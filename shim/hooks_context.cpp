@@ -1,27 +1,43 @@
 // shim/hooks_context.cpp: context teardown. cuCtxDestroy, cuDevicePrimaryCtxReset and the last
 // cuDevicePrimaryCtxRelease take the context's memory away with it: the shim drops that context's
-// pool without freeing anything (the driver did), so no later call touches a dead context. The log
-// records each dropped pool (pools.h, drop_pool).
+// pool without freeing its segments (the driver did), so no later call touches a dead context.
+// Expandable segments' pages outlive the context in the driver: once the call succeeded, they are
+// given back (pools.h, release_dropped_pool). The log records each dropped pool.
+#include <vector>
 #include "shim/export.h"
 #include "shim/hooks.h"
+
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
 
+namespace {
+
+// After the real call: the pools dropped before it give back what the driver keeps past a
+// context, but only if the context is really gone (a failed call leaves the memory in use).
+void release_if_gone(CUresult r, const std::vector<ContextPool*>& dropped) {
+  if (r != CUDA_SUCCESS) return;
+  for (ContextPool* p : dropped) release_dropped_pool(*p);
+}
+
+}  // namespace
+
 CUDAPOOL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
-  if (pooling()) {
-    ReentrancyGuard guard;
-    drop_context_pools(ctx);
-  }
-  return CUDAPOOL_PASS(cuCtxDestroy_v2, ctx);
+  if (!pooling()) return CUDAPOOL_PASS(cuCtxDestroy_v2, ctx);
+  ReentrancyGuard guard;
+  const std::vector<ContextPool*> dropped = drop_context_pools(ctx);
+  const CUresult r = CUDAPOOL_PASS(cuCtxDestroy_v2, ctx);
+  release_if_gone(r, dropped);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-  if (pooling()) {
-    ReentrancyGuard guard;
-    drop_primary_pools(dev);
-  }
-  return CUDAPOOL_PASS(cuDevicePrimaryCtxReset_v2, dev);
+  if (!pooling()) return CUDAPOOL_PASS(cuDevicePrimaryCtxReset_v2, dev);
+  ReentrancyGuard guard;
+  const std::vector<ContextPool*> dropped = drop_primary_pools(dev);
+  const CUresult r = CUDAPOOL_PASS(cuDevicePrimaryCtxReset_v2, dev);
+  release_if_gone(r, dropped);
+  return r;
 }
 
 CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
@@ -32,7 +48,8 @@ CUDAPOOL_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     int active = 1;
     if (real().cuDevicePrimaryCtxGetState != nullptr &&
         real().cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active) {
-      drop_primary_pools(dev);  // that was the last reference: the context is gone
+      // That was the last reference: the context is gone.
+      release_if_gone(r, drop_primary_pools(dev));
     }
   }
   return r;

@@ -110,21 +110,16 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
   ReentrancyGuard guard;
-  size_t device_free = 0;
-  size_t device_total = 0;
-  const CUresult r = real().cuMemGetInfo_v2(&device_free, &device_total);
-  if (r != CUDA_SUCCESS) return r;
   CUdevice device = 0;
   if (real().cuCtxGetDevice(&device) != CUDA_SUCCESS) {
-    if (free != nullptr) *free = device_free;
-    if (total != nullptr) *total = device_total;
-    return CUDA_SUCCESS;
+    return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
   }
   // Idle cached memory is free for the program; with a memory fraction the cap is the total.
   std::size_t idle = 0;
   std::size_t reserved = 0;
   std::size_t cap = 0;
-  // A pool whose context was reset behind the shim's back holds no memory any more.
+  // A pool whose context was reset behind the shim's back holds no memory any more (what the
+  // driver kept past the context is given back during the walk: the device is asked after it).
   for_each_live_pool([&](ContextPool& p) {
     if (p.device != device) return false;
     std::lock_guard<SpinLock> lock(p.mutex);
@@ -135,6 +130,10 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
     if (p.pool.allowed_memory()) cap = std::max(cap, *p.pool.allowed_memory());
     return false;
   });
+  size_t device_free = 0;
+  size_t device_total = 0;
+  const CUresult r = real().cuMemGetInfo_v2(&device_free, &device_total);
+  if (r != CUDA_SUCCESS) return r;
   std::size_t out_free = device_free + idle;
   std::size_t out_total = device_total;
   const double fraction = options().per_process_memory_fraction;

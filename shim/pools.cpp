@@ -42,6 +42,24 @@ void drop_pool(ContextPool& p) {
   log_event(log::LogAction::kContextDropped, p.device, 0, 0);
 }
 
+void release_dropped_pool(ContextPool& p) {
+  if (!p.dropped.load(std::memory_order_acquire)) return;
+  if (p.memory_released.exchange(true, std::memory_order_acq_rel)) return;
+  std::lock_guard<SpinLock> lock(p.mutex);  // a thread still inside the pool finishes first
+  p.backend.release_after_context_gone();
+}
+
+namespace {
+
+// A context reset or destroyed behind the shim's back (cudart's cudaDeviceReset) is found only
+// after the fact: its pool is dropped and released at once.
+void drop_gone_pool(ContextPool& p) {
+  drop_pool(p);
+  release_dropped_pool(p);
+}
+
+}  // namespace
+
 ContextPool* pool_slot(int index) {
   return g_slots[index].load(std::memory_order_acquire);
 }
@@ -54,7 +72,7 @@ bool pool_alive(ContextPool& p) {
   if (real().cuCtxGetId == nullptr) return true;
   unsigned long long id = 0;
   if (real().cuCtxGetId(p.context, &id) == CUDA_SUCCESS && id == p.id) return true;
-  drop_pool(p);
+  drop_gone_pool(p);
   return false;
 }
 
@@ -84,7 +102,7 @@ ContextPool* current_pool(CUresult* error) {
   auto match = [&](ContextPool& p) {
     if (p.context != ctx) return false;
     if (p.id != id) {  // the same handle for a new context: the old one is gone
-      drop_pool(p);
+      drop_gone_pool(p);
       return false;
     }
     found = &p;
@@ -146,24 +164,32 @@ ContextPool* pool_holding(std::uintptr_t ptr) {
   return found;
 }
 
-void drop_context_pools(CUcontext ctx) {
+namespace {
+
+template <class Match>
+std::vector<ContextPool*> drop_pools_where(Match&& match) {
+  std::vector<ContextPool*> dropped;
   for_each_pool([&](ContextPool& p) {
-    if (p.context == ctx) drop_pool(p);
+    if (match(p)) {
+      drop_pool(p);
+      dropped.push_back(&p);
+    }
     return false;
   });
   t_last_pool = nullptr;
   t_last_context = nullptr;
   t_last_id = 0;
+  return dropped;
 }
 
-void drop_primary_pools(CUdevice dev) {
-  for_each_pool([&](ContextPool& p) {
-    if (p.device == dev && p.primary) drop_pool(p);
-    return false;
-  });
-  t_last_pool = nullptr;
-  t_last_context = nullptr;
-  t_last_id = 0;
+}  // namespace
+
+std::vector<ContextPool*> drop_context_pools(CUcontext ctx) {
+  return drop_pools_where([&](const ContextPool& p) { return p.context == ctx; });
+}
+
+std::vector<ContextPool*> drop_primary_pools(CUdevice dev) {
+  return drop_pools_where([&](const ContextPool& p) { return p.device == dev && p.primary; });
 }
 
 void note_stream_created(CUstream stream, unsigned int flags) {

@@ -40,7 +40,8 @@ struct ContextPool {
   std::uint32_t window_acquisitions = 0;
   std::uint32_t window_contended = 0;
   alignas(64) std::atomic<bool> dropped{false};
-  std::atomic<bool> thread_caching{false};  // set once, read by every pooled call
+  std::atomic<bool> memory_released{false};  // release_dropped_pool ran
+  std::atomic<bool> thread_caching{false};   // set once, read by every pooled call
 };
 
 inline constexpr int kMaxContextPools = 256;
@@ -66,13 +67,20 @@ ContextPool* pool_holding(std::uintptr_t ptr);
 // pool is dropped. One driver call; for the slow paths.
 bool pool_alive(ContextPool& p);
 
-// Forgets pool p (its context is gone; the driver took its memory) and logs context_dropped for
-// its device, once.
+// Forgets pool p (its context is gone, or about to go) and logs context_dropped for its device,
+// once.
 void drop_pool(ContextPool& p);
 
-// Forgets the pools of a context (destroyed) or of a device's primary context (reset/released).
-void drop_context_pools(CUcontext ctx);
-void drop_primary_pools(CUdevice dev);
+// Once p's context is gone: gives back the memory the driver keeps past a context (expandable
+// segments' pages and address ranges, CudaBackend::release_after_context_gone). Once per pool;
+// only for a dropped pool.
+void release_dropped_pool(ContextPool& p);
+
+// Forgets the pools of a context (about to be destroyed) or of a device's primary context (about
+// to be reset, or released for the last time); returns them, for release_dropped_pool once the
+// context is really gone.
+std::vector<ContextPool*> drop_context_pools(CUcontext ctx);
+std::vector<ContextPool*> drop_primary_pools(CUdevice dev);
 
 // Registers a stream of ctx for reuse fences (non-blocking streams only) / forgets it.
 void note_stream_created(CUstream stream, unsigned int flags);

@@ -216,6 +216,7 @@ build_all() {
   b libraries libraries.cu -lcublas -lcufft -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
   b other_allocs other_allocs.cu
   b two_devices two_devices.cu
+  b reset_memory reset_memory.cu
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -599,6 +600,9 @@ conf_run() {
 
 test_conf() {
   local entry name conf rc fraction
+  # cudaDeviceReset with 1 GiB cached: nothing may stay allocated (the driver keeps cuMemCreate
+  # pages past the context; the shim gives them back).
+  in_modes reset_memory 60 'reset_memory: shim.*' raw shim shim:expandable_segments:True
   local raw_errors="$LOGS/errors-raw.log" raw_train="$LOGS/torch_train-raw-nocache.log"
   if have errors && ! grep -q '^RESULT' "$raw_errors" 2>/dev/null; then
     run errors-raw 180 raw "$BIN/errors"

@@ -81,6 +81,14 @@ CUcontext current(const Driver& d) {
   return ctx;
 }
 
+CUmemAllocationProp device0_pinned() {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  return prop;
+}
+
 namespace {
 
 // --- cache_hit / disable ----------------------------------------------------------------------
@@ -691,10 +699,7 @@ int passthrough(const Driver& d) {
   FC_OK(d, d.MemFreeHost(h1));
   FC_OK(d, d.MemFreeHost(h2));
 
-  CUmemAllocationProp prop = {};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
+  const CUmemAllocationProp prop = device0_pinned();
   size_t granularity = 0;
   FC_OK(d, d.MemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
   CUdeviceptr va = 0;
@@ -774,6 +779,51 @@ int hidden_reset(const Driver& d) {
   FC_CHECK(exported == CUDA_SUCCESS, "export of new memory inside a dead segment: %s",
            result_name(d, exported).c_str());
   FC_OK(d, d.MemFree(pitched));
+  return 0;
+}
+
+// --- reset_releases -----------------------------------------------------------------------------
+
+// A context reset takes cuMemAlloc memory with it but not cuMemCreate memory (measured on the
+// H200: a cudaDeviceReset under expandable_segments:True left the 1 GiB the shim cached
+// allocated). Under the shim nothing it cached may stay allocated after a reset, whether a hook
+// saw the reset or not. `vmm`: the shim must serve through cuMemCreate (expandable segments).
+int reset_releases(const Driver& d, Mode mode, bool vmm) {
+  if (mode == Mode::kFake) {
+    say("the fake, as the driver: cuMemCreate memory outlives a primary context reset");
+    const CUmemAllocationProp prop = device0_pinned();
+    CUmemGenericAllocationHandle h = 0;
+    FC_OK(d, d.MemCreate(&h, 2 * kMiB, &prop, 0));
+    FC_OK(d, d.DevicePrimaryCtxReset(0));
+    FC_CHECK(d.bytes_in_use(0) == 2 * kMiB, "%zu bytes in use after the reset, want 2 MiB",
+             d.bytes_in_use(0));
+    FC_OK(d, d.MemRelease(h));
+  }
+  for (const bool seen : {true, false}) {
+    say(seen ? "cuDevicePrimaryCtxReset: everything cached goes back"
+             : "a reset no hook sees, found at the next cuMemGetInfo: everything cached goes back");
+    CUdeviceptr kept = alloc_ok(d, 3 * kMiB);
+    CUdeviceptr idle = alloc_ok(d, 64 * kMiB);
+    FC_OK(d, d.MemFree(idle));
+    if (mode == Mode::kShim && vmm) {
+      FC_CHECK(d.calls("cuMemCreate") > 0, "expandable segments asked for, but no cuMemCreate");
+    }
+    if (seen) {
+      FC_OK(d, d.DevicePrimaryCtxReset(0));
+    } else {
+      FC_CHECK(d.reset_primary_unseen(0) == 0, "fakecuda_reset_primary_unseen failed");
+    }
+    size_t free = 0, total = 0;
+    FC_OK(d, d.MemGetInfo(&free, &total));
+    FC_CHECK(d.bytes_in_use(0) == 0, "%zu bytes still allocated after the reset",
+             d.bytes_in_use(0));
+    FC_CHECK(free == total, "free %zu of %zu after the reset", free, total);
+    FC_CHECK(!d.is_live(kept), "a block from before the reset is still mapped");
+  }
+  CUdeviceptr again = alloc_ok(d, 64 * kMiB);
+  stamp(again, 64 * kMiB, 5);
+  FC_CHECK(stamped(again, 64 * kMiB, 5), "new memory after the resets lost its data");
+  FC_OK(d, d.MemFree(again));
   return 0;
 }
 
@@ -866,10 +916,7 @@ int fake_api(const Driver& d) {
   FC_OK(d, d.MemFree(y));
 
   say("VMM: reserve, create, map, access, data survives remapping, release");
-  CUmemAllocationProp prop = {};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
+  const CUmemAllocationProp prop = device0_pinned();
   size_t g = 0;
   FC_OK(d, d.MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
   FC_CHECK(g == 2 * kMiB, "granularity %zu", g);
@@ -1007,6 +1054,16 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"thread_cache_summary", [&] { return thread_cache(d, mode, "thread_cache:always", false); }},
       {"passthrough", [&] { return passthrough(d); }},
       {"hidden_reset", [&] { return hidden_reset(d); }},
+      {"reset_releases", [&] { return reset_releases(d, mode, false); }},
+      // Scenarios again with expandable segments (the virtual memory API behind the pool).
+      {"reset_releases_expandable", [&] { return reset_releases(d, mode, true); }},
+      {"errors_expandable", [&] { return errors(d, mode); }},
+      {"meminfo_expandable", [&] { return meminfo(d, mode, false); }},
+      {"threads_expandable", [&] { return threads(d, mode); }},
+      {"two_devices_expandable", [&] { return two_devices(d, mode); }},
+      {"streams_fence_expandable",
+       [&] { return shim ? streams_shim(d, "auto") : streams_fake(d); }},
+      {"fork_expandable", [&] { return fork_scenario(d, mode); }},
       {"fake_api", [&] { return fake_api(d); }},
   };
   auto it = scenarios.find(scenario);

@@ -131,6 +131,8 @@ void stamp(CUdeviceptr p, size_t n, uint64_t tag);
 bool stamped(CUdeviceptr p, size_t n, uint64_t tag);
 uint64_t splitmix(uint64_t* state);
 CUcontext current(const Driver& d);
+// cuMemCreate's properties for pinned memory on device 0.
+CUmemAllocationProp device0_pinned();
 
 // --- scenarios in their own files ----------------------------------------------------------------
 
