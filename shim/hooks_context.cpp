@@ -4,9 +4,9 @@
 // Expandable segments' pages outlive the context in the driver: once the call succeeded, they are
 // given back (pools.h, release_dropped_pool). The log records each dropped pool.
 #include <vector>
+
 #include "shim/export.h"
 #include "shim/hooks.h"
-
 #include "shim/pools.h"
 
 using namespace cudapool::shim;
