@@ -25,10 +25,11 @@ int main() {
   void* q = nullptr;
   const cudaError_t again = cudaMalloc(&q, gib);
   const double change = (double(free1) - double(free0)) / double(gib);
-  printf("reset_memory: shim %s, free before %.3f GiB, after the reset %.3f GiB (%+.3f GiB), "
-         "1 GiB again: %s\n",
-         shim_loaded() ? "loaded" : "not-loaded", double(free0) / double(gib),
-         double(free1) / double(gib), change, cudaGetErrorName(again));
+  printf(
+      "reset_memory: shim %s, free before %.3f GiB, after the reset %.3f GiB (%+.3f GiB), "
+      "1 GiB again: %s\n",
+      shim_loaded() ? "loaded" : "not-loaded", double(free0) / double(gib),
+      double(free1) / double(gib), change, cudaGetErrorName(again));
   const bool ok = change > -1.0 / 16 && again == cudaSuccess;
   printf("reset_memory: %s\n", ok ? "ok" : "FAILED: memory was lost to the reset");
   return ok ? 0 : 1;
