@@ -79,15 +79,30 @@ void CudaBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
   }
 }
 
+namespace {
+
+// The (start, bytes) entry of a map of ranges that holds ptr, or nullptr.
+const std::pair<const std::uintptr_t, std::size_t>* range_holding(
+    const std::map<std::uintptr_t, std::size_t>& ranges, std::uintptr_t ptr) {
+  auto it = ranges.upper_bound(ptr);
+  if (it == ranges.begin()) return nullptr;
+  --it;
+  return ptr < it->first + it->second ? &*it : nullptr;
+}
+
+}  // namespace
+
 bool CudaBackend::segment_containing(std::uintptr_t ptr, std::uintptr_t* base,
                                      std::size_t* size) const {
-  auto it = segments_.upper_bound(ptr);
-  if (it == segments_.begin()) return false;
-  --it;
-  if (ptr >= it->first + it->second) return false;
-  *base = it->first;
-  *size = it->second;
+  const auto* range = range_holding(segments_, ptr);
+  if (range == nullptr) return false;
+  *base = range->first;
+  *size = range->second;
   return true;
+}
+
+bool CudaBackend::in_address_reservation(std::uintptr_t ptr) const {
+  return range_holding(reservations_, ptr) != nullptr;
 }
 
 pool::BackendResult CudaBackend::reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) {

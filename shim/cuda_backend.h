@@ -39,6 +39,9 @@ class CudaBackend final : public pool::Backend {
   // context and are only forgotten. Makes no context current.
   void release_after_context_gone();
 
+  // Whether ptr lies in an address range reserved for an expandable segment.
+  bool in_address_reservation(std::uintptr_t ptr) const;
+
   // The segment (base, size) holding ptr, if the pool owns it.
   bool segment_containing(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) const;
 

@@ -207,26 +207,42 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   if (!pooling()) return CUDAPOOL_PASS(cuIpcGetMemHandle, handle, dptr);
   ReentrancyGuard guard;
   // A handle names a whole driver allocation: the importer maps the segment's base. That is the
-  // caller's memory only when the block starts its segment. Segments of a context reset behind
-  // the shim's back are gone: the address may belong to a new allocation now.
+  // caller's memory only when the block starts its segment. An expandable segment's pages are no
+  // cuMemAlloc allocation: the driver cannot export them this way at all. Segments of a context
+  // reset behind the shim's back are gone: the address may belong to a new allocation now.
   const auto ptr = static_cast<std::uintptr_t>(dptr);
-  bool refused = false;
+  enum class Refusal { kNone, kInsideSegment, kExpandable } refusal = Refusal::kNone;
+  int device = 0;
   for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     std::uintptr_t base = 0;
     std::size_t size = 0;
-    if (!p.backend.segment_containing(ptr, &base, &size)) return false;
-    refused = base != ptr;
+    if (p.backend.segment_containing(ptr, &base, &size)) {
+      if (base != ptr) refusal = Refusal::kInsideSegment;
+    } else if (p.backend.in_address_reservation(ptr)) {
+      refusal = Refusal::kExpandable;
+    } else {
+      return false;
+    }
+    device = p.device;
     return true;
   });
-  if (refused) {
-    log_event(cudapool::log::LogAction::kIpcRefused, 0, dptr, 0, CUDA_ERROR_INVALID_VALUE);
-    warn(
+  if (refusal == Refusal::kNone) return real().cuIpcGetMemHandle(handle, dptr);
+  log_event(cudapool::log::LogAction::kIpcRefused, device, dptr, 0, CUDA_ERROR_INVALID_VALUE);
+  // Once per kind on stderr; the log records every refusal.
+  if (refusal == Refusal::kInsideSegment) {
+    CUDAPOOL_WARN_ONCE(
         "cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
         "would map other memory in the importing process; refused with "
         "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",
         static_cast<unsigned long long>(dptr));
-    return CUDA_ERROR_INVALID_VALUE;
+  } else {
+    CUDAPOOL_WARN_ONCE(
+        "cuIpcGetMemHandle(0x%llx): the block lies in an expandable segment "
+        "(expandable_segments:True), whose pages cuIpcGetMemHandle cannot export; refused with "
+        "CUDA_ERROR_INVALID_VALUE (set expandable_segments:False, or CUDAPOOL_DISABLE=1, to "
+        "share such memory)",
+        static_cast<unsigned long long>(dptr));
   }
-  return real().cuIpcGetMemHandle(handle, dptr);
+  return CUDA_ERROR_INVALID_VALUE;
 }

@@ -827,6 +827,36 @@ int reset_releases(const Driver& d, Mode mode, bool vmm) {
   return 0;
 }
 
+// --- ipc ----------------------------------------------------------------------------------------
+
+// cuIpcGetMemHandle names a whole driver allocation: the importer maps its base. Under the shim a
+// block may lie inside a pooled segment, and exporting it would map other memory in the importer:
+// refused with CUDA_ERROR_INVALID_VALUE. A block that starts its segment exports as it would
+// without the shim. An expandable segment's pages are no cuMemAlloc allocation: nothing in one
+// exports. `expandable`: the shim runs with expandable_segments:True.
+int ipc(const Driver& d, Mode mode, bool expandable) {
+  const bool shim = mode == Mode::kShim;
+  const CUresult whole = shim && expandable ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  const CUresult inside = shim ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  CUipcMemHandle handle{};
+  say("a block alone in its segment: %s", result_name(d, whole).c_str());
+  const CUdeviceptr big = alloc_ok(d, 64 * kMiB);
+  FC_EXPECT_RC(d, d.IpcGetMemHandle(&handle, big), whole);
+  say("two small blocks of one segment: the first %s, the second %s", result_name(d, whole).c_str(),
+      result_name(d, inside).c_str());
+  const CUdeviceptr first = alloc_ok(d, 512);
+  const CUdeviceptr second = alloc_ok(d, 512);
+  if (shim) FC_CHECK(second == first + 512, "the pool did not split one segment for both");
+  FC_EXPECT_RC(d, d.IpcGetMemHandle(&handle, first), whole);
+  FC_EXPECT_RC(d, d.IpcGetMemHandle(&handle, second), inside);
+  say("a host address: the driver's CUDA_ERROR_INVALID_VALUE");
+  int local = 0;
+  FC_EXPECT_RC(d, d.IpcGetMemHandle(&handle, reinterpret_cast<CUdeviceptr>(&local)),
+               CUDA_ERROR_INVALID_VALUE);
+  for (CUdeviceptr p : {big, first, second}) FC_OK(d, d.MemFree(p));
+  return 0;
+}
+
 // --- fake_api: the fake's own contract, without the shim ----------------------------------------
 
 int fake_api(const Driver& d) {
@@ -1055,6 +1085,8 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"passthrough", [&] { return passthrough(d); }},
       {"hidden_reset", [&] { return hidden_reset(d); }},
       {"reset_releases", [&] { return reset_releases(d, mode, false); }},
+      {"ipc", [&] { return ipc(d, mode, false); }},
+      {"ipc_expandable", [&] { return ipc(d, mode, true); }},
       // Scenarios again with expandable segments (the virtual memory API behind the pool).
       {"reset_releases_expandable", [&] { return reset_releases(d, mode, true); }},
       {"errors_expandable", [&] { return errors(d, mode); }},
