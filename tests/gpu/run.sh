@@ -217,6 +217,7 @@ build_all() {
   b other_allocs other_allocs.cu
   b two_devices two_devices.cu
   b reset_memory reset_memory.cu
+  b ipc_check ipc_check.cu
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -438,9 +439,19 @@ test_errors() {
   rc_tc=$?
   preload_check errors-tc $rc_tc "$tc"
   verdict errors-tc $rc_tc "$tc" "every check passes under the shim with thread_cache:always"
-  [ $rc_raw = 125 ] && return
-  [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
-  [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
+  if [ $rc_raw != 125 ]; then
+    [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
+    [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
+  fi
+  # IPC: an export that succeeds must show the importing process the exporter's bytes; under the
+  # shim a block inside a segment (the second of two 512 B blocks) must be refused.
+  in_modes ipc_check 120 'ipc_check: [0-9]+ of 3 exported.*' raw shim shim:expandable_segments:True ||
+    return
+  if grep -q 'second_512B: export refused' "$LOGS/ipc_check-default.log"; then
+    pass ipc_check-refused "under the shim the block inside a segment was not exported"
+  else
+    fail ipc_check-refused "under the shim the block inside a segment was exported: $(grep 'second_512B' "$LOGS/ipc_check-default.log")"
+  fi
 }
 
 # cuBLAS and cuFFT (each with its own static cudart) and Thrust and CUB (the program's cudart):
