@@ -1,9 +1,9 @@
 // shim/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the calling
 // thread's cache (thread_cache.h) or the current context's pool; cuMemFree_v2 returns a block to
 // the thread's cache or the pool that owns it (any context, pooled_free.h), and passes pointers no
-// pool owns to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer
-// range attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its
-// own allocation. Each hook is also the exported symbol for programs linked with -lcuda.
+// pool owns to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer range and context
+// attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its own
+// allocation. Each hook is also the exported symbol for programs linked with -lcuda.
 #include <algorithm>
 #include <mutex>
 
@@ -22,15 +22,18 @@ using namespace cudapool::shim;
 
 namespace {
 
-// The pooled block holding ptr: its base and size. Not from a pool whose context is gone (reset
-// behind the shim's back): the driver answers for such a pointer.
-bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) {
+// The pooled block holding ptr: its base and size, and the context it was allocated in. Not from
+// a pool whose context is gone (reset behind the shim's back): the driver answers for such a
+// pointer.
+bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size,
+                  CUcontext* context = nullptr) {
   return for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
     if (b == nullptr) return false;
     *base = b->ptr;
     *size = b->size;
+    if (context != nullptr) *context = p.context;
     return true;
   });
 }
@@ -164,21 +167,26 @@ CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psi
 
 namespace {
 
-// Rewrites a range attribute of a pooled pointer; false for every other attribute or pointer.
-bool pooled_range_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr dptr) {
+// Rewrites an attribute of a pooled pointer that describes its allocation: the range (the block,
+// not the segment) and the context (the pool's: pages of an expandable segment belong to no
+// context in the driver, a cudaMalloc'd block does). False for every other attribute or pointer.
+bool pooled_block_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr dptr) {
   if (attribute != CU_POINTER_ATTRIBUTE_RANGE_START_ADDR &&
-      attribute != CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+      attribute != CU_POINTER_ATTRIBUTE_RANGE_SIZE && attribute != CU_POINTER_ATTRIBUTE_CONTEXT) {
     return false;
   }
   std::uintptr_t base = 0;
   std::size_t size = 0;
-  if (data == nullptr || !pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+  CUcontext context = nullptr;
+  if (data == nullptr || !pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size, &context)) {
     return false;
   }
   if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) {
     *static_cast<CUdeviceptr*>(data) = static_cast<CUdeviceptr>(base);
-  } else {
+  } else if (attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
     *static_cast<size_t*>(data) = size;
+  } else {
+    *static_cast<CUcontext*>(data) = context;
   }
   return true;
 }
@@ -189,7 +197,7 @@ CUDAPOOL_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute a
                                                CUdeviceptr dptr) {
   if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttribute, data, attribute, dptr);
   ReentrancyGuard guard;
-  if (pooled_range_attribute(data, attribute, dptr)) return CUDA_SUCCESS;
+  if (pooled_block_attribute(data, attribute, dptr)) return CUDA_SUCCESS;
   return real().cuPointerGetAttribute(data, attribute, dptr);
 }
 
@@ -199,7 +207,7 @@ CUDAPOOL_EXPORT CUresult cuPointerGetAttributes(unsigned int count, CUpointer_at
   ReentrancyGuard guard;
   const CUresult r = real().cuPointerGetAttributes(count, attributes, data, dptr);
   if (r != CUDA_SUCCESS || attributes == nullptr || data == nullptr) return r;
-  for (unsigned int i = 0; i < count; ++i) pooled_range_attribute(data[i], attributes[i], dptr);
+  for (unsigned int i = 0; i < count; ++i) pooled_block_attribute(data[i], attributes[i], dptr);
   return r;
 }
 

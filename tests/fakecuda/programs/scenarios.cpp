@@ -1096,6 +1096,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"streams_fence_expandable",
        [&] { return shim ? streams_shim(d, "auto") : streams_fake(d); }},
       {"fork_expandable", [&] { return fork_scenario(d, mode); }},
+      {"address_range_expandable", [&] { return address_range(d, mode); }},
       {"fake_api", [&] { return fake_api(d); }},
   };
   auto it = scenarios.find(scenario);
