@@ -216,8 +216,9 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   ReentrancyGuard guard;
   // A handle names a whole driver allocation: the importer maps the segment's base. That is the
   // caller's memory only when the block starts its segment. An expandable segment's pages are no
-  // cuMemAlloc allocation: the driver cannot export them this way at all. Segments of a context
-  // reset behind the shim's back are gone: the address may belong to a new allocation now.
+  // cuMemAlloc allocation (what legacy IPC exports), and a page exported would still not be the
+  // block. Segments of a context reset behind the shim's back are gone: the address may belong to
+  // a new allocation now.
   const auto ptr = static_cast<std::uintptr_t>(dptr);
   enum class Refusal { kNone, kInsideSegment, kExpandable } refusal = Refusal::kNone;
   int device = 0;
@@ -247,7 +248,8 @@ CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   } else {
     CUDAPOOL_WARN_ONCE(
         "cuIpcGetMemHandle(0x%llx): the block lies in an expandable segment "
-        "(expandable_segments:True), whose pages cuIpcGetMemHandle cannot export; refused with "
+        "(expandable_segments:True), which cuIpcGetMemHandle cannot export as one allocation; "
+        "refused with "
         "CUDA_ERROR_INVALID_VALUE (set expandable_segments:False, or CUDAPOOL_DISABLE=1, to "
         "share such memory)",
         static_cast<unsigned long long>(dptr));
