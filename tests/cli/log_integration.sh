@@ -146,6 +146,22 @@ tids = {json.loads(l).get("tid") for l in lines[1:-1]}
 assert len(tids) >= 4, tids
 PY
 
+# 2a. Under other pool settings the replay still reproduces the summary (the header carries the
+# settings): expandable segments (the log has segment_map, no segment_alloc), and splitting,
+# rounding, garbage collection and a memory fraction.
+for conf in expandable_segments:True \
+  max_split_size_mb:20,roundup_power2_divisions:4,garbage_collection_threshold:0.5,per_process_memory_fraction:0.25; do
+  rm -f "$tmp/conf.jsonl"
+  CUDAPOOL_CONF="$conf" CUDAPOOL_LOG="$tmp/conf.jsonl" run python3 "$tmp/drive.py" threads ||
+    fail "run under $conf failed"
+  python3 "$src/tests/log_check.py" --replay "$replay" --min-allocs 1000 "$tmp/conf.jsonl" >/dev/null ||
+    fail "under $conf: log check or replay failed"
+  if [ "$conf" = expandable_segments:True ]; then
+    grep -q '"action":"segment_map"' "$tmp/conf.jsonl" && ! grep -q '"action":"segment_alloc"' "$tmp/conf.jsonl" ||
+      fail "expandable segments asked for, but the log has no segment_map or has segment_alloc"
+  fi
+done
+
 # 2b. The allocation APIs the pool passes through are logged, with the driver's answers.
 out=$(CUDAPOOL_LOG="$tmp/pass.jsonl" run python3 "$tmp/drive.py" passthrough) || fail "pass-through run failed"
 check_log "$tmp/pass.jsonl" >/dev/null || fail "pass-through log check failed"
