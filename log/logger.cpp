@@ -281,7 +281,8 @@ void Logger::flush() {
 }
 
 bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
-  if (forgotten_.load(std::memory_order_acquire) || finished_.load(std::memory_order_acquire)) {
+  if (forgotten_.load(std::memory_order_acquire) || finished_.load(std::memory_order_acquire) ||
+      getpid() != process_) {
     return false;
   }
   const std::uint64_t target = ring_.appended();

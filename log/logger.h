@@ -9,6 +9,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
@@ -61,7 +62,8 @@ class Logger : public pool::EventSink {
 
   // For a signal handler about to end the process: waits until every record appended before the
   // call is in the file, or the writer made no progress for stall_ms, or logging stopped (a write
-  // failure, finish(), a child after fork). Returns whether every such record is in the file.
+  // failure, finish(), a child after fork or vfork). Returns whether every such record is in the
+  // file.
   // Async-signal-safe: atomic loads, a futex wake and nanosleep only. Records of an append() that
   // the signal interrupted on the calling thread cannot be written: the wait ends by the stall.
   bool wait_written_before_exit(std::uint32_t stall_ms);
@@ -112,6 +114,9 @@ class Logger : public pool::EventSink {
   alignas(64) std::atomic<bool> accepting_{true};
   std::atomic<bool> finished_{false};
   std::atomic<bool> forgotten_{false};
+  // The process whose writer thread this is: a vfork child shares the logger's memory and runs no
+  // fork handlers, so only the pid tells it the writer is not its own.
+  const pid_t process_ = getpid();
   alignas(64) std::atomic<bool> stop_{false};
   std::atomic<bool> write_failed_{false};
   std::atomic<std::uint64_t> written_{0};  // changed by the writer only (no atomic add needed)

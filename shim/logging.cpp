@@ -36,9 +36,6 @@ namespace cudapool::shim {
 namespace {
 
 std::atomic<log::Logger*> g_logger{nullptr};
-// The process that started the log: a vfork child shares the logger's memory and runs no fork
-// handlers, so only the pid tells it the log is not its own.
-std::atomic<pid_t> g_logger_pid{0};
 std::atomic<bool> g_tried{false};
 std::mutex g_start_mutex;
 
@@ -125,7 +122,6 @@ log::Logger* start_logger() {
         reporting().log_template, header_info(), [](const char* name) { return std::getenv(name); },
         capacity);
   }
-  g_logger_pid.store(getpid(), std::memory_order_relaxed);
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);
   if (logger != nullptr) handle_exit_signals_for_log();
@@ -210,9 +206,8 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
 }
 
 void wait_for_log_before_exit(unsigned stall_ms) {
-  log::Logger* l = g_logger.load(std::memory_order_acquire);
-  if (l == nullptr || g_logger_pid.load(std::memory_order_relaxed) != getpid()) return;
-  l->wait_written_before_exit(stall_ms);
+  if (log::Logger* l = g_logger.load(std::memory_order_acquire))
+    l->wait_written_before_exit(stall_ms);
 }
 
 void finish_log() {

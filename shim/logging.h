@@ -39,7 +39,7 @@ void finish_log();
 
 // From a signal handler or _exit about to end the process: waits until the log's writer has put
 // every event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
-// Does nothing in a process other than the one that started the log (a vfork child).
+// Does nothing in a process other than the one that started the log (a fork or vfork child).
 void wait_for_log_before_exit(unsigned stall_ms);
 // Its stall limit at the process's end (a writer blocked on a full pipe, or a record whose append
 // the signal interrupted on the exiting thread, makes no progress).
