@@ -119,6 +119,18 @@ preload_check() {
   fi
 }
 
+# checked_run NAME TIMEOUT MODE DETAIL CMD...: run, then (under the shim) the preload check, then
+# the verdict with DETAIL. Returns CMD's status.
+checked_run() {
+  local name=$1 tmo=$2 mode=$3 detail=$4 rc
+  shift 4
+  run "$name" "$tmo" "$mode" "$@"
+  rc=$?
+  [ "$mode" = raw ] || preload_check "$name" $rc "$LOGS/$name.log"
+  verdict "$name" $rc "$LOGS/$name.log" "$detail"
+  return $rc
+}
+
 # "512B=180ns 1048576B=..." from alloc_basic / driver_api output.
 bare_ns() {
   awk '/^size [0-9]+:/ { s = $2; sub(":", "", s); for (i = 1; i <= NF; i++) if ($i == "bare") printf "%sB=%sns ", s, $(i + 2) }' "$1"
@@ -426,19 +438,15 @@ test_errors() {
   have errors || { fail errors "not built"; return; }
   local rc_raw rc_shim rc_tc raw="$LOGS/errors-raw.log" shim="$LOGS/errors-shim.log"
   local tc="$LOGS/errors-tc.log"
-  run errors-raw 180 raw "$BIN/errors"
+  checked_run errors-raw 180 raw "every check passes without the shim" "$BIN/errors"
   rc_raw=$?
-  verdict errors-raw $rc_raw "$raw" "every check passes without the shim"
-  run errors-shim 180 shim "$BIN/errors"
+  checked_run errors-shim 180 shim "every check passes under the shim" "$BIN/errors"
   rc_shim=$?
-  preload_check errors-shim $rc_shim "$shim"
-  verdict errors-shim $rc_shim "$shim" "every check passes under the shim"
   # The same with thread caches forced on (the program uses the legacy stream only until its
   # graph and fork cases).
-  run errors-tc 180 shim:thread_cache:always "$BIN/errors"
+  checked_run errors-tc 180 shim:thread_cache:always "every check passes under the shim with thread_cache:always" \
+    "$BIN/errors"
   rc_tc=$?
-  preload_check errors-tc $rc_tc "$tc"
-  verdict errors-tc $rc_tc "$tc" "every check passes under the shim with thread_cache:always"
   if [ $rc_raw != 125 ]; then
     [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
     [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
@@ -522,49 +530,45 @@ test_two_devices() {
 
 py_has() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
+# same_losses CHECK REFERENCE LOG: PASS when LOG holds the 50 losses and the parameter sum of the
+# reference run (without the shim) bit for bit; FAIL when they differ, or when the reference
+# printed no 50 losses to compare.
+same_losses() {
+  local name=$1 a=$2 b=$3
+  if [ "$(grep -c '^loss ' "$a" 2>/dev/null)" != 50 ] || ! grep -q '^params ' "$a"; then
+    fail "$name" "the run without the shim printed no 50 losses to compare"
+  elif cmp -s <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b"); then
+    pass "$name" "50 losses and the parameter sum bit-identical with and without the shim (last $(grep '^loss 49 ' "$a" | cut -d' ' -f3))"
+  else
+    fail "$name" "losses differ: $(diff <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b") | head -n 4 | tr '\n' ' ')"
+  fi
+}
+
 test_torch() {
   if ! py_has torch; then
     fail torch "$PY cannot import torch"
     return
   fi
-  local rc a b
+  local rc a
   export CUBLAS_WORKSPACE_CONFIG=:4096:8
-  run torch_train-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
-  rc=$?
-  verdict torch_train-raw-nocache $rc "$LOGS/torch_train-raw-nocache.log" "no shim, PyTorch cache off"
-  run torch_train-shim-nocache 180 shim env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
-  rc=$?
-  preload_check torch_train-shim-nocache $rc "$LOGS/torch_train-shim-nocache.log"
-  verdict torch_train-shim-nocache $rc "$LOGS/torch_train-shim-nocache.log" "shim, PyTorch cache off"
+  checked_run torch_train-raw-nocache 180 raw "no shim, PyTorch cache off" \
+    env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
+  checked_run torch_train-shim-nocache 180 shim "shim, PyTorch cache off" \
+    env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
   a="$LOGS/torch_train-raw-nocache.log"
-  b="$LOGS/torch_train-shim-nocache.log"
-  if [ "$(grep -c '^loss ' "$a")" = 50 ] && grep -q '^params ' "$a"; then
-    if cmp -s <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b"); then
-      pass torch_train-bitwise "50 losses and the parameter sum bit-identical with and without the shim (last $(grep '^loss 49 ' "$a" | cut -d' ' -f3))"
-    else
-      fail torch_train-bitwise "losses differ: $(diff <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$b") | head -n 4 | tr '\n' ' ')"
-    fi
-  else
-    fail torch_train-bitwise "the run without the shim printed no 50 losses to compare"
-  fi
+  same_losses torch_train-bitwise "$a" "$LOGS/torch_train-shim-nocache.log"
   # PyTorch's own cache on top of the shim must work too; the losses are compared for information.
-  run torch_train-shim-cache 180 shim "$PY" "$HERE/torch_train.py"
-  rc=$?
-  preload_check torch_train-shim-cache $rc "$LOGS/torch_train-shim-cache.log"
-  verdict torch_train-shim-cache $rc "$LOGS/torch_train-shim-cache.log" "shim under PyTorch's own caching allocator"
+  checked_run torch_train-shim-cache 180 shim "shim under PyTorch's own caching allocator" \
+    "$PY" "$HERE/torch_train.py"
   if cmp -s <(grep -E '^(loss|params) ' "$a") <(grep -E '^(loss|params) ' "$LOGS/torch_train-shim-cache.log"); then
     info "torch_train: the run with PyTorch's cache on gives the same bits"
   else
     info "torch_train: the run with PyTorch's cache on gives other bits (not a failure)"
   fi
 
-  run torch_graph-raw-cache 180 raw "$PY" "$HERE/torch_graph.py"
-  rc=$?
-  verdict torch_graph-raw-cache $rc "$LOGS/torch_graph-raw-cache.log" "plain PyTorch (reference)"
-  run torch_graph-shim-cache 180 shim "$PY" "$HERE/torch_graph.py"
-  rc=$?
-  preload_check torch_graph-shim-cache $rc "$LOGS/torch_graph-shim-cache.log"
-  verdict torch_graph-shim-cache $rc "$LOGS/torch_graph-shim-cache.log" "PyTorch cache on, shim below: captured, 10 replays correct"
+  checked_run torch_graph-raw-cache 180 raw "plain PyTorch (reference)" "$PY" "$HERE/torch_graph.py"
+  checked_run torch_graph-shim-cache 180 shim "PyTorch cache on, shim below: captured, 10 replays correct" \
+    "$PY" "$HERE/torch_graph.py"
   local rc_raw
   run torch_graph-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_graph.py"
   rc_raw=$?
@@ -597,18 +601,6 @@ test_torch() {
 CONFS=("expandable=expandable_segments:True"
   "tuned=max_split_size_mb:64,roundup_power2_divisions:4,garbage_collection_threshold:0.6,per_process_memory_fraction:0.5")
 
-# conf_run NAME TIMEOUT CONF DETAIL CMD...: CMD under the shim with CUDAPOOL_CONF=CONF; the
-# preload check and the verdict.
-conf_run() {
-  local name=$1 tmo=$2 conf=$3 detail=$4 rc
-  shift 4
-  run "$name" "$tmo" "shim:$conf" "$@"
-  rc=$?
-  preload_check "$name" $rc "$LOGS/$name.log"
-  verdict "$name" $rc "$LOGS/$name.log" "$detail"
-  return $rc
-}
-
 test_conf() {
   local entry name conf rc fraction
   # cudaDeviceReset with 1 GiB cached: nothing may stay allocated (the driver keeps cuMemCreate
@@ -622,20 +614,20 @@ test_conf() {
     run torch_train-raw-nocache 180 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
   fi
   if py_has torch; then
-    run conf-raw-torch 240 raw env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/conf_check.py"
-    verdict conf-raw-torch $? "$LOGS/conf-raw-torch.log" "conf_check.py without the shim: churn, out-of-memory and recovery"
+    checked_run conf-raw-torch 240 raw "conf_check.py without the shim: churn, out-of-memory and recovery" \
+      env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/conf_check.py"
   fi
   for entry in "${CONFS[@]}"; do
     name=conf-${entry%%=*}
     conf=${entry#*=}
     info "$name: CUDAPOOL_CONF=$conf"
-    have alloc_basic_static && conf_run "$name-alloc_basic" 120 "$conf" \
+    have alloc_basic_static && checked_run "$name-alloc_basic" 120 "shim:$conf" \
       "2000 checked pairs per size, data and overlaps checked" "$BIN/alloc_basic_static" 2000
     # The log says which path served the segments; it must replay equal to its summary under
     # the same settings (the header carries them).
     if have alloc_basic_static && logs_ready "$name-log"; then
       rm -f "$ALOGS/$name"-*.jsonl
-      conf_run "$name-logged" 120 "$conf" "logged" env CUDAPOOL_LOG="$ALOGS/$name-%p.jsonl" "$BIN/alloc_basic_static" 500
+      checked_run "$name-logged" 120 "shim:$conf" "logged" env CUDAPOOL_LOG="$ALOGS/$name-%p.jsonl" "$BIN/alloc_basic_static" 500
       local f out
       f=$(largest_log "$name")
       if [ -z "$f" ]; then
@@ -648,24 +640,20 @@ test_conf() {
         pass "$name-log" "replay equal to the summary; $out"
       fi
     fi
-    have cross_stream && conf_run "$name-cross_stream" 60 "$conf" \
+    have cross_stream && checked_run "$name-cross_stream" 60 "shim:$conf" \
       "blocks freed under running kernels on other streams: old data survived in all cases" \
       "$BIN/cross_stream" --expect-fast-free
     if have errors; then
-      conf_run "$name-errors" 180 "$conf" "every check passes" "$BIN/errors"
+      checked_run "$name-errors" 180 "shim:$conf" "every check passes" "$BIN/errors"
       [ $? = 125 ] || same_results "$raw_errors" "$LOGS/$name-errors.log" "$name-errors-same"
     fi
     py_has torch || continue
     fraction=$(echo "$conf" | grep -o 'per_process_memory_fraction:[0-9.]*' | cut -d: -f2)
-    conf_run "$name-torch" 240 "$conf" "PyTorch, cache off: churn, out-of-memory and recovery${fraction:+, total = the cap}" \
+    checked_run "$name-torch" 240 "shim:$conf" "PyTorch, cache off: churn, out-of-memory and recovery${fraction:+, total = the cap}" \
       env PYTORCH_NO_CUDA_MEMORY_CACHING=1 ${fraction:+CONF_CHECK_FRACTION=$fraction} "$PY" "$HERE/conf_check.py"
-    conf_run "$name-torch_train" 180 "$conf" "PyTorch, cache off" \
+    checked_run "$name-torch_train" 180 "shim:$conf" "PyTorch, cache off" \
       env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
-    if cmp -s <(grep -E '^(loss|params) ' "$raw_train") <(grep -E '^(loss|params) ' "$LOGS/$name-torch_train.log"); then
-      pass "$name-torch_train-bitwise" "50 losses and the parameter sum bit-identical with the run without the shim"
-    else
-      fail "$name-torch_train-bitwise" "losses differ from the run without the shim: $(diff <(grep -E '^(loss|params) ' "$raw_train") <(grep -E '^(loss|params) ' "$LOGS/$name-torch_train.log") | head -n 4 | tr '\n' ' ')"
-    fi
+    same_losses "$name-torch_train-bitwise" "$raw_train" "$LOGS/$name-torch_train.log"
   done
 }
 
@@ -679,14 +667,8 @@ py_check() {
     fail "$module" "$PY cannot import $module"
     return
   fi
-  local rc
-  run "$name-shim" "$tmo" shim env "$@" "$PY" "$HERE/$script"
-  rc=$?
-  preload_check "$name-shim" $rc "$LOGS/$name-shim.log"
-  verdict "$name-shim" $rc "$LOGS/$name-shim.log" "$what, shim"
-  run "$name-raw" "$tmo" raw env "$@" "$PY" "$HERE/$script"
-  rc=$?
-  verdict "$name-raw" $rc "$LOGS/$name-raw.log" "$what, no shim"
+  checked_run "$name-shim" "$tmo" shim "$what, shim" env "$@" "$PY" "$HERE/$script"
+  checked_run "$name-raw" "$tmo" raw "$what, no shim" env "$@" "$PY" "$HERE/$script"
 }
 
 test_cupy() { py_check cupy_check cupy 180 "CuPy pools off" cupy_check.py; }
