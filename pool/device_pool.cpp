@@ -70,6 +70,21 @@ DevicePool::DevicePool(const config::Options& options, Backend& backend, int dev
 DevicePool::~DevicePool() {
   // Drops the bookkeeping only: device memory is the backend's to reclaim (a context teardown
   // must not free memory through a dead context).
+  destroy_all_blocks();
+}
+
+void DevicePool::forget_all() {
+  destroy_all_blocks();
+  active_.clear();
+  pending_ = {};
+  expandable_segments_ = {};
+  reserved_ = 0;
+  stats_ = DeviceStats{};
+  block_nodes_.trim();
+  set_nodes_.trim();
+}
+
+void DevicePool::destroy_all_blocks() {
   std::vector<Block*> all;
   active_.for_each([&](std::uintptr_t, Block* b) { all.push_back(b); });
   for (const PendingFence& p : pending_) all.push_back(p.block);
@@ -81,6 +96,7 @@ DevicePool::~DevicePool() {
   }
   for (Block* b : all) destroy_cached(block_nodes_, b);
   for (ExpandableSegment* es : expandable_segments_) delete es;
+  expandable_segments_.clear();
 }
 
 void DevicePool::set_memory_fraction(double fraction) {

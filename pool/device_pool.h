@@ -114,6 +114,10 @@ class DevicePool {
   FreeStatus free(std::uintptr_t ptr);
   // Gives every idle segment back to the device (waiting for pending reuse fences first).
   void empty_cache();
+  // The device memory behind the pool is gone (its context was destroyed or reset): forgets every
+  // block and segment without asking the backend, and gives the bookkeeping's memory back to the
+  // heap. The pool is as new afterwards, statistics included.
+  void forget_all();
 
   // PyTorch's setMemoryFraction: caps reserved memory at fraction * total memory (1 = no cap).
   void set_memory_fraction(double fraction);
@@ -193,6 +197,8 @@ class DevicePool {
   void insert_cached(BlockPool& pool, Block* block);
   Block* new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream, BlockPool* pool);
   void delete_block(Block* block);
+  // Destroys every Block object (bookkeeping only; see ~DevicePool).
+  void destroy_all_blocks();
   // Applies fn to the device-wide statistics index and to the index of the block's pool.
   template <class Fn>
   void update(const BlockPool& pool, Fn&& fn) {

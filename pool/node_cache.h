@@ -15,7 +15,10 @@ class NodeCache {
   NodeCache() = default;
   NodeCache(const NodeCache&) = delete;
   NodeCache& operator=(const NodeCache&) = delete;
-  ~NodeCache() {
+  ~NodeCache() { trim(); }
+
+  // Gives every cached node back to the heap.
+  void trim() {
     while (head_ != nullptr) {
       FreeNode* next = head_->next;
       ::operator delete(static_cast<void*>(head_));

@@ -63,10 +63,11 @@ class PtrMap {
     }
   }
 
+  // Empties the map and gives its grown table back to the heap.
   void clear() {
-    slots_.assign(kInitialSlots, Slot{});
+    std::vector<Slot>(kInitialSlots).swap(slots_);
     count_ = 0;
-    shift_ = 64 - 10;
+    shift_ = 64 - kInitialLog2;
   }
 
  private:
@@ -74,7 +75,10 @@ class PtrMap {
     std::uintptr_t key = 0;
     Block* block = nullptr;
   };
-  static constexpr std::size_t kInitialSlots = 1024;  // 2^10: see shift_
+  // Small: a pool per context, and a process may go through many contexts; a busy pool grows
+  // its table a few times early on.
+  static constexpr unsigned kInitialLog2 = 4;
+  static constexpr std::size_t kInitialSlots = std::size_t{1} << kInitialLog2;
 
   std::size_t mask() const { return slots_.size() - 1; }
   std::size_t home(std::uintptr_t key) const {
@@ -106,7 +110,7 @@ class PtrMap {
 
   std::vector<Slot> slots_;
   std::size_t count_ = 0;
-  unsigned shift_ = 64 - 10;  // 64 - log2(slots_.size())
+  unsigned shift_ = 64 - kInitialLog2;  // 64 - log2(slots_.size())
 };
 
 }  // namespace cudapool::pool

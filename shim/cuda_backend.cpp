@@ -181,6 +181,11 @@ void CudaBackend::release_after_context_gone() {
   for (const auto& [p, bytes] : reservations_)
     real().cuMemAddressFree(static_cast<CUdeviceptr>(p), bytes);
   reservations_.clear();
+  // The rest named things of the dead context (its cuMemAlloc segments, streams and events).
+  segments_.clear();
+  nonblocking_streams_ = {};
+  epochs_ = {};
+  spare_events_ = {};
 }
 
 // --- reuse fences ------------------------------------------------------------------------------

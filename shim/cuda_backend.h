@@ -36,7 +36,7 @@ class CudaBackend final : public pool::Backend {
   // After the context was destroyed or reset: gives back the expandable segments' pages and
   // address ranges, which the driver keeps past the context (measured on the H200: a
   // cudaDeviceReset left 1 GiB of cached pages allocated). cuMemAlloc segments went with the
-  // context and are only forgotten. Makes no context current.
+  // context and are only forgotten, as are its streams and events. Makes no context current.
   void release_after_context_gone();
 
   // Whether ptr lies in an address range reserved for an expandable segment.

@@ -46,7 +46,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   ReentrancyGuard guard;
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
-  if (p == nullptr) return error;
+  if (p == nullptr) return error != CUDA_SUCCESS ? error : real().cuMemAlloc_v2(dptr, bytesize);
   CacheMiss miss;
   if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &miss)) {
     *dptr = static_cast<CUdeviceptr>(cached);

@@ -1,6 +1,6 @@
-// shim/pools.cpp: see pools.h. Pools live in a fixed array that only grows; dropped pools are
-// leaked on purpose (another thread may still be inside one; their memory belonged to a context
-// that no longer exists).
+// shim/pools.cpp: see pools.h. Pools live in a fixed array of slots; a new pool takes over the slot
+// of a dropped one. Dropped pools are leaked on purpose (another thread may still be inside one;
+// their memory belonged to a context that no longer exists).
 #include "shim/pools.h"
 
 #include "shim/guard.h"
@@ -47,6 +47,9 @@ void release_dropped_pool(ContextPool& p) {
   if (p.memory_released.exchange(true, std::memory_order_acq_rel)) return;
   std::lock_guard<SpinLock> lock(p.mutex);  // a thread still inside the pool finishes first
   p.backend.release_after_context_gone();
+  // The object stays (pools.cpp's header); what it tracked does not.
+  p.pool.forget_all();
+  decltype(p.backtraces)().swap(p.backtraces);
 }
 
 namespace {
@@ -75,6 +78,31 @@ bool pool_alive(ContextPool& p) {
   drop_gone_pool(p);
   return false;
 }
+
+namespace {
+
+// Under g_create_mutex: the slot for a new pool. A dropped pool's slot is taken over (its object
+// stays where it is, leaked: a thread may still be inside it), so a process that creates and
+// destroys contexts, or resets the device, again and again never runs out; else the next unused
+// slot. When all are taken, pools whose context went behind the shim's back (found only when
+// asked) are dropped first. -1: kMaxContextPools contexts are alive at once.
+int slot_for_new_pool() {
+  auto dropped_slot = [] {
+    const int n = g_count.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+      if (g_slots[i].load(std::memory_order_relaxed)->dropped.load(std::memory_order_acquire)) {
+        return i;
+      }
+    }
+    return n < kMaxContextPools ? n : -1;
+  };
+  const int slot = dropped_slot();
+  if (slot >= 0) return slot;
+  for_each_live_pool([](ContextPool&) { return false; });
+  return dropped_slot();
+}
+
+}  // namespace
 
 ContextPool* current_pool(CUresult* error) {
   // The context's id, not its handle, names it: a handle can come back after a reset.
@@ -119,10 +147,11 @@ ContextPool* current_pool(CUresult* error) {
     std::lock_guard<std::mutex> lock(g_create_mutex);
     for_each_pool(match);
     if (found == nullptr) {
-      const int n = g_count.load(std::memory_order_relaxed);
-      if (n == kMaxContextPools) {
-        *error = CUDA_ERROR_OUT_OF_MEMORY;
-        CUDAPOOL_WARN_ONCE("more than %d CUDA contexts: not pooling the rest", kMaxContextPools);
+      const int slot = slot_for_new_pool();
+      if (slot < 0) {
+        *error = CUDA_SUCCESS;  // not pooled: the caller asks the driver
+        CUDAPOOL_WARN_ONCE("%d CUDA contexts in use at once: contexts beyond them are not pooled",
+                           kMaxContextPools);
         return nullptr;
       }
       // Is ctx the device's primary context (cudart's)? Only asked while the primary context is
@@ -139,8 +168,10 @@ ContextPool* current_pool(CUresult* error) {
       }
       logging();  // start the log (if any) before the pool's first event
       found = new ContextPool(ctx, id, dev, primary);
-      g_slots[n].store(found, std::memory_order_release);
-      g_count.store(n + 1, std::memory_order_release);
+      g_slots[slot].store(found, std::memory_order_release);
+      if (slot == g_count.load(std::memory_order_relaxed)) {
+        g_count.store(slot + 1, std::memory_order_release);
+      }
     }
   }
   t_last_context = ctx;

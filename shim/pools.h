@@ -46,8 +46,10 @@ struct ContextPool {
 
 inline constexpr int kMaxContextPools = 256;
 
-// The pool of the current context, made on first use; nullptr with *error set when there is no
-// usable current context (the driver's own error: no context, not initialized, ...).
+// The pool of the current context, made on first use. nullptr with *error set when there is no
+// usable current context (the driver's own error: no context, not initialized, ...); nullptr
+// with *error CUDA_SUCCESS when the context is not pooled (kMaxContextPools contexts alive at
+// once): the caller passes the call to the driver.
 ContextPool* current_pool(CUresult* error);
 
 // Calls fn(pool) for every live pool until it returns true; returns whether one did.

@@ -200,6 +200,26 @@ ThreadCaches::~ThreadCaches() {
   count = 0;
 }
 
+// Makes room in a thread's full list for a new pool's cache (a process that goes through many
+// contexts): one cache of a dropped pool is forgotten. Its blocks went with the context.
+bool forget_dropped_cache(ThreadCaches& mine) {
+  for (int i = 0; i < mine.count; ++i) {
+    ThreadCache* c = mine.caches[i];
+    ContextPool& p = c->pool;
+    if (!p.dropped.load(std::memory_order_acquire)) continue;
+    {
+      std::lock_guard<SpinLock> lock(p.mutex);
+      auto& list = p.thread_caches;
+      list.erase(std::remove(list.begin(), list.end(), c), list.end());
+    }
+    mine.caches[i] = mine.caches[--mine.count];
+    if (t_last_cache == c) t_last_cache = nullptr;
+    delete c;
+    return true;
+  }
+  return false;
+}
+
 // The calling thread's cache for p; made (and registered with p) when `make`.
 ThreadCache* cache_for(ContextPool& p, bool make) {
   if (t_last_cache != nullptr && &t_last_cache->pool == &p) return t_last_cache;
@@ -208,7 +228,8 @@ ThreadCache* cache_for(ContextPool& p, bool make) {
   for (int i = 0; i < mine.count; ++i) {
     if (&mine.caches[i]->pool == &p) return t_last_cache = mine.caches[i];
   }
-  if (!make || mine.count == ThreadCaches::kMax) return nullptr;
+  if (!make) return nullptr;
+  if (mine.count == ThreadCaches::kMax && !forget_dropped_cache(mine)) return nullptr;
   auto* c = new ThreadCache(p);
   {
     std::lock_guard<SpinLock> lock(p.mutex);

@@ -17,23 +17,9 @@
 #include <cstring>
 #include <vector>
 
+#include "driver_common.h"
 #include "nvml_lite.h"
 #include "shim_probe.h"
-
-#define CU_CHECK(call)                                                                          \
-  do {                                                                                          \
-    CUresult cu_err_ = (call);                                                                  \
-    if (cu_err_ != CUDA_SUCCESS) {                                                              \
-      const char* name_ = nullptr;                                                              \
-      const char* str_ = nullptr;                                                               \
-      cuGetErrorName(cu_err_, &name_);                                                          \
-      cuGetErrorString(cu_err_, &str_);                                                         \
-      fprintf(stderr, "CUDA driver error %s:%d: %s -> %d %s (%s)\n", __FILE__, __LINE__, #call, \
-              int(cu_err_), name_ ? name_ : "?", str_ ? str_ : "?");                            \
-      fflush(stdout);                                                                           \
-      exit(1);                                                                                  \
-    }                                                                                           \
-  } while (0)
 
 namespace {
 
@@ -44,7 +30,6 @@ double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
-
 
 struct Live {
   CUdeviceptr p = 0;
@@ -72,19 +57,8 @@ int main(int argc, char** argv) {
   if (iters < 1) iters = 1;
   const size_t sizes[] = {512, size_t(1) << 20, size_t(8) << 20, size_t(64) << 20};
 
-  CU_CHECK(cuInit(0));
   CUdevice dev;
-  CU_CHECK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CU_CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CU_CHECK(cuCtxSetCurrent(ctx));
-  char name[256] = {0};
-  CU_CHECK(cuDeviceGetName(name, sizeof name, dev));
-  int drv = 0;
-  CU_CHECK(cuDriverGetVersion(&drv));
-  const char* conf = getenv("CUDAPOOL_CONF");
-  printf("driver_api: device %s, driver %d, shim %s, CUDAPOOL_CONF=%s\n", name, drv,
-         shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
+  start_on_primary("driver_api", &dev);
   char bus[64] = {0};
   CU_CHECK(cuDeviceGetPCIBusId(bus, sizeof bus, dev));
   if (!nvml_lite::open(bus)) printf("driver_api: NVML not usable: %s\n", nvml_lite::why());

@@ -13,7 +13,8 @@
 using namespace pooltest;
 using Names = std::vector<std::string>;
 
-TEST_CASE("pool: on a miss a new segment comes first, then every idle segment is freed and retried") {
+TEST_CASE(
+    "pool: on a miss a new segment comes first, then every idle segment is freed and retried") {
   EventLog log;
   Harness h(64 * kMiB, Options{}, &log);
   const std::uintptr_t a = h.alloc(30 * kMiB);
@@ -231,8 +232,8 @@ TEST_CASE("pool: garbage collection needs both a memory fraction below 1 and a t
 TEST_CASE("pool: garbage collection never frees split segments or small-pool segments") {
   Harness h(200 * kMiB, gc_options(0.1));  // collect above 10 MiB
   const std::uintptr_t s = h.alloc(512);
-  h.free(s);                           // an idle whole small segment
-  h.alloc(5 * kMiB);                   // a 20 MiB segment, split (15 MiB idle)
+  h.free(s);                                        // an idle whole small segment
+  h.alloc(5 * kMiB);                                // a 20 MiB segment, split (15 MiB idle)
   const AllocResult r = h.try_alloc(12 * kMiB, 2);  // a miss with 22 MiB reserved
   REQUIRE(r.status == AllocStatus::kOk);
   CHECK(h.stats().num_device_free == 0);
@@ -371,4 +372,41 @@ TEST_CASE("pool: when memory is short the pool waits for pending fences and reus
   CHECK(h.pool.pending_fences() == 0);
   CHECK(h.pool.reserved_bytes() == 0);
   CHECK(h.cur("active", "all") == 0);
+}
+
+// A pool whose context is gone: forget_all drops every block and segment without a backend call
+// (the driver took the memory), and the pool starts again from nothing.
+TEST_CASE("pool: forget_all forgets allocated, cached and pending blocks without freeing") {
+  for (const bool vmm : {false, true}) {
+    CAPTURE(vmm);
+    Harness h(256 * kMiB, vmm ? expandable() : Options{});
+    const std::uintptr_t live_small = h.alloc(1000);
+    const std::uintptr_t live_large = h.alloc(30 * kMiB);
+    h.free(h.alloc(4 * kMiB));
+    h.free(h.alloc(600));
+    const std::size_t in_use = h.backend.in_use();
+    const std::size_t segments = h.backend.live_segments();
+    const std::size_t pages = h.backend.backed_pages();
+    REQUIRE(h.pool.reserved_bytes() > 0);
+
+    h.pool.forget_all();
+    CHECK(h.backend.in_use() == in_use);  // nothing given back through the backend
+    CHECK(h.backend.live_segments() == segments);
+    CHECK(h.backend.backed_pages() == pages);
+    CHECK(h.pool.reserved_bytes() == 0);
+    CHECK(h.pool.find_allocated(live_small) == nullptr);
+    CHECK(h.pool.find_allocated(live_large) == nullptr);
+    CHECK(h.pool.idle_cached_bytes() == 0);
+    std::size_t blocks = 0;
+    h.pool.for_each_block([&](const cudapool::pool::Block&) { ++blocks; });
+    CHECK(blocks == 0);
+    CHECK(h.pool.free(live_small) == FreeStatus::kNotOwned);
+    CHECK(h.stats().num_device_alloc == 0);
+
+    const AllocResult again = h.pool.malloc(1000);
+    REQUIRE(again.status == AllocStatus::kOk);
+    CHECK_FALSE(again.cache_hit);
+    CHECK(h.pool.find_allocated(again.ptr) != nullptr);
+    CHECK(h.pool.free(again.ptr) == FreeStatus::kOk);
+  }
 }

@@ -827,6 +827,87 @@ int reset_releases(const Driver& d, Mode mode, bool vmm) {
   return 0;
 }
 
+// --- many_contexts ------------------------------------------------------------------------------
+
+// More contexts over the process's life than the shim has pool slots (256): created and destroyed
+// contexts, primary context resets a hook sees, and resets no hook sees (cudart's
+// cudaDeviceReset), each used for a few allocations with one block still live when it goes. Every
+// allocation must succeed and keep its data, nothing may stay allocated, and the last context must
+// still be pooled.
+int many_contexts(const Driver& d, Mode mode) {
+  constexpr int kCycles = 300;
+  const CUcontext primary = current(d);
+  say("%d created contexts, each destroyed with a block live", kCycles);
+  for (int i = 0; i < kCycles; ++i) {
+    CUcontext c = nullptr;
+    FC_OK(d, d.CtxCreate(&c, nullptr, 0, 0));
+    CUdeviceptr freed = alloc_ok(d, kMiB);
+    FC_OK(d, d.MemFree(freed));
+    CUdeviceptr live = alloc_ok(d, kMiB);
+    stamp(live, kMiB, i);
+    FC_CHECK(stamped(live, kMiB, i), "context %d: a block lost its data", i);
+    FC_OK(d, d.CtxDestroy(c));
+    FC_CHECK(current(d) == primary, "context %d: the primary context is not current again", i);
+  }
+  FC_CHECK(d.bytes_in_use(0) == 0, "%zu bytes still allocated after the contexts went",
+           d.bytes_in_use(0));
+  say("%d primary context resets, every other one seen by no hook", kCycles);
+  for (int i = 0; i < kCycles; ++i) {
+    CUdeviceptr live = alloc_ok(d, 3 * kMiB);
+    stamp(live, 3 * kMiB, i);
+    FC_CHECK(stamped(live, 3 * kMiB, i), "reset %d: a block lost its data", i);
+    if (i % 2 == 0) {
+      FC_OK(d, d.DevicePrimaryCtxReset(0));
+    } else {
+      FC_CHECK(d.reset_primary_unseen(0) == 0, "fakecuda_reset_primary_unseen failed");
+    }
+  }
+  size_t free = 0, total = 0;
+  FC_OK(d, d.MemGetInfo(&free, &total));
+  FC_CHECK(free == total, "free %zu of %zu after the last reset", free, total);
+  say("%d contexts alive at once (the shim pools 256, the rest go to the driver)", kCycles);
+  std::vector<std::pair<CUcontext, CUdeviceptr>> alive;
+  const unsigned long long f0 = d.free_calls();
+  for (int i = 0; i < kCycles; ++i) {
+    CUcontext c = nullptr;
+    FC_OK(d, d.CtxCreate(&c, nullptr, 0, 0));
+    CUdeviceptr p = alloc_ok(d, kMiB);
+    stamp(p, kMiB, i);
+    alive.emplace_back(c, p);
+    CUcontext popped = nullptr;
+    FC_OK(d, d.CtxPopCurrent(&popped));
+  }
+  for (int i = kCycles - 1; i >= 0; --i) {
+    FC_OK(d, d.CtxPushCurrent(alive[i].first));
+    FC_CHECK(stamped(alive[i].second, kMiB, i), "context %d: a block lost its data", i);
+    FC_OK(d, d.MemFree(alive[i].second));
+    FC_OK(d, d.CtxDestroy(alive[i].first));
+  }
+  FC_CHECK(current(d) == primary, "the primary context is not current again");
+  FC_CHECK(d.bytes_in_use(0) == 0, "%zu bytes still allocated after the contexts went",
+           d.bytes_in_use(0));
+  // Under the shim only the frees of the contexts beyond the pooled ones reach the driver (the
+  // primary context's pool may hold a slot, or may have been found dead and dropped).
+  const unsigned long long driver_frees = d.free_calls() - f0;
+  say("%llu of the %d frees reached the driver", driver_frees, kCycles);
+  if (mode == Mode::kShim) {
+    FC_CHECK(driver_frees >= kCycles - 256 && driver_frees <= kCycles - 255,
+             "%llu frees reached the driver", driver_frees);
+  } else {
+    FC_CHECK(driver_frees == kCycles, "%llu frees reached the driver", driver_frees);
+  }
+  say("the context in use after all that is still pooled");
+  // cuMemAlloc segments, or (expandable segments) cuMemCreate pages.
+  auto driver_allocations = [&] { return d.alloc_calls() + d.calls("cuMemCreate"); };
+  const unsigned long long a0 = driver_allocations();
+  for (int i = 0; i < 100; ++i) FC_OK(d, d.MemFree(alloc_ok(d, kMiB)));
+  const unsigned long long driver_allocs = driver_allocations() - a0;
+  say("100 pairs of 1 MiB: %llu driver allocations", driver_allocs);
+  FC_CHECK(driver_allocs == (mode == Mode::kShim ? 1u : 100u),
+           "100 pairs made %llu driver allocations", driver_allocs);
+  return 0;
+}
+
 // --- ipc ----------------------------------------------------------------------------------------
 
 // cuIpcGetMemHandle names a whole driver allocation: the importer maps its base. Under the shim a
@@ -1085,6 +1166,9 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"passthrough", [&] { return passthrough(d); }},
       {"hidden_reset", [&] { return hidden_reset(d); }},
       {"reset_releases", [&] { return reset_releases(d, mode, false); }},
+      {"many_contexts", [&] { return many_contexts(d, mode); }},
+      {"many_contexts_tc", [&] { return many_contexts(d, mode); }},
+      {"many_contexts_expandable", [&] { return many_contexts(d, mode); }},
       {"ipc", [&] { return ipc(d, mode, false); }},
       {"ipc_expandable", [&] { return ipc(d, mode, true); }},
       // Scenarios again with expandable segments (the virtual memory API behind the pool).
