@@ -376,7 +376,7 @@ test_driver_api() {
 # Contexts the program makes itself (driver API): two beside the primary one, destroyed with
 # blocks live and cached, a block of a destroyed context freed, a new context, then (under the
 # shim's defaults and with expandable segments) 270 contexts one after another, more than the
-# shim's 256 pool slots; about 180 ms each. Not 256 contexts alive at once: an H200 holds about
+# shim's 256 pool slots; about 180 ms each; and 270 cudaDeviceReset calls in a row (reset_memory). Not 256 contexts alive at once: an H200 holds about
 # 100 (measured: cuCtxCreate ran out of memory at the 101st). Checked by data; the driver's answers
 # must read the same with the shim.
 test_contexts() {
@@ -396,6 +396,13 @@ test_contexts() {
     [ $rc = 125 ] && continue
     info "$tag: $(grep -oE "$detail" "$log" | paste -sd ';' | sed 's/;/; /g')"
     [ "$mode" = raw ] || [ "$rc_raw" = 125 ] || same_results "$raw" "$log" "$tag-same"
+  done
+  # cudart's cudaDeviceReset (a path no hook sees) 270 times, each bringing a new context.
+  have reset_memory || { fail reset_memory "not built"; return; }
+  for mode in shim shim:expandable_segments:True; do
+    tag=reset_memory-270-$(mode_tag "$mode")
+    checked_run "$tag" 180 "$mode" "" "$BIN/reset_memory" 270
+    info "$tag: $(grep -oE 'reset_memory: [0-9]+ resets.*' "$LOGS/$tag.log")"
   done
 }
 
