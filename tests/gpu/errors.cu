@@ -6,7 +6,7 @@
 //   INFO key value         measurements and notes (pointers, sizes, counts)
 //   CHECK-FAIL where: why  a check that failed in this run (exit status 1)
 //
-// Sub-tests, in order: cudaMalloc of 0 bytes; double free; free of an interior pointer; free of a
+// Sub-tests, in order: cudaMalloc of 0 bytes; of sizes up to SIZE_MAX; double free; free of an interior pointer; free of a
 // random device address and of a host pointer; cudaPointerGetAttributes and cuMemGetAddressRange
 // (linked directly and through cudaGetDriverEntryPointByVersion) on pooled pointers;
 // cudaMemGetInfo while 8 GiB are live and after they are freed (cached blocks count as free);
@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <cstdarg>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common.h"
@@ -116,6 +118,35 @@ int ring_work(const char* label, long iters, unsigned long long* d_err) {
 }
 
 // ---- sub-tests ---------------------------------------------------------------------------------
+
+// Sizes no device has, up to SIZE_MAX: rounding them must not wrap to a small block. Each answer
+// must be the driver's; a 1 MiB block works afterwards.
+void test_malloc_huge() {
+  const struct {
+    const char* name;
+    size_t size;
+  } sizes[] = {{"SIZE_MAX", SIZE_MAX},
+               {"SIZE_MAX-511", SIZE_MAX - 511},
+               {"2^63", size_t(1) << 63},
+               {"2^48", size_t(1) << 48},
+               {"1TiB+1", (size_t(1) << 40) + 1}};
+  for (const auto& s : sizes) {
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, s.size);
+    cudaError_t last = cudaGetLastError();
+    line("RESULT", (std::string("malloc_huge_") + s.name).c_str(), "%s ptr=%s last_error=%s", en(e),
+         p ? "nonnull" : "null", en(last));
+    if (e == cudaSuccess) {
+      printf("CHECK-FAIL malloc_huge: %s bytes allocated\n", s.name);
+      ++g_fail;
+      cudaFree(p);
+    }
+  }
+  void* q = nullptr;
+  cudaError_t e = cudaMalloc(&q, MiB);
+  line("RESULT", "malloc_after_huge", "%s", en(e));
+  if (e == cudaSuccess) CHECK(cudaFree(q));
+}
 
 void test_malloc_zero() {
   void* p = reinterpret_cast<void*>(0x1);
@@ -537,6 +568,7 @@ int main() {
     void (*fn)(unsigned long long*);
   } tests[] = {
       {"malloc_zero", [](unsigned long long*) { test_malloc_zero(); }},
+      {"malloc_huge", [](unsigned long long*) { test_malloc_huge(); }},
       {"bad_frees", test_bad_frees},
       {"pointer_attributes", [](unsigned long long*) { test_pointer_attributes(); }},
       {"mem_get_info", [](unsigned long long*) { test_mem_get_info(); }},
