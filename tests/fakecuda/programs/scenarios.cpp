@@ -155,6 +155,11 @@ int errors(const Driver& d, Mode mode) {
   say("size 0 -> CUDA_ERROR_INVALID_VALUE");
   FC_EXPECT_RC(d, d.MemAlloc(&p, 0), CUDA_ERROR_INVALID_VALUE);
 
+  say("sizes no device has, up to SIZE_MAX -> CUDA_ERROR_OUT_OF_MEMORY (rounding must not wrap)");
+  for (const size_t huge : {SIZE_MAX, SIZE_MAX - 511, size_t{1} << 63, size_t{1} << 48}) {
+    FC_EXPECT_RC(d, d.MemAlloc(&p, huge), CUDA_ERROR_OUT_OF_MEMORY);
+  }
+
   say("no current context (a new thread, then a popped context) -> CUDA_ERROR_INVALID_CONTEXT");
   CUresult thread_rc = CUDA_SUCCESS;
   CUcontext thread_ctx = reinterpret_cast<CUcontext>(1);
