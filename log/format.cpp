@@ -123,6 +123,10 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
   c.u64(r.tid);
   c.lit(",\"dev\":");
   c.i64(r.device);
+  if (r.context != 0) {
+    c.lit(",\"ctx\":");
+    c.u64(r.context);
+  }
   c.lit(",\"action\":\"");
   c.str(name_of(r.action));
   c.lit("\",\"ptr\":");
@@ -173,10 +177,10 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
 // quoted hex value) and 16 frames.
 constexpr std::size_t kWidestEvent =
     sizeof(
-        "{\"seq\":,\"t_ns\":,\"tid\":,\"dev\":,\"action\":\"\",\"ptr\":,\"size\":"
+        "{\"seq\":,\"t_ns\":,\"tid\":,\"dev\":,\"ctx\":,\"action\":\"\",\"ptr\":,\"size\":"
         ",\"block_size\":,\"segment\":,\"stream\":,\"cache_hit\":false,\"latency_ns\":"
         ",\"error\":,\"backtrace\":[]}\n") +
-    20 * 3 + 11 + 16 /* longest action name */ + 20 + 18 + 20 + 18 + 18 + 20 + 11 +
+    20 * 3 + 11 + 3 /* ctx */ + 16 /* longest action name */ + 20 + 18 + 20 + 18 + 18 + 20 + 11 +
     kMaxBacktrace * (18 + 1);
 static_assert(kWidestEvent <= kMaxEventLine);
 

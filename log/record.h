@@ -50,6 +50,9 @@ struct LogRecord {
   LogAction action = LogAction::kAlloc;
   bool cache_hit = false;   // alloc: served from the cache, no device allocation
   std::uint8_t frames = 0;  // return addresses in backtrace[]
+  // Which of the device's pooled contexts: 0 for the first, and for every event of a process
+  // with one context per device; n for a context made while n others of the device had pools.
+  std::uint8_t context = 0;
   std::uint64_t ptr = 0;
   std::uint64_t size = 0;        // requested bytes (segment bytes for segment events)
   std::uint64_t block_size = 0;  // rounded block size; 0 when it does not apply

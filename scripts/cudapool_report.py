@@ -147,20 +147,40 @@ class Device:
         self.dropped_blocks = 0        # blocks still allocated when it went
         self.dropped_bytes = 0
         self.last_drop_seq = None
+        # Several contexts on the device (events with "ctx" > 0): the context of each block
+        # allocated in one of them (ptr -> ctx; absent: 0), and each context's reserved bytes and
+        # segments, so that a context_dropped takes only that context's share.
+        self.ctx_of = {}
+        self.contexts = {0}
+        self.reserved_ctx = {}
+        self.segments_ctx = {}
 
-    def drop_context(self, seq):
-        """The device's pool was dropped with its context: its blocks and segments are gone, not
-        leaked; what follows belongs to a new pool. Peaks and totals cover the whole run."""
+    def note_segment(self, ctx, bytes_, segments):
+        self.reserved_ctx[ctx] = self.reserved_ctx.get(ctx, 0) + bytes_
+        self.segments_ctx[ctx] = self.segments_ctx.get(ctx, 0) + segments
+
+    def drop_context(self, seq, ctx=0):
+        """Context ctx's pool on the device was dropped with its context: its blocks and segments
+        are gone, not leaked; what follows of that context number belongs to a new pool. Peaks and
+        totals cover the whole run."""
         self.contexts_dropped += 1
-        self.dropped_blocks += len(self.live)
-        self.dropped_bytes += sum(v[1] for v in self.live.values())
         self.last_drop_seq = seq
-        self.live.clear()
-        self.active.clear()
-        for stat in (self.allocation, self.allocated_bytes, self.active_n, self.active_bytes,
-                     self.requested_bytes, self.requested_until_free, self.reserved_bytes,
-                     self.segment):
-            stat[0] = 0
+        ctx_of = self.ctx_of
+        gone = [p for p in self.live if ctx_of.get(p, 0) == ctx]
+        for p in gone:
+            size, block_size = self.live.pop(p)[:2]
+            self.dropped_blocks += 1
+            self.dropped_bytes += block_size
+            self.allocation[0] -= 1
+            self.allocated_bytes[0] -= block_size
+            self.requested_until_free[0] -= size
+        for p in [p for p in self.active if ctx_of.get(p, 0) == ctx]:
+            block_size, size = self.active.pop(p)
+            self.active_n[0] -= 1
+            self.active_bytes[0] -= block_size
+            self.requested_bytes[0] -= size
+        self.reserved_bytes[0] -= self.reserved_ctx.pop(ctx, 0)
+        self.segment[0] -= self.segments_ctx.pop(ctx, 0)
 
     def no_free_completed(self):
         """The log frees blocks but has no free_completed events (a log of another writer):
@@ -355,6 +375,12 @@ def first_pass(stream, spool):
                 down(d.requested_bytes, old[1])
             live[ptr] = (size, block_size, seq, t_ns, tid, obj.get("backtrace"))
             active[ptr] = (block_size, size)
+            ctx = obj.get("ctx", 0)
+            if ctx:
+                d.ctx_of[ptr] = ctx
+                d.contexts.add(ctx)
+            elif d.ctx_of:
+                d.ctx_of.pop(ptr, None)
             up(d.allocation, 1)
             up(d.active_n, 1)
             up(d.active_bytes, block_size)
@@ -394,6 +420,7 @@ def first_pass(stream, spool):
         elif action == "segment_alloc" or action == "segment_map":
             if action == "segment_alloc":
                 up(d.segment, 1)
+            d.note_segment(obj.get("ctx", 0), size, action == "segment_alloc")
             d.num_device_alloc += 1
             rb = d.reserved_bytes
             rb[0] += size
@@ -404,10 +431,11 @@ def first_pass(stream, spool):
         elif action == "segment_free" or action == "segment_unmap":
             if action == "segment_free":
                 down(d.segment, 1)
+            d.note_segment(obj.get("ctx", 0), -size, -(action == "segment_free"))
             d.num_device_free += 1
             down(d.reserved_bytes, size)
         elif action == "context_dropped":
-            d.drop_context(seq)
+            d.drop_context(seq, obj.get("ctx", 0))
         elif action == "oom":
             d.num_ooms += 1
             if len(log.ooms) < TOP:
@@ -490,8 +518,13 @@ class Layout:
         self.blocks = {}    # ptr -> block_size (alloc .. free_completed)
         self.segments = {}  # base -> size
         self.mapped = {}    # segment base (or None) -> ranges of mapped pages
+        self.ctx_of = {}    # block, segment or mapped-range key -> its context, where not 0
 
     def apply(self, action, obj, ptr, size, block_size):
+        ctx = obj.get("ctx", 0)
+        if ctx:
+            key = optional_hex(obj, "segment") if action == "segment_map" else ptr
+            self.ctx_of[key] = ctx
         if action == "alloc":
             self.blocks[ptr] = block_size
         elif action == "free_completed" or (action == "free_requested" and self.free_on_request):
@@ -502,10 +535,11 @@ class Layout:
             self.segments.pop(ptr, None)
         elif action == "segment_map":
             add_range(self.mapped.setdefault(optional_hex(obj, "segment"), []), ptr, ptr + size)
-        elif action == "context_dropped":  # the driver took every segment with the context
-            self.blocks.clear()
-            self.segments.clear()
-            self.mapped.clear()
+        elif action == "context_dropped":  # the driver took every segment of that context
+            mine = lambda key: self.ctx_of.get(key, 0) == ctx
+            for table in (self.blocks, self.segments, self.mapped):
+                for key in [k for k in table if mine(k)]:
+                    del table[key]
         elif action == "segment_unmap":
             ranges = self.mapped.get(optional_hex(obj, "segment"))
             if ranges is None:  # no segment field, or another one: look everywhere
@@ -783,6 +817,10 @@ def build_report(log, layouts, name):
         d = log.devices.get(dev) or Device(dev)
         entry = summary_devices.get(str(dev))
         stats = entry.get("stats") if isinstance(entry, dict) else None
+        if len(d.contexts) > 1:
+            notes.append("device %d: events of %d contexts' pools; the summary adds each pool's "
+                         "peak, the events give the device's, so peaks are not compared"
+                         % (dev, len(d.contexts)))
         if d.contexts_dropped:
             notes.append("device %d: its pool was dropped with its context %d time(s), the last "
                          "at seq %d, with %d block(s) (%d bytes) still allocated, which the driver "
@@ -797,8 +835,8 @@ def build_report(log, layouts, name):
                                      ("allocated_bytes.all.current", d.allocated_bytes[0], "allocated at exit"),
                                      ("reserved_bytes.all.current", d.reserved_bytes[0], "reserved at exit")):
                 theirs = stats.get(stat)
-                if d.contexts_dropped and stat.endswith(".peak"):
-                    continue  # the summary's pool is only the last one
+                if (d.contexts_dropped or len(d.contexts) > 1) and stat.endswith(".peak"):
+                    continue  # the summary's pools are the last ones, each with its own peak
                 if type(theirs) is int and theirs != mine:
                     notes.append("device %d: %s is %d in the summary, %d from the events"
                                  % (dev, what, theirs, mine))

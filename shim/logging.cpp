@@ -134,40 +134,34 @@ log::Logger* logger() {
   return start_logger();
 }
 
-// Pool events with the hook's own knowledge added.
-class ShimSink final : public pool::EventSink {
- public:
-  void on_pool_event(const pool::PoolEvent& event) override {
-    log::Logger* l = logger();
-    if (l == nullptr) return;
-    log::LogRecord r = log::record_of(event);
-    r.tid = thread_id();
-    r.t_ns = monotonic_ns();
-    CallInfo& call = current_call();
-    if (event.action == pool::Action::kAlloc || event.action == pool::Action::kFreeRequested) {
-      if (call.start_ns != 0 && r.t_ns > call.start_ns) r.latency_ns = r.t_ns - call.start_ns;
-    }
-    if (event.action == pool::Action::kAlloc && call.frames > 0) {
-      r.frames = call.frames;
-      std::memcpy(r.backtrace, call.backtrace, sizeof r.backtrace);
-    }
-    const std::uint64_t seq = l->append(r);
-    if (event.action == pool::Action::kAlloc) call.seq = seq;
-  }
-};
-
-// Never destroyed: a free at exit, after the shim's static destructors, may still log.
-constinit NeverDestroyed<ShimSink> g_sink;
-
 }  // namespace
+
+void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
+  log::Logger* l = logger();
+  if (l == nullptr) return;
+  log::LogRecord r = log::record_of(event);
+  r.context = context_;
+  r.tid = thread_id();
+  r.t_ns = monotonic_ns();
+  CallInfo& call = current_call();
+  if (event.action == pool::Action::kAlloc || event.action == pool::Action::kFreeRequested) {
+    if (call.start_ns != 0 && r.t_ns > call.start_ns) r.latency_ns = r.t_ns - call.start_ns;
+  }
+  if (event.action == pool::Action::kAlloc && call.frames > 0) {
+    r.frames = call.frames;
+    std::memcpy(r.backtrace, call.backtrace, sizeof r.backtrace);
+  }
+  const std::uint64_t seq = l->append(r);
+  if (event.action == pool::Action::kAlloc) call.seq = seq;
+}
 
 CallInfo& current_call() {
   static thread_local CallInfo call;
   return call;
 }
 
-pool::EventSink* log_sink() {
-  return reporting().log_template.empty() ? nullptr : &g_sink.get();
+pool::EventSink* log_sink(PoolLogSink& own) {
+  return reporting().log_template.empty() ? nullptr : &own;
 }
 
 bool logging() {
@@ -189,11 +183,12 @@ void capture_backtrace() {
 }
 
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size, int error,
-               std::uint64_t stream, std::uint64_t latency_ns) {
+               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t context) {
   log::Logger* l = logger();
   if (l == nullptr) return;
   log::LogRecord r;
   r.device = device;
+  r.context = context;
   r.action = action;
   r.ptr = ptr;
   r.size = size;

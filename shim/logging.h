@@ -12,8 +12,19 @@
 
 namespace cudapool::shim {
 
-// The sink for the pools, or nullptr when no log is written.
-pool::EventSink* log_sink();
+// One context's pool events, with what only the hook knows added (thread, time, latency,
+// backtrace) and the context's number among the device's pooled contexts (LogRecord::context).
+class PoolLogSink final : public pool::EventSink {
+ public:
+  explicit PoolLogSink(std::uint8_t context) : context_(context) {}
+  void on_pool_event(const pool::PoolEvent& event) override;
+
+ private:
+  std::uint8_t context_;
+};
+
+// The sink a pool hands its events to: `own` when a log is written, else nullptr.
+pool::EventSink* log_sink(PoolLogSink& own);
 
 // Whether a log is being written (started on demand; false when CUDAPOOL_LOG is unset or failed).
 bool logging();
@@ -30,9 +41,10 @@ CallInfo& current_call();
 // Captures the caller's backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it.
 void capture_backtrace();
 
-// A pass-through or error event.
+// A pass-through or error event; `context` as in LogRecord, where a pool is concerned.
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,
-               int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0);
+               int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0,
+               std::uint8_t context = 0);
 
 // At exit: the summary line with every pool's statistics and leaks, then the file is closed.
 void finish_log();

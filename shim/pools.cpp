@@ -25,13 +25,15 @@ thread_local ContextPool* t_last_pool = nullptr;
 }  // namespace
 
 ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
-                         bool is_primary_ctx)
+                         bool is_primary_ctx, std::uint8_t context_number)
     : context(ctx),
       id(ctx_id),
       device(dev),
       primary(is_primary_ctx),
+      number(context_number),
+      log_sink(context_number),
       backend(ctx, dev, options().reuse_fence),
-      pool(options(), backend, dev, log_sink()) {
+      pool(options(), backend, dev, shim::log_sink(log_sink)) {
   caching_on_contention =
       options().thread_cache == config::ThreadCacheMode::kAuto && !reporting().any();
   thread_caching.store(thread_caching_from_start(), std::memory_order_relaxed);
@@ -39,7 +41,7 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
 
 void drop_pool(ContextPool& p) {
   if (p.dropped.exchange(true, std::memory_order_acq_rel)) return;
-  log_event(log::LogAction::kContextDropped, p.device, 0, 0);
+  log_event(log::LogAction::kContextDropped, p.device, 0, 0, 0, 0, 0, p.number);
 }
 
 void release_dropped_pool(ContextPool& p) {
@@ -100,6 +102,20 @@ int slot_for_new_pool() {
   if (slot >= 0) return slot;
   for_each_live_pool([](ContextPool&) { return false; });
   return dropped_slot();
+}
+
+// Under g_create_mutex: the lowest number no live pool of dev has (kMaxContextPools fit in it).
+// Pools whose context went behind the shim's back are dropped first (their context_dropped event
+// then precedes the new pool's events), so that a process with one context per device keeps 0.
+std::uint8_t free_number_on(CUdevice dev) {
+  bool taken[kMaxContextPools] = {};
+  for_each_live_pool([&](ContextPool& p) {
+    if (p.device == dev) taken[p.number] = true;
+    return false;
+  });
+  int n = 0;
+  while (n < kMaxContextPools - 1 && taken[n]) ++n;
+  return static_cast<std::uint8_t>(n);
 }
 
 }  // namespace
@@ -167,7 +183,7 @@ ContextPool* current_pool(CUresult* error) {
         real().cuDevicePrimaryCtxRelease_v2(dev);
       }
       logging();  // start the log (if any) before the pool's first event
-      found = new ContextPool(ctx, id, dev, primary);
+      found = new ContextPool(ctx, id, dev, primary, free_number_on(dev));
       g_slots[slot].store(found, std::memory_order_release);
       if (slot == g_count.load(std::memory_order_relaxed)) {
         g_count.store(slot + 1, std::memory_order_release);

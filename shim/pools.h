@@ -14,6 +14,7 @@
 #include "pool/device_pool.h"
 #include "shim/cuda_api.h"
 #include "shim/cuda_backend.h"
+#include "shim/logging.h"
 #include "shim/spin_lock.h"
 
 namespace cudapool::shim {
@@ -21,11 +22,16 @@ namespace cudapool::shim {
 class ThreadCache;
 
 struct ContextPool {
-  ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary);
+  ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary,
+              std::uint8_t number);
   CUcontext context;
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
   bool primary;  // the device's primary context (cudart's)
+  // The lowest number no other live pool of the device had when this one was made: 0 in a
+  // process with one context per device. The log's "ctx" (LogRecord::context).
+  std::uint8_t number;
+  PoolLogSink log_sink;
   // The lock and the flag read without it sit on cache lines of their own: threads waiting for
   // the lock, or checking the flag, do not pull the lines the lock holder writes.
   alignas(64) SpinLock mutex;  // guards backend and pool

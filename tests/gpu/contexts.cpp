@@ -12,7 +12,10 @@
 //   100: each context takes about 1.4 GiB; run.sh asks for none, the fake driver's run for 300).
 // Not a timing test.
 //
-//   contexts [CYCLES [ALIVE [ITERS]]]   (defaults 300, 0, 2000)
+//   contexts [CYCLES [ALIVE [ITERS [KEEP]]]]   (defaults 300, 0, 2000, 0)
+//
+// KEEP=1: two more contexts, each with a live and a cached block, and the primary context are
+// left to the exit, so that an allocation log's summary sums three pools of device 0.
 //
 // Output: RESULT lines (driver result codes and answers that must read the same with and without
 // the shim: run.sh same_results), INFO lines, and "contexts: N failed checks". Exit 0 when every
@@ -340,12 +343,24 @@ void many_alive(CUdevice dev, CUcontext primary, int alive) {
   if (bad) failed("alive", "%zu bytes changed", bad);
 }
 
+// Two contexts with a live and a cached block each, left alive (KEEP).
+void leave_contexts_alive(CUdevice dev) {
+  for (int i = 0; i < 2; ++i) {
+    create_context(dev);
+    make_block(MiB, static_cast<unsigned char>(0x21 + i));
+    CU_CHECK(cuMemFree(make_block(3 * MiB, 0x30).p));
+    CUcontext popped = nullptr;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int cycles = argc > 1 ? atoi(argv[1]) : 300;
   const int alive = argc > 2 ? atoi(argv[2]) : 0;
   const long iters = argc > 3 ? atol(argv[3]) : 2000;
+  const bool keep = argc > 4 && atoi(argv[4]) != 0;
   CUdevice dev;
   const CUcontext primary = start_on_primary("contexts", &dev);
   // The primary context holds a block throughout, so its pool (under the shim) is in use.
@@ -358,7 +373,11 @@ int main(int argc, char** argv) {
 
   expect_intact("the primary context's block at the end", held);
   CU_CHECK(cuMemFree(held.p));
-  CU_CHECK(cuDevicePrimaryCtxRelease(dev));
+  if (keep) {
+    leave_contexts_alive(dev);
+  } else {
+    CU_CHECK(cuDevicePrimaryCtxRelease(dev));
+  }
   printf("contexts: %d failed checks\n", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -61,6 +61,7 @@ LogRecord widest_record() {
   r.device = -2147483647 - 1;
   r.action = LogAction::kAlloc;
   r.frames = kMaxBacktrace;
+  r.context = 255;
   r.ptr = r.size = r.block_size = r.segment = r.stream = r.latency_ns = ~0ull;
   r.error = -2147483647 - 1;
   for (auto& f : r.backtrace) f = ~0ull;
@@ -115,6 +116,16 @@ TEST_CASE("log: event lines, exactly") {
         "\"ptr\":\"0x7f0000000000\",\"size\":4096,\"block_size\":4608,"
         "\"segment\":\"0x7f0000000000\",\"stream\":\"0xabc\",\"cache_hit\":true,"
         "\"latency_ns\":950,\"backtrace\":[\"0x401000\",\"0x7f12\"]}\n");
+
+  // A second context's pool on the device: "ctx" after "dev" (absent for context 0).
+  LogRecord c;
+  c.seq = 4;
+  c.device = 1;
+  c.context = 2;
+  c.action = LogAction::kContextDropped;
+  CHECK(event_line(c) ==
+        "{\"seq\":4,\"t_ns\":0,\"tid\":0,\"dev\":1,\"ctx\":2,\"action\":\"context_dropped\","
+        "\"ptr\":\"0x0\",\"size\":0}\n");
 
   LogRecord e;
   e.seq = 3;
@@ -186,6 +197,7 @@ TEST_CASE("log: the widest event fits kMaxEventLine, a small buffer gets 0") {
   CHECK(j.at("backtrace").size() == kMaxBacktrace);
   CHECK(j.at("seq") == ~0ull);
   CHECK(j.at("dev") == -2147483647 - 1);
+  CHECK(j.at("ctx") == 255);
   CHECK(j.at("error") == -2147483647 - 1);
   CHECK(j.at("ptr") == "0xffffffffffffffff");
 

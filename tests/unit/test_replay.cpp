@@ -296,8 +296,8 @@ TEST_CASE("replay: a free whose free_completed does not follow at once stays fen
 
 TEST_CASE("replay: a free completed at once, or a log without fences, frees at once") {
   const std::string events = alloc(0x10, 4096) + "\n" + free_(0x10) + "\n";
-  Replayer at_once = run(shim_header() + "\n" + events + completed(0x10) + "\n" +
-                         alloc(0x20, 4096) + "\n");
+  Replayer at_once =
+      run(shim_header() + "\n" + events + completed(0x10) + "\n" + alloc(0x20, 4096) + "\n");
   CHECK(at_once.counts().fenced_frees == 0);
   CHECK(stat(at_once, "active_bytes.all.peak") == 4096);
 
@@ -333,4 +333,33 @@ TEST_CASE("replay: context_dropped forgets that device's pool; the next event st
                       "\n" + alloc(0x10, 1000, 0) + "\n");
   gone.finish();
   CHECK(gone.devices() == std::vector<int>{0});
+}
+
+TEST_CASE("replay: each context of a device (ctx) has a pool of its own; stats add them up") {
+  auto in_ctx = [](std::string line, int ctx) {
+    return line.replace(line.find(",\"action\""), 0, ",\"ctx\":" + std::to_string(ctx));
+  };
+  const std::string dropped_1 =
+      R"({"seq":9,"t_ns":9,"tid":1,"dev":0,"ctx":1,"action":"context_dropped","ptr":"0x0","size":0})";
+  // Context 0 and context 1 of device 0 each hold a block; context 1 goes; its next block comes
+  // from a new pool. Context 0's block stays allocated, and its free is known.
+  const std::string log = header("", 80ull << 30) + "\n" + alloc(0x10, 1000) + "\n" +
+                          in_ctx(alloc(0x20, 3 << 20), 1) + "\n" + dropped_1 + "\n" +
+                          in_ctx(alloc(0x30, 4096), 1) + "\n" + free_(0x10) + "\n";
+  Replayer r = run(log);
+  r.finish();
+  CHECK(r.counts().contexts_dropped == 1);
+  CHECK(r.counts().unknown_frees == 0);
+  CHECK(r.devices() == std::vector<int>{0});
+  CHECK(r.stats(0).allocated_bytes[0].current == 4096);           // context 1's new block only
+  CHECK(r.stats(0).reserved_bytes[0].current == 4 << 20);         // a small segment in each pool
+  CHECK(r.pool(0).stats().reserved_bytes[0].current == 2 << 20);  // context 0's pool
+  // Without ctx, the same events ran through one pool: context 0's free was unknown.
+  const std::string merged =
+      header("", 80ull << 30) + "\n" + alloc(0x10, 1000) + "\n" + alloc(0x20, 3 << 20) + "\n" +
+      R"({"seq":9,"t_ns":9,"tid":1,"dev":0,"action":"context_dropped","ptr":"0x0","size":0})" +
+      "\n" + alloc(0x30, 4096) + "\n" + free_(0x10) + "\n";
+  Replayer one = run(merged);
+  one.finish();
+  CHECK(one.counts().unknown_frees == 1);
 }

@@ -50,7 +50,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (blank) return out;
 
   std::string_view action, schema;
-  std::optional<std::uint64_t> ptr, size, stream, dev;
+  std::optional<std::uint64_t> ptr, size, stream, dev, ctx;
   bool bad_number = false;
   const bool ok = scan_flat_object(line, [&](const JsonField& f) {
     if (f.key == "action" && f.kind == JsonKind::kString) {
@@ -68,6 +68,9 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     } else if (f.key == "dev") {
       dev = parse_unsigned(f);
       bad_number |= !dev;
+    } else if (f.key == "ctx") {
+      ctx = parse_unsigned(f);
+      bad_number |= !ctx;
     }
   });
   if (!ok) {
@@ -113,7 +116,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
                          e.kind == EventKind::kFreeCompleted || e.kind == EventKind::kSegmentAlloc;
   const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom ||
                           e.kind == EventKind::kSegmentAlloc;
-  if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16)) {
+  if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16) ||
+      (ctx && *ctx > 255)) {
     out.kind = LineKind::kMalformed;
     out.problem = std::string(action) + " event without a valid " +
                   (needs_ptr && !ptr     ? "ptr"
@@ -125,6 +129,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   e.size = size.value_or(0);
   e.stream = stream.value_or(0);
   e.device = static_cast<int>(dev.value_or(0));
+  e.context = static_cast<int>(ctx.value_or(0));
   return out;
 }
 

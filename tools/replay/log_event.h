@@ -29,13 +29,14 @@ enum class EventKind : std::uint8_t {
   kEmptyCache,
   kSegmentAlloc,
   kPoolOther,       // segment_free, segment_map, segment_unmap: the pool's own, nothing to replay
-  kContextDropped,  // the device's pool was dropped with its context: a new one starts
+  kContextDropped,  // a context's pool was dropped with its context: a new one starts
   kOther
 };
 
 struct LogEvent {
   EventKind kind = EventKind::kOther;
   int device = 0;
+  int context = 0;  // "ctx": which of the device's pooled contexts (absent: 0)
   std::uint64_t ptr = 0;
   std::uint64_t size = 0;
   std::uint64_t stream = 0;

@@ -2,7 +2,9 @@
 #include "tools/replay/replayer.h"
 
 #include <cstdio>
+#include <iterator>
 #include <sstream>
+#include <stdexcept>
 
 #include "config/parse.h"
 
@@ -36,11 +38,12 @@ void Replayer::settle_conf() {
   for (const auto& d : parsed.diagnostics) conf_diagnostics_.push_back(d.message());
 }
 
-Replayer::Device& Replayer::device(int id) {
-  if (id == last_device_id_) return *last_device_;
-  auto it = devices_.find(id);
+Replayer::Device& Replayer::device(int id, int context) {
+  const PoolKey key = key_of(id, context);
+  if (key == last_key_) return *last_device_;
+  auto it = devices_.find(key);
   if (it != devices_.end()) {
-    last_device_id_ = id;
+    last_key_ = key;
     last_device_ = &it->second;
     return it->second;
   }
@@ -50,13 +53,15 @@ Replayer::Device& Replayer::device(int id) {
   } else if (auto h = header_.device_memory.find(id); h != header_.device_memory.end()) {
     memory = h->second;
   }
-  Device& d = devices_[id];
-  // Distinct address ranges per device, so a pointer shows which device it came from.
-  const std::uintptr_t base =
-      0x100000000000ull + static_cast<std::uintptr_t>(id) * 0x10000000000000ull;
+  Device& d = devices_[key];
+  // Distinct address ranges per device (2^52 bytes) and context (2^44), so a pointer shows where
+  // it came from.
+  const std::uintptr_t base = 0x100000000000ull +
+                              static_cast<std::uintptr_t>(id) * 0x10000000000000ull +
+                              static_cast<std::uintptr_t>(context) * 0x100000000000ull;
   d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
   d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id);
-  last_device_id_ = id;
+  last_key_ = key;
   last_device_ = &d;
   return d;
 }
@@ -103,23 +108,23 @@ void Replayer::release_held_free(Device& d, bool completed_at_once) {
   d.pool->free(pool_ptr);
 }
 
-void Replayer::drop_device(int id) {
-  auto it = devices_.find(id);
+void Replayer::drop_pool(PoolKey key) {
+  auto it = devices_.find(key);
   if (it == devices_.end()) return;
   dropped_scripted_segments_ += it->second.backend->scripted_segments();
   dropped_script_dropped_ |= it->second.backend->script_dropped();
   devices_.erase(it);
-  last_device_id_ = -1;
+  last_key_ = -1;
   last_device_ = nullptr;
 }
 
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
     ++counts_.contexts_dropped;
-    drop_device(e.device);
+    drop_pool(key_of(e.device, e.context));
     return;
   }
-  Device& d = device(e.device);
+  Device& d = device(e.device, e.context);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
   if (d.held_pool_ptr != 0) {
@@ -255,7 +260,7 @@ void Replayer::finish() {
   for (auto& [id, d] : devices_) {
     if (d.held_pool_ptr != 0) release_held_free(d, false);
   }
-  if (devices_.empty()) device(0);
+  if (devices_.empty()) device(0, 0);
 }
 
 const ReplayCounts& Replayer::counts() const {
@@ -270,16 +275,37 @@ const ReplayCounts& Replayer::counts() const {
 
 std::vector<int> Replayer::devices() const {
   std::vector<int> ids;
-  for (const auto& [id, d] : devices_) ids.push_back(id);
+  for (const auto& [key, d] : devices_) {
+    if (ids.empty() || ids.back() != device_of(key)) ids.push_back(device_of(key));
+  }
   return ids;
 }
 
+const Replayer::Device& Replayer::first_pool_of(int device) const {
+  auto it = devices_.lower_bound(key_of(device, 0));
+  if (it == devices_.end() || device_of(it->first) != device) {
+    throw std::out_of_range("replay: no pool of device " + std::to_string(device));
+  }
+  return it->second;
+}
+
 const pool::DevicePool& Replayer::pool(int device) const {
-  return *devices_.at(device).pool;
+  return *first_pool_of(device).pool;
+}
+
+pool::DeviceStats Replayer::stats(int device) const {
+  // As the shim's summary: the first pool's statistics (settings such as max_split_size
+  // included), the counts of the others added.
+  pool::DeviceStats sum = first_pool_of(device).pool->stats();
+  for (auto it = std::next(devices_.lower_bound(key_of(device, 0)));
+       it != devices_.end() && device_of(it->first) == device; ++it) {
+    pool::add_pool_stats(sum, it->second.pool->stats());
+  }
+  return sum;
 }
 
 std::uint64_t Replayer::device_memory(int device) const {
-  return devices_.at(device).backend->total_memory();
+  return first_pool_of(device).backend->total_memory();
 }
 
 }  // namespace cudapool::replay

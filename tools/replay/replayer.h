@@ -74,9 +74,12 @@ class Replayer {
   const std::string& conf() const { return conf_; }
   const std::string& conf_origin() const { return conf_origin_; }
   const std::vector<std::string>& conf_diagnostics() const { return conf_diagnostics_; }
-  // Devices seen, with their pools (in device order).
+  // Devices seen, with their pools (in device order). A device may have several pools, one per
+  // context of the logged process ("ctx"): pool() is its first context's, stats() the sum over
+  // all of them (as the summary line sums the shim's pools of a device).
   std::vector<int> devices() const;
   const pool::DevicePool& pool(int device) const;
+  pool::DeviceStats stats(int device) const;
   std::uint64_t device_memory(int device) const;
 
  private:
@@ -92,17 +95,25 @@ class Replayer {
     IdMap fenced;  // log pointer of a block behind a fence -> the simulated fence
   };
 
+  // Pools are keyed by device and context number: device << 8 | context.
+  using PoolKey = long long;
+  static PoolKey key_of(int device, int context) {
+    return static_cast<PoolKey>(device) << 8 | context;
+  }
+  static int device_of(PoolKey key) { return static_cast<int>(key >> 8); }
+
   void settle_conf();
-  Device& device(int id);
-  Device* last_device_ = nullptr;  // devices rarely change from one event to the next
-  int last_device_id_ = -1;
+  Device& device(int id, int context);
+  const Device& first_pool_of(int device) const;
+  Device* last_device_ = nullptr;  // pools rarely change from one event to the next
+  PoolKey last_key_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
   // Frees the held block of d: at once (its free_completed came next) or behind a fence.
   void release_held_free(Device& d, bool completed_at_once);
   void problem(std::uint64_t line_number, std::string what);
-  // A context_dropped event: the device's pool (and its pointers) are forgotten, as the shim
-  // forgot them; the device's next event starts a new pool.
-  void drop_device(int id);
+  // A context_dropped event: that context's pool (and its pointers) are forgotten, as the shim
+  // forgot them; the next event of the same device and number starts a new pool.
+  void drop_pool(PoolKey key);
 
   ReplaySettings settings_;
   LogHeader header_;
@@ -111,7 +122,7 @@ class Replayer {
   std::string conf_;
   std::string conf_origin_;
   std::vector<std::string> conf_diagnostics_;
-  std::map<int, Device> devices_;
+  std::map<PoolKey, Device> devices_;
   // Segment placement counts of the devices dropped so far (counts() adds the live ones).
   std::uint64_t dropped_scripted_segments_ = 0;
   bool dropped_script_dropped_ = false;

@@ -63,18 +63,18 @@ std::string json_report(const Replayer& r, double seconds) {
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (int id : r.devices()) {
     devices[std::to_string(id)] = {{"device_memory", r.device_memory(id)},
-                                   {"stats", stats_json(r.pool(id).stats())}};
+                                   {"stats", stats_json(r.stats(id))}};
   }
   out["devices"] = devices;
   // The first device's statistics, flat, for single-device logs.
-  out["stats"] = stats_json(r.pool(r.devices().front()).stats());
+  out["stats"] = stats_json(r.stats(r.devices().front()));
   return out.dump(2) + "\n";
 }
 
 std::string text_report(const Replayer& r, double seconds) {
   std::ostringstream out;
   for (int id : r.devices()) {
-    out << pool::memory_summary(r.pool(id).stats(), id);
+    out << pool::memory_summary(r.stats(id), id);
     out << "device " << id << " memory (simulated): " << r.device_memory(id) << " bytes\n\n";
   }
   const ReplayCounts& c = r.counts();
