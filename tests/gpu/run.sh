@@ -764,6 +764,27 @@ test_logs() {
   have alloc_basic_static && log_run alloc_basic_static 1000 "$BIN/alloc_basic_static" 500
   have alloc_basic_shared && log_run alloc_basic_shared 1000 "$BIN/alloc_basic_shared" 500
   have driver_api && log_run driver_api 1000 "$BIN/driver_api" 500
+  # Several contexts on one device, three left to the exit: the events carry "ctx", the replay
+  # runs a pool per context, and the report's values agree with the summary.
+  if have contexts; then
+    log_run contexts 500 "$BIN/contexts" 10 0 300 1
+    local cf out
+    cf=$(largest_log contexts)
+    if [ -n "$cf" ] && grep -q '"ctx":2' "$cf"; then
+      if out=$("$PY" "$REPO/scripts/cudapool_report.py" --json "$cf" | "$PY" -c '
+import json, sys
+rep = json.load(sys.stdin)
+bad = [n for n in rep["notes"] if "in the summary" in n]
+print("report: %d problems, %d disagreements" % (rep["problem_count"], len(bad)))
+sys.exit(1 if rep["problem_count"] or bad else 0)' 2>&1); then
+        pass log-contexts-report "$out"
+      else
+        fail log-contexts-report "$out"
+      fi
+    elif [ -n "$cf" ]; then
+      fail log-contexts-ctx "no event of a third context (\"ctx\":2) in $cf"
+    fi
+  fi
   have threads && log_run threads 1000 "$BIN/threads" 300
   # Frees behind reuse fences: the replay must hold them as the shim did.
   have cross_stream && log_run cross_stream 10 "$BIN/cross_stream" --expect-fast-free
