@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdlib>
@@ -913,6 +914,67 @@ int many_contexts(const Driver& d, Mode mode) {
   return 0;
 }
 
+// --- contexts_threads ---------------------------------------------------------------------------
+
+// Threads that each make, use and destroy contexts of their own, again and again, while another
+// thread walks the pools (cuMemGetInfo, an address range, frees of a pointer no pool owns): more
+// contexts over the run than the shim has pool slots, slots taken over while others read them.
+int contexts_threads(const Driver& d) {
+  constexpr int kThreads = 6, kRounds = 150, kPairs = 20;
+  const size_t kSizes[] = {512, 65536, kMiB, 3 * kMiB};
+  const CUcontext primary = current(d);
+  std::atomic<bool> done{false};
+  std::atomic<long> walks{0};
+  say("%d threads x %d contexts made, used (%d checked pairs, a block live at the end) and "
+      "destroyed, while a thread walks the pools",
+      kThreads, kRounds, kPairs);
+  std::thread walker([&] {
+    FC_OK(d, d.CtxSetCurrent(primary));
+    int local = 0;
+    const auto unowned = reinterpret_cast<CUdeviceptr>(&local);
+    while (!done.load()) {
+      size_t free = 0, total = 0;
+      FC_OK(d, d.MemGetInfo(&free, &total));
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      FC_CHECK(d.MemGetAddressRange(&base, &size, unowned) != CUDA_SUCCESS,
+               "a range for a host address");
+      FC_EXPECT_RC(d, d.MemFree(unowned), CUDA_ERROR_INVALID_VALUE);
+      walks.fetch_add(1);
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        CUcontext c = nullptr;
+        FC_OK(d, d.CtxCreate(&c, nullptr, 0, 0));
+        for (int i = 0; i < kPairs; ++i) {
+          const size_t n = kSizes[(i + t) % 4];
+          const uint64_t tag = (uint64_t(t) << 32) | uint64_t(r * kPairs + i);
+          CUdeviceptr p = alloc_ok(d, n);
+          stamp(p, n, tag);
+          FC_CHECK(stamped(p, n, tag), "thread %d context %d: a block lost its data", t, r);
+          FC_OK(d, d.MemFree(p));
+        }
+        CUdeviceptr live = alloc_ok(d, kMiB);
+        stamp(live, kMiB, uint64_t(t) * 1000 + uint64_t(r));
+        FC_CHECK(stamped(live, kMiB, uint64_t(t) * 1000 + uint64_t(r)),
+                 "thread %d context %d: the live block lost its data", t, r);
+        FC_OK(d, d.CtxDestroy(c));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  done.store(true);
+  walker.join();
+  say("%d contexts, %ld walks; %zu bytes allocated at the end", kThreads * kRounds, walks.load(),
+      d.bytes_in_use(0));
+  FC_CHECK(d.bytes_in_use(0) == 0, "%zu bytes still allocated after every context went",
+           d.bytes_in_use(0));
+  return 0;
+}
+
 // --- ipc ----------------------------------------------------------------------------------------
 
 // cuIpcGetMemHandle names a whole driver allocation: the importer maps its base. Under the shim a
@@ -1174,6 +1236,9 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"many_contexts", [&] { return many_contexts(d, mode); }},
       {"many_contexts_tc", [&] { return many_contexts(d, mode); }},
       {"many_contexts_expandable", [&] { return many_contexts(d, mode); }},
+      {"contexts_threads", [&] { return contexts_threads(d); }},
+      {"contexts_threads_tc", [&] { return contexts_threads(d); }},
+      {"contexts_threads_expandable", [&] { return contexts_threads(d); }},
       {"ipc", [&] { return ipc(d, mode, false); }},
       {"ipc_expandable", [&] { return ipc(d, mode, true); }},
       // Scenarios again with expandable segments (the virtual memory API behind the pool).
