@@ -83,30 +83,25 @@ bool pool_alive(ContextPool& p) {
 
 namespace {
 
-// Under g_create_mutex: the slot for a new pool. A dropped pool's slot is taken over (its object
-// stays where it is, leaked: a thread may still be inside it), so a process that creates and
-// destroys contexts, or resets the device, again and again never runs out; else the next unused
-// slot. When all are taken, pools whose context went behind the shim's back (found only when
-// asked) are dropped first. -1: kMaxContextPools contexts are alive at once.
+// Under g_create_mutex, after free_number_on (whose walk dropped the pools whose context went
+// behind the shim's back): the slot for a new pool. A dropped pool's slot is taken over (its
+// object stays where it is, leaked: a thread may still be inside it), so a process that creates
+// and destroys contexts, or resets the device, again and again never runs out; else the next
+// unused slot. -1: kMaxContextPools contexts are alive at once.
 int slot_for_new_pool() {
-  auto dropped_slot = [] {
-    const int n = g_count.load(std::memory_order_relaxed);
-    for (int i = 0; i < n; ++i) {
-      if (g_slots[i].load(std::memory_order_relaxed)->dropped.load(std::memory_order_acquire)) {
-        return i;
-      }
+  const int n = g_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    if (g_slots[i].load(std::memory_order_relaxed)->dropped.load(std::memory_order_acquire)) {
+      return i;
     }
-    return n < kMaxContextPools ? n : -1;
-  };
-  const int slot = dropped_slot();
-  if (slot >= 0) return slot;
-  for_each_live_pool([](ContextPool&) { return false; });
-  return dropped_slot();
+  }
+  return n < kMaxContextPools ? n : -1;
 }
 
 // Under g_create_mutex: the lowest number no live pool of dev has (kMaxContextPools fit in it).
-// Pools whose context went behind the shim's back are dropped first (their context_dropped event
-// then precedes the new pool's events), so that a process with one context per device keeps 0.
+// The walk drops the pools whose context went behind the shim's back first (their
+// context_dropped event then precedes the new pool's events, and their slots are free), so that a
+// process with one context per device keeps 0.
 std::uint8_t free_number_on(CUdevice dev) {
   bool taken[kMaxContextPools] = {};
   for_each_live_pool([&](ContextPool& p) {
@@ -163,6 +158,7 @@ ContextPool* current_pool(CUresult* error) {
     std::lock_guard<std::mutex> lock(g_create_mutex);
     for_each_pool(match);
     if (found == nullptr) {
+      const std::uint8_t number = free_number_on(dev);
       const int slot = slot_for_new_pool();
       if (slot < 0) {
         *error = CUDA_SUCCESS;  // not pooled: the caller asks the driver
@@ -183,7 +179,7 @@ ContextPool* current_pool(CUresult* error) {
         real().cuDevicePrimaryCtxRelease_v2(dev);
       }
       logging();  // start the log (if any) before the pool's first event
-      found = new ContextPool(ctx, id, dev, primary, free_number_on(dev));
+      found = new ContextPool(ctx, id, dev, primary, number);
       g_slots[slot].store(found, std::memory_order_release);
       if (slot == g_count.load(std::memory_order_relaxed)) {
         g_count.store(slot + 1, std::memory_order_release);
