@@ -24,17 +24,29 @@ namespace {
 
 // The pooled block holding ptr: its base and size, and the context it was allocated in. Not from
 // a pool whose context is gone (reset behind the shim's back): the driver answers for such a
-// pointer.
+// pointer. Not a block the program freed into its thread's cache either.
 bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size,
                   CUcontext* context = nullptr) {
   return for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
     if (b == nullptr) return false;
+    if (!p.thread_caches.empty() && thread_cache_holds_freed(p, b->ptr)) return false;
     *base = b->ptr;
     *size = b->size;
     if (context != nullptr) *context = p.context;
     return true;
+  });
+}
+
+// True when ptr lies in a live pool's segment or address reservation but in no allocated block:
+// memory the program freed, which the driver would have released at the free.
+bool in_freed_pool_memory(std::uintptr_t ptr) {
+  return for_each_live_pool([&](ContextPool& p) {
+    std::lock_guard<SpinLock> lock(p.mutex);
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+    return p.backend.segment_containing(ptr, &base, &size) || p.backend.in_address_reservation(ptr);
   });
 }
 
@@ -155,13 +167,23 @@ CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psi
                                                  CUdeviceptr dptr) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemGetAddressRange_v2, pbase, psize, dptr);
   ReentrancyGuard guard;
+  // Without a current context the driver answers CUDA_ERROR_INVALID_CONTEXT for any pointer
+  // (measured on the H200, docs/gpu-validation.md); the pool must not answer in its place.
+  CUcontext current = nullptr;
+  if (real().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr) {
+    return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
+  }
+  const auto ptr = static_cast<std::uintptr_t>(dptr);
   std::uintptr_t base = 0;
   std::size_t size = 0;
-  if (pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+  if (pooled_range(ptr, &base, &size)) {
     if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(base);
     if (psize != nullptr) *psize = size;
     return CUDA_SUCCESS;
   }
+  // A freed block: the driver would describe the whole segment; without the pool the memory
+  // would be gone.
+  if (in_freed_pool_memory(ptr)) return CUDA_ERROR_NOT_FOUND;
   return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
 }
 

@@ -232,6 +232,7 @@ build_all() {
   b two_devices two_devices.cu
   b reset_memory reset_memory.cu
   b ipc_check ipc_check.cu
+  b odd_uses odd_uses.cu "${lcuda[@]}"
   local i rc
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}"
@@ -485,6 +486,19 @@ test_errors() {
   if [ $rc_raw != 125 ]; then
     [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
     [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
+  fi
+  # Legal but unusual uses (no current context, cudaFreeAsync of a cudaMalloc block, relaxed
+  # capture, a host function, a freed pointer's range and attributes, 200000 live blocks): the
+  # same answers as without the shim.
+  if have odd_uses; then
+    local m
+    for m in raw shim shim:thread_cache:always shim:expandable_segments:True; do
+      checked_run "odd_uses-$(mode_tag "$m")" 120 "$m" "every check passes" "$BIN/odd_uses"
+      [ $? = 125 ] || [ "$m" = raw ] || same_results "$LOGS/odd_uses-raw.log" \
+        "$LOGS/odd_uses-$(mode_tag "$m").log" "odd_uses-$(mode_tag "$m")-same"
+    done
+  else
+    fail odd_uses "not built"
   fi
   # IPC: an export that succeeds must show the importing process the exporter's bytes; under the
   # shim a block inside a segment (the second of two 512 B blocks) must be refused.

@@ -337,7 +337,17 @@ int address_range(const Driver& d, Mode mode) {
   FC_EXPECT_RC(d, d.MemGetAddressRange(&start, &size, stack), CUDA_ERROR_NOT_FOUND);
   FC_EXPECT_RC(d, d.PointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, stack),
                CUDA_ERROR_INVALID_VALUE);
-  for (CUdeviceptr x : {p, r, q}) FC_OK(d, d.MemFree(x));
+
+  say("a freed block whose segment p still holds -> CUDA_ERROR_NOT_FOUND, as after a real free");
+  FC_OK(d, d.MemFree(r));
+  FC_EXPECT_RC(d, d.MemGetAddressRange(&start, &size, r + 1), CUDA_ERROR_NOT_FOUND);
+
+  say("a thread with no current context -> CUDA_ERROR_INVALID_CONTEXT, even for a live block");
+  CUresult no_context = CUDA_SUCCESS;
+  std::thread([&] { no_context = d.MemGetAddressRange(&start, &size, p); }).join();
+  FC_CHECK(no_context == CUDA_ERROR_INVALID_CONTEXT, "cuMemGetAddressRange without a context: %d",
+           static_cast<int>(no_context));
+  for (CUdeviceptr x : {p, q}) FC_OK(d, d.MemFree(x));
   return 0;
 }
 
@@ -1235,6 +1245,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"reset_releases", [&] { return reset_releases(d, mode, false); }},
       {"many_contexts", [&] { return many_contexts(d, mode); }},
       {"many_contexts_tc", [&] { return many_contexts(d, mode); }},
+      {"address_range_tc", [&] { return address_range(d, mode); }},
       {"many_contexts_expandable", [&] { return many_contexts(d, mode); }},
       {"contexts_threads", [&] { return contexts_threads(d); }},
       {"contexts_threads_tc", [&] { return contexts_threads(d); }},
