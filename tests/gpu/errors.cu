@@ -6,12 +6,12 @@
 //   INFO key value         measurements and notes (pointers, sizes, counts)
 //   CHECK-FAIL where: why  a check that failed in this run (exit status 1)
 //
-// Sub-tests, in order: cudaMalloc of 0 bytes; of sizes up to SIZE_MAX; double free; free of an interior pointer; free of a
-// random device address and of a host pointer; cudaPointerGetAttributes and cuMemGetAddressRange
-// (linked directly and through cudaGetDriverEntryPointByVersion) on pooled pointers;
-// cudaMemGetInfo while 8 GiB are live and after they are freed (cached blocks count as free);
-// allocate 4 GiB chunks until cudaErrorMemoryAllocation, free all, allocate again (4 GiB and 6
-// GiB); graph capture with cudaMallocAsync/cudaFreeAsync inside, replayed 10 times; cudaMalloc
+// Sub-tests, in order: cudaMalloc of 0 bytes; of sizes up to SIZE_MAX; double free; free of an
+// interior pointer; free of a random device address and of a host pointer; cudaPointerGetAttributes
+// and cuMemGetAddressRange (linked directly and through cudaGetDriverEntryPointByVersion) on pooled
+// pointers; cudaMemGetInfo while 8 GiB are live and after they are freed (cached blocks count as
+// free); allocate 4 GiB chunks until cudaErrorMemoryAllocation, free all, allocate again (4 GiB and
+// 6 GiB); graph capture with cudaMallocAsync/cudaFreeAsync inside, replayed 10 times; cudaMalloc
 // inside a global-mode capture; fork() after CUDA init (the child tries one cudaMalloc and
 // _exit(0)s); cudaDeviceReset, cudaFree of a pointer from before the reset, then more allocation
 // work.
@@ -22,46 +22,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdarg>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common.h"
+#include "result_lines.h"
 
 namespace {
 
-int g_fail = 0;
-
-#define EXPECT(cond, ...)                               \
-  do {                                                  \
-    if (!(cond)) {                                      \
-      printf("CHECK-FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                              \
-      printf("  [%s]\n", #cond);                        \
-      ++g_fail;                                         \
-    }                                                   \
-  } while (0)
-
-void line(const char* kind, const char* key, const char* fmt, ...) {
-  printf("%s %s ", kind, key);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-const char* en(cudaError_t e) {
-  return cudaGetErrorName(e);
-}
-
-const char* cu_en(CUresult r) {
-  const char* s = nullptr;
-  cuGetErrorName(r, &s);
-  return s ? s : "?";
-}
+using result_lines::cu_en;
+using result_lines::en;
+using result_lines::g_fail;
+using result_lines::line;
 
 constexpr size_t MiB = size_t(1) << 20;
 constexpr size_t GiB = size_t(1) << 30;

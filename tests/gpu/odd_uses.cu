@@ -29,45 +29,18 @@
 #include <cuda.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <thread>
 #include <vector>
 
 #include "common.h"
+#include "result_lines.h"
 
 namespace {
 
-int g_fail = 0;
-
-#define EXPECT(cond, ...)                               \
-  do {                                                  \
-    if (!(cond)) {                                      \
-      printf("CHECK-FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                              \
-      printf("  [%s]\n", #cond);                        \
-      ++g_fail;                                         \
-    }                                                   \
-  } while (0)
-
-void line(const char* kind, const char* key, const char* fmt, ...) {
-  printf("%s %s ", kind, key);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-const char* en(cudaError_t e) {
-  return cudaGetErrorName(e);
-}
-
-const char* cu_en(CUresult r) {
-  const char* s = nullptr;
-  cuGetErrorName(r, &s);
-  return s ? s : "?";
-}
+using result_lines::cu_en;
+using result_lines::en;
+using result_lines::g_fail;
+using result_lines::line;
 
 constexpr size_t MiB = size_t(1) << 20;
 
