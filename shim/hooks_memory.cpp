@@ -22,32 +22,38 @@ using namespace cudapool::shim;
 
 namespace {
 
-// The pooled block holding ptr: its base and size, and the context it was allocated in. Not from
-// a pool whose context is gone (reset behind the shim's back): the driver answers for such a
-// pointer. Not a block the program freed into its thread's cache either.
-bool pooled_range(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size,
-                  CUcontext* context = nullptr) {
-  return for_each_live_pool([&](ContextPool& p) {
+// Where ptr lies among the live pools' memory. Pools whose context is gone (reset behind the
+// shim's back) are not looked at: the driver answers for such a pointer.
+enum class PooledPlace : std::uint8_t {
+  kOutside,  // in no pool's segment or reservation
+  kBlock,    // in an allocated block: *base, *size and *context describe it
+  kFreed,    // in a segment or reservation but in no allocated block, or in a block the program
+             // freed into its thread's cache: memory the driver would have released at the free
+};
+
+PooledPlace locate_pooled(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size,
+                          CUcontext* context = nullptr) {
+  PooledPlace place = PooledPlace::kOutside;
+  for_each_live_pool([&](ContextPool& p) {
     std::lock_guard<SpinLock> lock(p.mutex);
     const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
-    if (b == nullptr) return false;
-    if (!p.thread_caches.empty() && thread_cache_holds_freed(p, b->ptr)) return false;
-    *base = b->ptr;
-    *size = b->size;
-    if (context != nullptr) *context = p.context;
-    return true;
+    if (b != nullptr && !thread_cache_holds_freed(*b)) {
+      *base = b->ptr;
+      *size = b->size;
+      if (context != nullptr) *context = p.context;
+      place = PooledPlace::kBlock;
+      return true;
+    }
+    std::uintptr_t segment_base = 0;
+    std::size_t segment_size = 0;
+    if (b != nullptr || p.backend.segment_containing(ptr, &segment_base, &segment_size) ||
+        p.backend.in_address_reservation(ptr)) {
+      place = PooledPlace::kFreed;
+      return true;
+    }
+    return false;
   });
-}
-
-// True when ptr lies in a live pool's segment or address reservation but in no allocated block:
-// memory the program freed, which the driver would have released at the free.
-bool in_freed_pool_memory(std::uintptr_t ptr) {
-  return for_each_live_pool([&](ContextPool& p) {
-    std::lock_guard<SpinLock> lock(p.mutex);
-    std::uintptr_t base = 0;
-    std::size_t size = 0;
-    return p.backend.segment_containing(ptr, &base, &size) || p.backend.in_address_reservation(ptr);
-  });
+  return place;
 }
 
 }  // namespace
@@ -173,17 +179,19 @@ CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psi
   if (real().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr) {
     return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
   }
-  const auto ptr = static_cast<std::uintptr_t>(dptr);
   std::uintptr_t base = 0;
   std::size_t size = 0;
-  if (pooled_range(ptr, &base, &size)) {
-    if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(base);
-    if (psize != nullptr) *psize = size;
-    return CUDA_SUCCESS;
+  switch (locate_pooled(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+    case PooledPlace::kBlock:
+      if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(base);
+      if (psize != nullptr) *psize = size;
+      return CUDA_SUCCESS;
+    case PooledPlace::kFreed:
+      // The driver would describe the whole segment; without the pool the memory would be gone.
+      return CUDA_ERROR_NOT_FOUND;
+    case PooledPlace::kOutside:
+      break;
   }
-  // A freed block: the driver would describe the whole segment; without the pool the memory
-  // would be gone.
-  if (in_freed_pool_memory(ptr)) return CUDA_ERROR_NOT_FOUND;
   return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
 }
 
@@ -200,7 +208,8 @@ bool pooled_block_attribute(void* data, CUpointer_attribute attribute, CUdevicep
   std::uintptr_t base = 0;
   std::size_t size = 0;
   CUcontext context = nullptr;
-  if (data == nullptr || !pooled_range(static_cast<std::uintptr_t>(dptr), &base, &size, &context)) {
+  if (data == nullptr || locate_pooled(static_cast<std::uintptr_t>(dptr), &base, &size, &context) !=
+                             PooledPlace::kBlock) {
     return false;
   }
   if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) {

@@ -355,12 +355,11 @@ HeldBlock thread_cache_release_held(ContextPool& p, std::uintptr_t ptr) {
   return HeldBlock::kReleased;
 }
 
-bool thread_cache_holds_freed(ContextPool& p, std::uintptr_t ptr) {
-  const pool::Block* b = p.pool.find_allocated(ptr);
-  if (b == nullptr || b->holder == 0) return false;
-  auto* c = reinterpret_cast<ThreadCache*>(b->holder);
+bool thread_cache_holds_freed(const pool::Block& b) {
+  if (b.holder == 0) return false;
+  auto* c = reinterpret_cast<ThreadCache*>(b.holder);
   std::lock_guard<SpinLock> lock(c->lock);
-  return c->live.find_ptr(ptr) < 0;
+  return c->live.find_ptr(b.ptr) < 0;
 }
 
 bool thread_cache_flush_all(ContextPool& p) {

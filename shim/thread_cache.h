@@ -62,9 +62,9 @@ enum class HeldBlock : std::uint8_t { kNotHeld, kReleased, kAlreadyFree };
 // from it (kReleased); a block sitting freed in a cache is kAlreadyFree (a double free).
 HeldBlock thread_cache_release_held(ContextPool& p, std::uintptr_t ptr);
 
-// Under p's lock: whether the allocated block starting at ptr sits freed in a thread's cache (the
-// program freed it; to the pool it is still allocated).
-bool thread_cache_holds_freed(ContextPool& p, std::uintptr_t ptr);
+// Under its pool's lock: whether allocated block b sits freed in a thread's cache (the program
+// freed it; to the pool it is still allocated).
+bool thread_cache_holds_freed(const pool::Block& b);
 
 // Under p's lock: gives every cached block of every thread back to the pool; whether any was.
 bool thread_cache_flush_all(ContextPool& p);

@@ -491,11 +491,11 @@ test_errors() {
   # capture, a host function, a freed pointer's range and attributes, 200000 live blocks): the
   # same answers as without the shim.
   if have odd_uses; then
-    local m
+    local m tag
     for m in raw shim shim:thread_cache:always shim:expandable_segments:True; do
-      checked_run "odd_uses-$(mode_tag "$m")" 120 "$m" "every check passes" "$BIN/odd_uses"
-      [ $? = 125 ] || [ "$m" = raw ] || same_results "$LOGS/odd_uses-raw.log" \
-        "$LOGS/odd_uses-$(mode_tag "$m").log" "odd_uses-$(mode_tag "$m")-same"
+      tag=odd_uses-$(mode_tag "$m")
+      checked_run "$tag" 120 "$m" "every check passes" "$BIN/odd_uses"
+      [ $? = 125 ] || [ "$m" = raw ] || same_results "$LOGS/odd_uses-raw.log" "$LOGS/$tag.log" "$tag-same"
     done
   else
     fail odd_uses "not built"
