@@ -56,6 +56,9 @@ std::string_view name_of(LogAction action) {
 }
 
 // An unchecked cursor: the caller guarantees room (kMaxEventLine).
+constexpr std::size_t kMaxEntryText = 64;    // a driver entry point's name
+constexpr std::size_t kMaxCallerText = 160;  // a library and symbol
+
 struct Cursor {
   char* p;
 
@@ -67,6 +70,17 @@ struct Cursor {
   void str(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
+  }
+  // At most max bytes of a C string, each byte outside [A-Za-z0-9._+:()/-] written as '?' (no
+  // JSON escape is ever needed).
+  void safe(const char* s, std::size_t max) {
+    for (std::size_t i = 0; i < max && s[i] != '\0'; ++i) {
+      const char ch = s[i];
+      const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '+' ||
+                      ch == ':' || ch == '(' || ch == ')' || ch == '/' || ch == '-';
+      *p++ = ok ? ch : '?';
+    }
   }
   // Decimal, two digits at a time from the end.
   void u64(std::uint64_t v) {
@@ -160,6 +174,16 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
     c.lit(",\"error\":");
     c.i64(r.error);
   }
+  if (r.entry != nullptr) {
+    c.lit(",\"entry\":\"");
+    c.safe(r.entry, kMaxEntryText);
+    *c.p++ = '"';
+  }
+  if (r.caller != nullptr) {
+    c.lit(",\"caller\":\"");
+    c.safe(r.caller, kMaxCallerText);
+    *c.p++ = '"';
+  }
   const std::size_t frames = r.frames < kMaxBacktrace ? r.frames : kMaxBacktrace;
   if (frames > 0) {
     c.lit(",\"backtrace\":[");
@@ -179,9 +203,9 @@ constexpr std::size_t kWidestEvent =
     sizeof(
         "{\"seq\":,\"t_ns\":,\"tid\":,\"dev\":,\"ctx\":,\"action\":\"\",\"ptr\":,\"size\":"
         ",\"block_size\":,\"segment\":,\"stream\":,\"cache_hit\":false,\"latency_ns\":"
-        ",\"error\":,\"backtrace\":[]}\n") +
-    20 * 3 + 11 + 3 /* ctx */ + 16 /* longest action name */ + 20 + 18 + 20 + 18 + 18 + 20 + 11 +
-    kMaxBacktrace * (18 + 1);
+        ",\"error\":,\"entry\":\"\",\"caller\":\"\",\"backtrace\":[]}\n") +
+    kMaxEntryText + kMaxCallerText + 20 * 3 + 11 + 3 /* ctx */ + 16 /* longest action name */ + 20 +
+    18 + 20 + 18 + 18 + 20 + 11 + kMaxBacktrace * (18 + 1);
 static_assert(kWidestEvent <= kMaxEventLine);
 
 void append_u64(std::string& out, std::uint64_t v) {

@@ -18,15 +18,16 @@ namespace cudapool::log {
 
 inline constexpr const char* kSchema = "cudapool.log/1";
 
-// The longest event line format_event() can write, '\n' included (every field at its widest and 16
-// backtrace frames come to about 750 bytes).
+// The longest event line format_event() can write, '\n' included (every field at its widest, entry and
+// caller at their longest and 16 backtrace frames come to about 1000 bytes).
 inline constexpr std::size_t kMaxEventLine = 1024;
 
 // Writes one event as a JSON object and '\n' into buf; returns the bytes written, or 0 (buf left
 // undefined) when cap is too small for this line. Always present: seq, t_ns, tid, dev, action,
 // ptr (hex string), size. Present when not zero: block_size, segment (hex), stream (hex),
-// latency_ns, error. cache_hit (bool) for alloc events only. backtrace (hex strings) when
-// frames > 0.
+// latency_ns, error. cache_hit (bool) for alloc events only. entry and caller (strings, at most
+// 64 and 160 bytes, bytes outside [A-Za-z0-9._+:()/-] as '?') when set. backtrace (hex strings)
+// when frames > 0.
 std::size_t format_event(const LogRecord& record, char* buf, std::size_t cap);
 
 struct DeviceInfo {

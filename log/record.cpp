@@ -52,6 +52,10 @@ const char* action_name(LogAction action) {
       return "ipc_refused";
     case LogAction::kContextDropped:
       return "context_dropped";
+    case LogAction::kStreamCreated:
+      return "stream_created";
+    case LogAction::kStreamFirstWork:
+      return "stream_first_work";
   }
   return "unknown";
 }

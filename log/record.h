@@ -37,8 +37,11 @@ enum class LogAction : std::uint8_t {
   kBadFree,         // a double or interior free inside a pooled segment
   kIpcRefused,      // cuIpcGetMemHandle refused for a block inside a segment
   kContextDropped,  // a context's pool dropped (destroy, reset, last release)
+  // Diagnostics of the reuse fences: which streams besides the legacy one exist and get work.
+  kStreamCreated,    // a stream made through a hook (size = its flags; entry, caller)
+  kStreamFirstWork,  // the first work queued on a stream other than the legacy one (entry, caller)
 };
-inline constexpr LogAction kLastLogAction = LogAction::kContextDropped;
+inline constexpr LogAction kLastLogAction = LogAction::kStreamFirstWork;
 
 inline constexpr std::size_t kMaxBacktrace = 16;
 
@@ -60,6 +63,10 @@ struct LogRecord {
   std::uint64_t stream = 0;      // 0 when it does not apply
   std::uint64_t latency_ns = 0;  // time spent in the hook; 0 when not measured
   std::int32_t error = 0;        // CUresult returned, for error and pass-through events
+  // Stream events: the driver entry point (a string constant) and the library that called it
+  // (interned by the shim, never freed); nullptr when they do not apply.
+  const char* entry = nullptr;
+  const char* caller = nullptr;
   std::uint64_t backtrace[kMaxBacktrace] = {};
 };
 

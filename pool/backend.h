@@ -48,6 +48,12 @@ class Backend {
   }
   virtual bool fence_passed(std::uint64_t /*fence*/) { return true; }
   virtual bool fence_wait(std::uint64_t /*fence*/) { return true; }
+  // Waits at most budget_ns for the fence to pass (asked before the pool would grow by a segment
+  // that fenced blocks could have spared); false when it did not pass in time. A backend that
+  // cannot wait answers as fence_passed() does.
+  virtual bool fence_wait_for(std::uint64_t fence, std::uint64_t /*budget_ns*/) {
+    return fence_passed(fence);
+  }
   virtual void fence_release(std::uint64_t /*fence*/) {}
 };
 

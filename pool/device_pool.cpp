@@ -162,6 +162,10 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
   r.alloc_size = segment_size_for(r.size, options_);
   r.expandable_active = options_.expandable_segments;
 
+  if (!pending_.empty()) {
+    Request probe = r;
+    if (!get_free_block(probe, false)) wait_for_fenced_blocks(r);
+  }
   bool found = get_free_block(r);
   const bool cache_hit = found;
   if (!found) {
@@ -198,9 +202,9 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
   return result;
 }
 
-bool DevicePool::get_free_block(Request& r) {
+bool DevicePool::get_free_block(Request& r, bool count) {
   BlockPool& pool = *r.pool;
-  if (gc_active()) ++pool.lookups;  // ages are counted only while GC can run
+  if (count && gc_active()) ++pool.lookups;  // ages are counted only while GC can run
   Block key = sort_key(r.stream, r.size);
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != r.stream) return false;

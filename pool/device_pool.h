@@ -165,8 +165,8 @@ class DevicePool {
     BackendResult err;
   };
 
-  // malloc steps, in PyTorch's order.
-  bool get_free_block(Request& r);
+  // malloc steps, in PyTorch's order. get_free_block with count=false only looks (no GC age).
+  bool get_free_block(Request& r, bool count = true);
   bool alloc_block(Request& r, bool is_retry);
   bool release_available_cached_blocks(const Request& r);
   void release_cached_blocks();
@@ -186,6 +186,9 @@ class DevicePool {
   // reuse fences.
   void process_fences();
   void wait_all_fences();
+  // Before a new segment: waits a little (about what the segment's cudaMalloc would cost) for
+  // fenced blocks of the request's pool that could serve it.
+  void wait_for_fenced_blocks(const Request& r);
 
   // expandable segments.
   Block* find_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
@@ -224,6 +227,7 @@ class DevicePool {
     Block* block;
   };
   std::vector<PendingFence> pending_;
+  std::uint64_t fence_wait_gave_up_ = 0;  // the oldest pending fence when a wait last ran out
   std::vector<ExpandableSegment*> expandable_segments_;
 
   std::size_t reserved_ = 0;  // PyTorch's total_allocated_memory

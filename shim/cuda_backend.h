@@ -1,7 +1,7 @@
 // shim/cuda_backend.h: the pool's Backend over the real CUDA driver, for one context: segments
 // (cuMemAlloc_v2/cuMemFree_v2), expandable segments (cuMemAddressReserve/cuMemCreate/cuMemMap),
-// and the reuse fences of reuse_fence auto|sync|none (see docs/reuse-fences.md). Called with the
-// owning pool's lock held. Not here: which pool a call belongs to (pools.h).
+// and the pool's side of the reuse fences (reuse_fence.h, which the threads' caches read too).
+// Called with the owning pool's lock held. Not here: which pool a call belongs to (pools.h).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +11,13 @@
 #include "config/options.h"
 #include "pool/backend.h"
 #include "shim/cuda_api.h"
+#include "shim/reuse_fence.h"
 
 namespace cudapool::shim {
 
 class CudaBackend final : public pool::Backend {
  public:
-  CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence);
+  CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence, int pool_slot);
 
   std::size_t total_memory() const override { return total_memory_; }
   pool::BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
@@ -31,7 +32,7 @@ class CudaBackend final : public pool::Backend {
                                  std::uintptr_t stream) override;
   bool fence_passed(std::uint64_t fence) override;
   bool fence_wait(std::uint64_t fence) override;
-  void fence_release(std::uint64_t fence) override;
+  bool fence_wait_for(std::uint64_t fence, std::uint64_t budget_ns) override;
 
   // After the context was destroyed or reset: gives back the expandable segments' pages and
   // address ranges, which the driver keeps past the context (measured on the H200: a
@@ -45,31 +46,16 @@ class CudaBackend final : public pool::Backend {
   // The segment (base, size) holding ptr, if the pool owns it.
   bool segment_containing(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) const;
 
-  // Non-blocking streams of this context whose work a reuse must wait for. A new one is first
-  // ordered after all work queued so far (reuse_fence:auto).
-  void add_nonblocking_stream(CUstream stream);
-  void remove_stream(CUstream stream);
+  ReuseFence& fence() { return fence_; }
+  const ReuseFence& fence() const { return fence_; }
 
   CUcontext context() const { return context_; }
   CUdevice device() const { return device_; }
 
  private:
-  struct Epoch {
-    std::uint64_t id = 0;
-    bool closed = false;          // its barrier was recorded
-    int users = 0;                // pending blocks still waiting on it
-    std::vector<CUevent> events;  // must complete before reuse (empty: ordering suffices)
-  };
-
-  void order_after_earlier_work(CUstream stream);
-  Epoch* find_epoch(std::uint64_t id);
-  bool close_epoch(Epoch& epoch);
-  CUevent take_event();
-  void recycle_events(Epoch& epoch);
-
   CUcontext context_;
   CUdevice device_;
-  config::ReuseFence fence_mode_;
+  ReuseFence fence_;
   std::size_t total_memory_ = 0;
   std::map<std::uintptr_t, std::size_t> segments_;
   struct Page {
@@ -78,10 +64,6 @@ class CudaBackend final : public pool::Backend {
   };
   std::map<std::uintptr_t, Page> pages_;                // mapped pages of expandable segments
   std::map<std::uintptr_t, std::size_t> reservations_;  // their address ranges
-  std::vector<CUstream> nonblocking_streams_;
-  std::vector<Epoch> epochs_;  // open epoch last
-  std::uint64_t next_epoch_ = 1;
-  std::vector<CUevent> spare_events_;
 };
 
 }  // namespace cudapool::shim

@@ -23,6 +23,14 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr);
 CUresult cuStreamCreate(CUstream*, unsigned int);
 CUresult cuStreamCreateWithPriority(CUstream*, unsigned int, int);
 CUresult cuStreamDestroy_v2(CUstream);
+CUresult cuGreenCtxStreamCreate(CUstream*, CUgreenCtx, unsigned int, int);
+CUresult cuEventRecord(CUevent, CUstream);
+CUresult cuEventRecord_ptsz(CUevent, CUstream);
+CUresult cuEventRecordWithFlags(CUevent, CUstream, unsigned int);
+CUresult cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsigned int);
+CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int);
+CUresult cuStreamWaitEvent_ptsz(CUstream, CUevent, unsigned int);
+CUresult cuEventDestroy_v2(CUevent);
 CUresult cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
 CUresult cuStreamEndCapture(CUstream, CUgraph*);
@@ -56,18 +64,21 @@ namespace {
 
 #define CUDAPOOL_HOOKED(X)                                                                         \
   X(cuMemAlloc_v2)                                                                                 \
-  X(cuMemFree_v2)                                                                                  \
-  X(cuMemGetInfo_v2)                                                                               \
-  X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute) X(cuPointerGetAttributes)                    \
-      X(cuIpcGetMemHandle) X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2)   \
-          X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture)         \
-              X(cuStreamEndCapture_ptsz) X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2)          \
-                  X(cuDevicePrimaryCtxRelease_v2) X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz)       \
-                      X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) X(cuMemFreeAsync) \
-                          X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged) X(cuMemAllocPitch_v2)        \
-                              X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)             \
-                                  X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost)          \
-                                      X(cuGetProcAddress) X(cuGetProcAddress_v2)
+  X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemGetAddressRange_v2) X(cuPointerGetAttribute) X(        \
+      cuPointerGetAttributes) X(cuIpcGetMemHandle) X(cuStreamCreate) X(cuStreamCreateWithPriority) \
+      X(cuStreamDestroy_v2) X(cuGreenCtxStreamCreate) X(cuEventRecord) X(cuEventRecord_ptsz)       \
+          X(cuEventRecordWithFlags) X(cuEventRecordWithFlags_ptsz) X(cuStreamWaitEvent)            \
+              X(cuStreamWaitEvent_ptsz) X(cuEventDestroy_v2) X(cuStreamBeginCapture_v2)            \
+                  X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz) \
+                      X(cuCtxDestroy_v2) X(cuDevicePrimaryCtxReset_v2)                             \
+                          X(cuDevicePrimaryCtxRelease_v2) X(cuMemAllocAsync)                       \
+                              X(cuMemAllocAsync_ptsz) X(cuMemAllocFromPoolAsync)                   \
+                                  X(cuMemAllocFromPoolAsync_ptsz) X(cuMemFreeAsync)                \
+                                      X(cuMemFreeAsync_ptsz) X(cuMemAllocManaged)                  \
+                                          X(cuMemAllocPitch_v2) X(cuMemCreate) X(cuMemRelease)     \
+                                              X(cuMemMap) X(cuMemUnmap) X(cuMemAllocHost_v2)       \
+                                                  X(cuMemHostAlloc) X(cuMemFreeHost)               \
+                                                      X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
 #define CUDAPOOL_COUNT(name) +1
 constexpr int kHooks = 0 CUDAPOOL_HOOKED(CUDAPOOL_COUNT);

@@ -1,9 +1,12 @@
-// shim/hooks_streams.cpp: stream creation and destruction (non-blocking streams join the reuse
-// fences of their context) and stream capture begin/end (while a capture runs, the shim records
-// and waits on nothing). The calls themselves always go to the driver unchanged.
+// shim/hooks_streams.cpp: stream creation and destruction (streams are registered for the reuse
+// fences of their context, stream_registry.h, and logged) and stream capture begin/end (while a
+// capture runs, the shim records and waits on nothing). The calls themselves always go to the
+// driver unchanged. Event records and waits: hooks_events.cpp.
 #include "shim/export.h"
 #include "shim/hooks.h"
+#include "shim/logging.h"
 #include "shim/pools.h"
+#include "shim/stream_work.h"
 
 using namespace cudapool::shim;
 
@@ -11,7 +14,7 @@ CUDAPOOL_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   const CUresult r = CUDAPOOL_PASS(cuStreamCreate, stream, flags);
   if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
     ReentrancyGuard guard;
-    note_stream_created(*stream, flags);
+    note_stream_created(*stream, flags, "cuStreamCreate");
   }
   return r;
 }
@@ -21,7 +24,22 @@ CUDAPOOL_EXPORT CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned i
   const CUresult r = CUDAPOOL_PASS(cuStreamCreateWithPriority, stream, flags, priority);
   if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
     ReentrancyGuard guard;
-    note_stream_created(*stream, flags);
+    note_stream_created(*stream, flags, "cuStreamCreateWithPriority");
+  }
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx green,
+                                                unsigned int flags, int priority) {
+  const CUresult r = CUDAPOOL_PASS(cuGreenCtxStreamCreate, stream, green, flags, priority);
+  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
+    ReentrancyGuard guard;
+    // Its work runs in the green context, not in a pool's context: the shim cannot follow it.
+    if (g_track_streams.load(std::memory_order_relaxed)) note_untracked_nonblocking();
+    if (!reporting().log_template.empty()) {
+      log_stream_event(cudapool::log::LogAction::kStreamCreated,
+                       reinterpret_cast<std::uint64_t>(*stream), flags, "cuGreenCtxStreamCreate");
+    }
   }
   return r;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -180,6 +181,77 @@ void capture_backtrace() {
   for (int i = 2; i < got && n < want; ++i)
     call.backtrace[n++] = reinterpret_cast<std::uint64_t>(frames[i]);
   call.frames = static_cast<std::uint8_t>(n);
+}
+
+namespace {
+
+// Library names of stream events, kept for the process's life (the log's writer formats them
+// later): at most kCallers distinct ones, the rest share the last.
+constexpr int kCallers = 128;
+constexpr std::size_t kCallerBytes = 160;
+char g_callers[kCallers][kCallerBytes];
+int g_caller_count = 0;
+std::mutex g_callers_mutex;
+
+const char* intern_caller(const char* text) {
+  std::lock_guard<std::mutex> lock(g_callers_mutex);
+  for (int i = 0; i < g_caller_count; ++i) {
+    if (std::strncmp(g_callers[i], text, kCallerBytes - 1) == 0) return g_callers[i];
+  }
+  if (g_caller_count == kCallers) return "(more callers)";
+  char* slot = g_callers[g_caller_count++];
+  std::strncpy(slot, text, kCallerBytes - 1);
+  slot[kCallerBytes - 1] = '\0';
+  return slot;
+}
+
+bool runtime_or_shim(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  base = base != nullptr ? base + 1 : path;
+  return std::strncmp(base, "libcudapool", 11) == 0 || std::strncmp(base, "libcudart", 9) == 0 ||
+         std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+// The first caller outside the shim, the CUDA runtime and the driver: "library(symbol)" or the
+// library alone (the executable when static cudart sits in it).
+const char* find_caller() {
+  void* frames[16];
+  const int n = ::backtrace(frames, 16);
+  for (int i = 1; i < n; ++i) {
+    Dl_info info{};
+    if (dladdr(frames[i], &info) == 0 || info.dli_fname == nullptr) continue;
+    if (runtime_or_shim(info.dli_fname)) continue;
+    const char* base = std::strrchr(info.dli_fname, '/');
+    base = base != nullptr ? base + 1 : info.dli_fname;
+    char text[kCallerBytes];
+    if (info.dli_sname != nullptr) {
+      std::snprintf(text, sizeof text, "%s(%s)", base, info.dli_sname);
+    } else {
+      std::snprintf(text, sizeof text, "%s", base);
+    }
+    return intern_caller(text);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t size,
+                      const char* entry) {
+  log::Logger* l = logger();
+  if (l == nullptr) return;
+  log::LogRecord r;
+  CUdevice device = 0;
+  if (real().cuCtxGetDevice != nullptr) real().cuCtxGetDevice(&device);
+  r.device = device;
+  r.action = action;
+  r.size = size;
+  r.stream = stream;
+  r.entry = entry;
+  r.caller = find_caller();
+  r.tid = thread_id();
+  r.t_ns = monotonic_ns();
+  l->append(r);
 }
 
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size, int error,

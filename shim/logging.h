@@ -46,6 +46,12 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
                int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0,
                std::uint8_t context = 0);
 
+// A stream event (stream_created, stream_first_work): `entry` is the driver entry point (a
+// string constant); the library that called it is found from the return addresses (dladdr; the
+// first frame outside the shim, the CUDA runtime and the driver). A cold path: once per stream.
+void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t size,
+                      const char* entry);
+
 // At exit: the summary line with every pool's statistics and leaks, then the file is closed.
 void finish_log();
 

@@ -7,7 +7,7 @@
 #include "shim/logging.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
-#include "shim/stream_work.h"
+#include "shim/stream_registry.h"
 #include "shim/thread_cache.h"
 
 namespace cudapool::shim {
@@ -25,14 +25,14 @@ thread_local ContextPool* t_last_pool = nullptr;
 }  // namespace
 
 ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
-                         bool is_primary_ctx, std::uint8_t context_number)
+                         bool is_primary_ctx, std::uint8_t context_number, int slot)
     : context(ctx),
       id(ctx_id),
       device(dev),
       primary(is_primary_ctx),
       number(context_number),
       log_sink(context_number),
-      backend(ctx, dev, options().reuse_fence),
+      backend(ctx, dev, options().reuse_fence, slot),
       pool(options(), backend, dev, shim::log_sink(log_sink)) {
   caching_on_contention =
       options().thread_cache == config::ThreadCacheMode::kAuto && !reporting().any();
@@ -179,7 +179,7 @@ ContextPool* current_pool(CUresult* error) {
         real().cuDevicePrimaryCtxRelease_v2(dev);
       }
       logging();  // start the log (if any) before the pool's first event
-      found = new ContextPool(ctx, id, dev, primary, number);
+      found = new ContextPool(ctx, id, dev, primary, number, slot);
       g_slots[slot].store(found, std::memory_order_release);
       if (slot == g_count.load(std::memory_order_relaxed)) {
         g_count.store(slot + 1, std::memory_order_release);
@@ -235,21 +235,33 @@ std::vector<ContextPool*> drop_primary_pools(CUdevice dev) {
   return drop_pools_where([&](const ContextPool& p) { return p.device == dev && p.primary; });
 }
 
-void note_stream_created(CUstream stream, unsigned int flags) {
-  if ((flags & CU_STREAM_NON_BLOCKING) == 0) return;
-  note_streams_beyond_legacy();
+void note_stream_created(CUstream stream, unsigned int flags, const char* entry) {
+  const bool nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  if (!reporting().log_template.empty()) {
+    log_stream_event(log::LogAction::kStreamCreated, reinterpret_cast<std::uint64_t>(stream), flags,
+                     entry);
+  }
+  if (options().reuse_fence != config::ReuseFence::kAuto) return;
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
-  if (p == nullptr) return;
+  ReuseFence* fence = p != nullptr ? &p->backend.fence() : nullptr;
+  TrackedStream* entry_of_stream = register_stream(stream, nonblocking, fence);
+  if (p == nullptr || entry_of_stream == nullptr || !nonblocking) return;
   std::lock_guard<SpinLock> lock(p->mutex);
-  p->backend.add_nonblocking_stream(stream);
+  p->backend.fence().add_stream(stream, entry_of_stream);
 }
 
 void note_stream_destroyed(CUstream stream) {
+  if (options().reuse_fence != config::ReuseFence::kAuto) return;
+  TrackedStream* entry = unregister_stream(stream);
+  if (entry == nullptr || !entry->nonblocking.load(std::memory_order_relaxed)) return;
+  ReuseFence* fence = entry->fence.load(std::memory_order_acquire);
+  if (fence == nullptr) return;
   for_each_pool([&](ContextPool& p) {
+    if (&p.backend.fence() != fence) return false;
     std::lock_guard<SpinLock> lock(p.mutex);
-    p.backend.remove_stream(stream);
-    return false;
+    p.backend.fence().retire_stream(stream, entry);
+    return true;
   });
 }
 

@@ -22,8 +22,8 @@ namespace cudapool::shim {
 class ThreadCache;
 
 struct ContextPool {
-  ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary,
-              std::uint8_t number);
+  ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary, std::uint8_t number,
+              int slot);
   CUcontext context;
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
@@ -90,8 +90,10 @@ void release_dropped_pool(ContextPool& p);
 std::vector<ContextPool*> drop_context_pools(CUcontext ctx);
 std::vector<ContextPool*> drop_primary_pools(CUdevice dev);
 
-// Registers a stream of ctx for reuse fences (non-blocking streams only) / forgets it.
-void note_stream_created(CUstream stream, unsigned int flags);
+// A stream made through a hook (cuStreamCreate, cuStreamCreateWithPriority,
+// cuGreenCtxStreamCreate; entry names it): registered for the reuse fences (stream_registry.h)
+// with the current context's pool, and logged (stream_created). / One about to be destroyed.
+void note_stream_created(CUstream stream, unsigned int flags, const char* entry);
 void note_stream_destroyed(CUstream stream);
 
 // --- implementation detail of for_each_pool -----------------------------------------------------

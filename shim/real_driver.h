@@ -35,6 +35,12 @@ namespace cudapool::shim {
   X(cuEventSynchronize, CUresult (*)(CUevent))                                                     \
   X(cuEventDestroy_v2, CUresult (*)(CUevent))                                                      \
   X(cuStreamWaitEvent, CUresult (*)(CUstream, CUevent, unsigned int))                              \
+  X(cuStreamWaitEvent_ptsz, CUresult (*)(CUstream, CUevent, unsigned int))                         \
+  X(cuEventRecord_ptsz, CUresult (*)(CUevent, CUstream))                                           \
+  X(cuEventRecordWithFlags, CUresult (*)(CUevent, CUstream, unsigned int))                         \
+  X(cuEventRecordWithFlags_ptsz, CUresult (*)(CUevent, CUstream, unsigned int))                    \
+  X(cuStreamIsCapturing, CUresult (*)(CUstream, CUstreamCaptureStatus*))                           \
+  X(cuGreenCtxStreamCreate, CUresult (*)(CUstream*, CUgreenCtx, unsigned int, int))                \
   X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                         \
   X(cuStreamCreateWithPriority, CUresult (*)(CUstream*, unsigned int, int))                        \
   X(cuStreamDestroy_v2, CUresult (*)(CUstream))                                                    \

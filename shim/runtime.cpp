@@ -17,6 +17,7 @@
 #include "shim/exit_report.h"
 #include "shim/guard.h"
 #include "shim/logging.h"
+#include "shim/stream_registry.h"
 
 namespace cudapool::shim {
 
@@ -37,6 +38,7 @@ void on_fork_child() {
   // The child may not use the parent's CUDA context, and must not touch a lock another parent
   // thread held at fork time: every hook passes straight through from now on.
   g_mode.store(static_cast<int>(Mode::kPassThrough), std::memory_order_relaxed);
+  g_track_streams.store(false, std::memory_order_relaxed);
   forget_log_after_fork();
 }
 
@@ -87,6 +89,8 @@ Mode initialize() {
     for (const auto& d : parsed.diagnostics) std::fprintf(stderr, "%s\n", d.message().c_str());
     g_options = parsed.options;
     read_reporting();
+    g_track_streams.store(g_options.reuse_fence == config::ReuseFence::kAuto,
+                          std::memory_order_relaxed);
     if (g_options.strict && !parsed.diagnostics.empty()) {
       std::fprintf(stderr,
                    "cudapool: strict:True and the settings in %s have errors: refusing to start\n",

@@ -13,7 +13,10 @@
 #include <type_traits>
 
 #include "shim/export.h"
+#include "shim/guard.h"
 #include "shim/hooks.h"
+#include "shim/logging.h"
+#include "shim/runtime.h"
 #include "shim/stream_work.h"
 
 namespace cudapool::shim {
@@ -36,25 +39,54 @@ F resolve(F& slot, const char* name) {
 }  // namespace
 }  // namespace cudapool::shim
 
-#define CUDAPOOL_NOTE_stream(arg, per_thread) ::cudapool::shim::note_stream_work(arg, per_thread)
-#define CUDAPOOL_NOTE_config(arg, per_thread) \
-  ::cudapool::shim::note_stream_work((arg) != nullptr ? (arg)->hStream : nullptr, per_thread)
-#define CUDAPOOL_NOTE_implicit(arg, per_thread) \
-  ::cudapool::shim::note_stream_work(nullptr, per_thread)
+#define CUDAPOOL_STREAM_OF_stream(arg) (arg)
+#define CUDAPOOL_STREAM_OF_config(arg) ((arg) != nullptr ? (arg)->hStream : nullptr)
+#define CUDAPOOL_STREAM_OF_implicit(arg) static_cast<CUstream>(nullptr)
 
+// Each hook: the ordering a non-blocking stream may need, the real call, then the note.
 #define CUDAPOOL_STREAM_WORK(symbol, per_thread, kind, arg, params, args)                      \
   namespace cudapool::shim {                                                                   \
   std::type_identity_t<CUresult(*) params> real_##symbol = nullptr;                            \
   }                                                                                            \
   CUDAPOOL_EXPORT CUresult symbol params {                                                     \
-    CUDAPOOL_NOTE_##kind(arg, per_thread);                                                     \
+    const CUstream cudapool_stream_ = CUDAPOOL_STREAM_OF_##kind(arg);                          \
+    const ::cudapool::shim::StreamRef cudapool_ref_ =                                          \
+        ::cudapool::shim::stream_work_begins(cudapool_stream_, per_thread);                    \
     auto cudapool_real_ = ::cudapool::shim::resolve(::cudapool::shim::real_##symbol, #symbol); \
-    return cudapool_real_ != nullptr ? cudapool_real_ args : CUDA_ERROR_NOT_INITIALIZED;       \
+    const CUresult cudapool_result_ =                                                          \
+        cudapool_real_ != nullptr ? cudapool_real_ args : CUDA_ERROR_NOT_INITIALIZED;          \
+    ::cudapool::shim::stream_work_queued(cudapool_ref_, cudapool_stream_, #symbol);            \
+    return cudapool_result_;                                                                   \
   }
 #include "shim/stream_work_hooks.inc"
 #undef CUDAPOOL_STREAM_WORK
 
 namespace cudapool::shim {
+
+void detail::log_first_work(const StreamRef& ref, CUstream stream, const char* entry_point) {
+  std::atomic<bool>* flag = nullptr;
+  switch (ref.kind) {
+    case StreamKind::kNonBlocking:
+    case StreamKind::kBlocking:
+      flag = &ref.entry->first_work_logged;
+      break;
+    case StreamKind::kPerThread:
+      flag = &g_per_thread_work_logged;
+      stream = CU_STREAM_PER_THREAD;
+      break;
+    case StreamKind::kUnknown:
+      flag = &g_unknown_work_logged;
+      break;
+    case StreamKind::kLegacy:
+      return;
+  }
+  if (flag->exchange(true, std::memory_order_relaxed)) return;
+  if (!reporting().log_template.empty()) {
+    ReentrancyGuard guard;
+    log_stream_event(log::LogAction::kStreamFirstWork, reinterpret_cast<std::uint64_t>(stream),
+                     static_cast<std::uint64_t>(ref.kind), entry_point);
+  }
+}
 
 namespace {
 

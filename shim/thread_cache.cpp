@@ -11,7 +11,6 @@
 #include "pool/rounding.h"
 #include "shim/guard.h"
 #include "shim/runtime.h"
-#include "shim/stream_work.h"
 
 namespace cudapool::shim {
 
@@ -239,18 +238,10 @@ ThreadCache* cache_for(ContextPool& p, bool make) {
   return t_last_cache = c;
 }
 
-bool reuse_needs_no_fence() {
-  switch (options().reuse_fence) {
-    case config::ReuseFence::kNone:
-      return true;
-    case config::ReuseFence::kSync:
-      return false;
-    case config::ReuseFence::kAuto:
-      break;
-  }
-  // What CudaBackend::fence_after_free answers 0 for, made permanent: nothing but the legacy
-  // stream ever had work, there is no non-blocking stream and one pooled context.
-  return pool_count() == 1 && !g_streams_beyond_legacy.load(std::memory_order_acquire);
+// Whether a block freed now may be handed out again at once (reuse_fence.h: none always, sync
+// never, auto while the pool is quiet).
+bool reuse_needs_no_fence(const ContextPool& p) {
+  return p.backend.fence().quiet();
 }
 
 }  // namespace
@@ -275,15 +266,8 @@ bool thread_caching_from_start() {
 bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr, CacheMiss* miss) {
   *miss = CacheMiss{};
   if (!p.thread_caching.load(std::memory_order_relaxed)) return false;
-  if (!reuse_needs_no_fence()) {
-    // Fences are needed from now on: what this thread kept goes back (and gets its fence).
-    ThreadCache* c = cache_for(p, false);
-    if (c != nullptr && c->idle_bytes.load(std::memory_order_relaxed) > 0) {
-      PoolLock lock(p);
-      return_kept(p, *c);
-    }
-    return false;
-  }
+  // A kept block stays safe whatever work came after its free: it was kept only because the
+  // pool was quiet then (thread_cache_free), and no later work may use a freed block.
   const std::size_t rounded = pool::round_size(bytes, p.pool.options());
   if (rounded > kLargestCachedBlock) return false;  // never kept: not worth tracking
   ThreadCache* c = cache_for(p, true);
@@ -326,7 +310,7 @@ bool thread_cache_free(ContextPool& p, std::uintptr_t ptr) {
     const int i = c->live.find_ptr(ptr);
     if (i < 0) return false;
     const Entry e = c->remove_live(i);
-    if (reuse_needs_no_fence()) {
+    if (reuse_needs_no_fence(p)) {
       c->keep(e, &to_pool);  // live entries are never larger than a cache keeps (track)
     } else {
       to_pool.push(e);

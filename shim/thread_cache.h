@@ -7,8 +7,8 @@
 //
 // When caches are used (docs/shim.md, "Thread caches"): thread_cache:always, or thread_cache:auto
 // once the pool's lock was contended in at least 1/8 of 1024 acquisitions; never while a log or
-// summary is written (the log and replay then see every free); only while a freed block needs no
-// reuse fence (reuse_fence:none, or auto before any work on a stream other than the legacy one).
+// summary is written (the log and replay then see every free). A freed block is kept only while
+// it needs no reuse fence (reuse_fence:none, or auto while its pool is quiet: reuse_fence.h).
 // Not here: the pool's policy (pool/), the hooks (hooks_memory.cpp).
 #pragma once
 

@@ -65,6 +65,9 @@ LogRecord widest_record() {
   r.ptr = r.size = r.block_size = r.segment = r.stream = r.latency_ns = ~0ull;
   r.error = -2147483647 - 1;
   for (auto& f : r.backtrace) f = ~0ull;
+  static const std::string long_text(400, 'x');
+  r.entry = long_text.c_str();
+  r.caller = long_text.c_str();
   return r;
 }
 
@@ -79,13 +82,39 @@ TEST_CASE("log: action names are snake_case, distinct, and the pool's for pool a
     for (const char c : name) CHECK(((c >= 'a' && c <= 'z') || c == '_'));
     CHECK(seen.insert(name).second);
   }
-  CHECK(seen.size() == 23);
+  CHECK(seen.size() == static_cast<std::size_t>(cudapool::log::kLastLogAction) + 1);
   for (int a = 0; a <= static_cast<int>(cudapool::pool::Action::kEmptyCache); ++a) {
     CHECK(std::string(cudapool::log::action_name(static_cast<LogAction>(a))) ==
           std::string(cudapool::pool::action_name(static_cast<cudapool::pool::Action>(a))));
   }
   CHECK(std::string(cudapool::log::action_name(LogAction::kContextDropped)) == "context_dropped");
   CHECK(std::string(cudapool::log::action_name(LogAction::kIpcRefused)) == "ipc_refused");
+  CHECK(std::string(cudapool::log::action_name(LogAction::kStreamCreated)) == "stream_created");
+  CHECK(std::string(cudapool::log::action_name(LogAction::kStreamFirstWork)) ==
+        "stream_first_work");
+}
+
+TEST_CASE("log: stream events carry entry and caller, cut to length, never needing an escape") {
+  LogRecord r;
+  r.seq = 7;
+  r.action = LogAction::kStreamFirstWork;
+  r.stream = 0x5a5a;
+  r.size = 3;
+  r.entry = "cuLaunchKernel";
+  r.caller = "libcudnn_engines_precompiled.so.9(_ZN5cudnn3fooEv+0x10)";
+  CHECK(event_line(r) ==
+        "{\"seq\":7,\"t_ns\":0,\"tid\":0,\"dev\":0,\"action\":\"stream_first_work\","
+        "\"ptr\":\"0x0\",\"size\":3,\"stream\":\"0x5a5a\",\"entry\":\"cuLaunchKernel\","
+        "\"caller\":\"libcudnn_engines_precompiled.so.9(_ZN5cudnn3fooEv+0x10)\"}\n");
+  r.caller = "a \"quoted\" \\ name\n\xff";
+  const json j = parse_line(event_line(r));
+  CHECK(j.at("caller") == "a??quoted????name??");
+  const std::string long_name(300, 'y');
+  r.entry = long_name.c_str();
+  r.caller = nullptr;
+  const json k = parse_line(event_line(r));
+  CHECK(k.at("entry").get<std::string>().size() == 64);
+  CHECK(!k.contains("caller"));
 }
 
 TEST_CASE("log: event lines, exactly") {

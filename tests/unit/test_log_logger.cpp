@@ -245,7 +245,7 @@ TEST_CASE("logger: header, events and summary, every line valid JSON with its fi
     r.size = static_cast<std::uint64_t>(a) * 100;
     log->append(r);
   }
-  const std::uint64_t events = 3 + 23;  // 23 actions
+  const std::uint64_t events = 3 + static_cast<std::uint64_t>(cudapool::log::kLastLogAction) + 1;
 
   Summary summary;
   cudapool::pool::DeviceStats stats;

@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
   get(d.PointerGetAttribute, "cuPointerGetAttribute");
   get(d.PointerGetAttributes, "cuPointerGetAttributes");
   get(d.MemsetD8, "cuMemsetD8", kPtds);
+  get(d.MemsetD8Async, "cuMemsetD8Async");
   get(d.MemcpyHtoD, "cuMemcpyHtoD", kPtds);
   get(d.MemcpyDtoH, "cuMemcpyDtoH", kPtds);
   get(d.StreamCreate, "cuStreamCreate");

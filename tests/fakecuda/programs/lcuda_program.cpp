@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   d.PointerGetAttribute = &cuPointerGetAttribute;
   d.PointerGetAttributes = &cuPointerGetAttributes;
   d.MemsetD8 = &cuMemsetD8;
+  d.MemsetD8Async = &cuMemsetD8Async;
   d.MemcpyHtoD = &cuMemcpyHtoD;
   d.MemcpyDtoH = &cuMemcpyDtoH;
   d.StreamCreate = &cuStreamCreate;

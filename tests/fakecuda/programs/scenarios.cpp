@@ -629,7 +629,7 @@ int streams_shim(const Driver& d, const std::string& fence) {
     for (int i = 0; i < 10; ++i) {
       CUdeviceptr p = alloc_ok(d, kMiB);
       if (i > 0) FC_CHECK(p == last, "free %d: block not reused after a synchronizing free", i);
-      FC_OK(d, d.MemsetD8(p, 1, kMiB));
+      FC_OK(d, d.MemsetD8Async(p, 1, kMiB, s));
       FC_OK(d, d.EventRecord(e, s));
       unsigned long long before = d.sync_count();
       FC_OK(d, d.MemFree(p));
@@ -640,8 +640,8 @@ int streams_shim(const Driver& d, const std::string& fence) {
     }
   } else {
     CUdeviceptr p = alloc_ok(d, kMiB);
-    FC_OK(d, d.MemsetD8(p, 1, kMiB));
-    FC_OK(d, d.EventRecord(e, s));  // the in-flight use
+    FC_OK(d, d.MemsetD8Async(p, 1, kMiB, s));  // the in-flight use
+    FC_OK(d, d.EventRecord(e, s));
     FC_EXPECT_RC(d, d.EventQuery(e), CUDA_ERROR_NOT_READY);
     FC_OK(d, d.MemFree(p));
     CUdeviceptr q = alloc_ok(d, kMiB);
@@ -1263,6 +1263,10 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"fork_expandable", [&] { return fork_scenario(d, mode); }},
       {"address_range_expandable", [&] { return address_range(d, mode); }},
       {"fake_api", [&] { return fake_api(d); }},
+      // scenario_fences.cpp: the shortcuts of reuse_fence:auto.
+      {"fence_shortcuts", [&] { return fence_shortcuts(d, mode, false); }},
+      {"fence_shortcuts_tc", [&] { return fence_shortcuts(d, mode, true); }},
+      {"fence_shortcuts_expandable", [&] { return fence_shortcuts(d, mode, false); }},
   };
   auto it = scenarios.find(scenario);
   if (it == scenarios.end()) {

@@ -42,6 +42,9 @@ struct Driver {
   decltype(&::cuPointerGetAttribute) PointerGetAttribute = nullptr;
   decltype(&::cuPointerGetAttributes) PointerGetAttributes = nullptr;
   decltype(&::cuMemsetD8) MemsetD8 = nullptr;
+  // Stream-ordered, on the stream given (0: the legacy default stream): work the shim's stream
+  // hooks see.
+  decltype(&::cuMemsetD8Async) MemsetD8Async = nullptr;
   decltype(&::cuMemcpyHtoD) MemcpyHtoD = nullptr;
   decltype(&::cuMemcpyDtoH) MemcpyDtoH = nullptr;
   decltype(&::cuStreamCreate) StreamCreate = nullptr;
@@ -142,6 +145,12 @@ CUmemAllocationProp device0_pinned();
 int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached);
 // thread_cache:auto: off for one thread, on once threads contend for the pool's lock.
 int thread_cache_auto(const Driver& d, Mode mode);
+
+// scenario_fences.cpp: reuse_fence:auto's shortcuts (idle non-blocking streams, work joined into
+// the legacy stream, forks, a non-blocking stream ordered after the barrier before its work),
+// checked by the blocks handed out and the driver calls the shim makes. `thread_cache`: run
+// with thread_cache:always.
+int fence_shortcuts(const Driver& d, Mode mode, bool thread_cache);
 
 }  // namespace fakecuda_test
 

@@ -290,6 +290,22 @@ CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   return memset_d8(dstDevice, uc, N);
 }
 
+// Stream-ordered work, done at once (a held stream's events still stay incomplete: the test
+// double's model of queued work, streams.cpp).
+CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  FAKECUDA_ENTRY("cuMemsetD8Async");
+  CUresult rc = CUDA_SUCCESS;
+  if (resolve_stream(hStream, &rc) == nullptr) return rc;
+  return memset_d8(dstDevice, uc, N);
+}
+
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  FAKECUDA_ENTRY("cuMemsetD8Async_ptsz");
+  CUresult rc = CUDA_SUCCESS;
+  if (resolve_stream(hStream, &rc) == nullptr) return rc;
+  return memset_d8(dstDevice, uc, N);
+}
+
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
   FAKECUDA_ENTRY("cuMemcpyHtoD_v2");
   return copy_htod(dstDevice, srcHost, ByteCount);

@@ -79,6 +79,7 @@ const Entry* entries(size_t* count) {
       {"cuPointerGetAttribute", 4000, fn(&cuPointerGetAttribute), nullptr},
       {"cuPointerGetAttributes", 7000, fn(&cuPointerGetAttributes), nullptr},
       {"cuMemsetD8", 3020, fn(&cuMemsetD8_v2), fn(&cuMemsetD8_v2_ptds)},
+      {"cuMemsetD8Async", 3020, fn(&cuMemsetD8Async), fn(&cuMemsetD8Async_ptsz)},
       {"cuMemcpyHtoD", 3020, fn(&cuMemcpyHtoD_v2), fn(&cuMemcpyHtoD_v2_ptds)},
       {"cuMemcpyDtoH", 3020, fn(&cuMemcpyDtoH_v2), fn(&cuMemcpyDtoH_v2_ptds)},
       {"cuIpcGetMemHandle", 4010, fn(&cuIpcGetMemHandle), nullptr},
