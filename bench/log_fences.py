@@ -44,15 +44,19 @@ def main():
             elif action == "stream_created":
                 streams[e.get("stream", "0x0")] = {
                     "nonblocking": bool(e.get("size", 0) & 1), "seq": e["seq"],
-                    "by": e.get("backtrace", [])[:4]}
+                    "entry": e.get("entry", ""), "by": e.get("caller", "")}
             elif action == "stream_first_work":
-                first_work.append({"stream": e.get("stream", "0x0"), "seq": e["seq"],
-                                   "entry": e.get("entry", "")})
+                kind = {1: "per-thread", 2: "blocking", 3: "non-blocking", 4: "unknown"}.get(
+                    e.get("size", 0), "?")
+                first_work.append({"stream": e.get("stream", "0x0"), "kind": kind,
+                                   "seq": e["seq"], "entry": e.get("entry", ""),
+                                   "by": e.get("caller", "")})
             held_max = max(held_max, held_now - 1 if action == "free_requested" else held_now)
             prev_action, prev_ptr = action, e.get("ptr")
     out = {"frees": frees, "fenced_frees": held, "fenced_max": held_max,
            "fenced_at_exit": len(requested), "streams_created": len(streams),
            "nonblocking_created": sum(1 for s in streams.values() if s["nonblocking"]),
+           "created_by": sorted({"%s %s" % (v["entry"], v["by"]) for v in streams.values()}),
            "first_work": first_work[:12]}
     if summary is not None:
         stats = {}
@@ -62,6 +66,11 @@ def main():
         for k in ("reserved_bytes.all.peak", "allocated_bytes.all.peak", "num_device_alloc",
                   "num_device_free", "num_sync_all_streams"):
             out[k] = stats.get(k)
+        fences = {}
+        for dev in summary.get("devices", {}).values():
+            for k, v in dev.get("fences", {}).items():
+                fences[k] = fences.get(k, 0) + v
+        out["fences"] = fences
     print(json.dumps(out))
 
 

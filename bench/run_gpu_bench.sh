@@ -16,6 +16,8 @@
 #    second sustained with 16 threads (from table 2), every event accounted for in the files.
 # 4. PyTorch: tensor churn and a training loop with PyTorch's cache, with it off, with it off under
 #    the shim: throughput and peak device memory (bench/torch_churn.py).
+# 2b. threads_streams (only when BENCH_TABLES names it): table 2 for threads on the per-thread
+#    default stream or a non-blocking stream each, pairs alone and with a kernel per pair.
 # 5. rounds (only when BENCH_TABLES names it): table 1's columns again, ROUNDS times interleaved
 #    (one run of each per round), with the median over rounds: on a noisy host one run per column
 #    can land in a slow spell.
@@ -148,8 +150,11 @@ build() {
   local p1=$!
   "$NVCC" "${common[@]}" -o "$BIN/threads" "$REPO/bench/threads.cu" -lcuda >"$LOGS/build-threads.log" 2>&1 &
   local p2=$!
+  "$NVCC" "${common[@]}" --default-stream per-thread -o "$BIN/threads_ptds" "$REPO/bench/threads.cu" -lcuda >"$LOGS/build-threads_ptds.log" 2>&1 &
+  local p3=$!
   wait $p1 || note "build of alloc_latency failed: $(head -c 400 "$LOGS/build-alloc_latency.log")"
   wait $p2 || note "build of threads failed: $(head -c 400 "$LOGS/build-threads.log")"
+  wait $p3 || note "build of threads_ptds failed: $(head -c 400 "$LOGS/build-threads_ptds.log")"
 }
 
 # "512 B X; 1 MiB Y; ..." for the run logged as $LOGS/$1.log.
@@ -319,6 +324,38 @@ table_threads() {
   echo "All with reuse_fence:auto. thread_cache:auto turns a pool's thread caches on once its lock was contended in 1/8 of 1024 acquisitions; with CUDAPOOL_LOG there are none (docs/shim.md, \"Thread caches\")."
 }
 
+# Threads whose work is not on the legacy stream: the per-thread default stream (a program built
+# with --default-stream per-thread) or a non-blocking stream per thread, pairs alone and with a
+# small kernel on the block before each free (reuse_fence:auto must follow that work).
+table_threads_streams() {
+  echo
+  echo "## Host threads on per-thread and non-blocking streams (allocation+free of 1 MiB, total pairs/s)"
+  echo
+  if [ ! -x "$BIN/threads_ptds" ]; then
+    note "threads_ptds was not built"
+    return
+  fi
+  bench_run ts-ptds-shim 60 shim:reuse_fence:auto "$BIN/threads_ptds" --seconds 2
+  bench_run ts-ptds-never 60 shim:reuse_fence:auto,thread_cache:never "$BIN/threads_ptds" --seconds 2
+  bench_run ts-nb-shim 60 shim:reuse_fence:auto "$BIN/threads" --stream nonblocking --seconds 2
+  bench_run ts-ptdswork-shim 60 shim:reuse_fence:auto "$BIN/threads_ptds" --stream per-thread --work --seconds 2
+  bench_run ts-ptdswork-raw 60 raw "$BIN/threads_ptds" --stream per-thread --work --seconds 2
+  bench_run ts-nbwork-shim 60 shim:reuse_fence:auto "$BIN/threads" --stream nonblocking --work --seconds 2
+  bench_run ts-nbwork-raw 60 raw "$BIN/threads" --stream nonblocking --work --seconds 2
+  echo "| threads | per-thread default stream (built --default-stream per-thread), shim | the same, thread_cache:never | a non-blocking stream each, shim | per-thread stream + a kernel per pair, shim | the same, no shim | non-blocking stream + a kernel per pair, shim | the same, no shim |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  local n c row
+  for n in 1 4 16; do
+    row="| $n |"
+    for c in ptds-shim ptds-never nb-shim ptdswork-shim ptdswork-raw nbwork-shim nbwork-raw; do
+      row+=" $(awk -v n="$n" '$1 == "threads=" n { sub("pairs_per_s=", "", $4); print $4 }' "$LOGS/ts-$c.log" 2>/dev/null | head -n 1) |"
+    done
+    echo "${row//| |/| - |}"
+  done
+  echo
+  echo "All with reuse_fence:auto (default settings: thread_cache:auto) unless the column says otherwise."
+}
+
 # The log's cost, from the latency and threads runs with CUDAPOOL_LOG.
 table_log() {
   echo
@@ -411,8 +448,8 @@ main() {
   local t
   for t in ${BENCH_TABLES:-latency threads log torch}; do
     case $t in
-      latency | threads | log | torch | rounds | torch_rounds) "table_$t" ;;
-      *) note "BENCH_TABLES: no table '$t' (latency, threads, log, torch, rounds, torch_rounds)" ;;
+      latency | threads | threads_streams | log | torch | rounds | torch_rounds) "table_$t" ;;
+      *) note "BENCH_TABLES: no table '$t' (latency, threads, threads_streams, log, torch, rounds, torch_rounds)" ;;
     esac
   done
   if [ -n "${OUT:-}" ]; then

@@ -129,6 +129,20 @@ for (w, setting), modes in rows.items():
         print("| %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |" % (
             w, setting, mode, mib(res), mib(alloc), dev, sps, rel_r, rel_s, fenced, same))
 EOF
+# What the fences did and which streams had work, per shim run (the first round).
+"$PY" - "$RAW" <<'EOF'
+import json, re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"RUN workload=(\S+) setting=(\S+) mode=(shim\S*) round=1 .* LOG (\{.*\})$", line.strip())
+    if not m:
+        continue
+    log = json.loads(m.group(4))
+    print("FENCES %s %s %s %s" % (m.group(1), m.group(2), m.group(3), json.dumps(log.get("fences", {}), sort_keys=True)))
+    print("STREAMS %s created %d (%d non-blocking) by %s; first work: %s" % (
+        m.group(1), log.get("streams_created", 0), log.get("nonblocking_created", 0),
+        "; ".join(log.get("created_by", []))[:300],
+        "; ".join("%s %s %s" % (w["kind"], w["entry"], w["by"]) for w in log.get("first_work", [])[:4])[:400]))
+EOF
 if [ -n "${OUT:-}" ]; then
   cp "$RAW" "$OUT/torch-models-raw.txt"
   cp "$WORK/table.md" "$OUT/torch-models.md"

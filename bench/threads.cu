@@ -4,8 +4,13 @@
 // With --async every thread uses cudaMallocAsync+cudaFreeAsync on a non-blocking stream of its
 // own, from the device's default pool (release threshold UINT64_MAX): the anchor. With --driver
 // every thread calls cuMemAlloc_v2+cuMemFree_v2 (linked with -lcuda): the shim without cudart.
+// --stream per-thread|nonblocking: every thread has that stream (its per-thread default stream,
+// or a non-blocking stream of its own) and, with --work, puts a small kernel that writes the
+// block on it before each free (work the reuse fences must follow; built with --default-stream
+// per-thread, "per-thread" is also where a plain launch goes).
 //
-//   threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]
+//   threads [--async | --driver] [--stream per-thread|nonblocking] [--work] [--seconds S]
+//           [--size BYTES] [--threads 1,4,16]
 //
 // One line per thread count: threads=N pairs=P seconds=S pairs_per_s=R
 #include <cuda.h>
@@ -26,11 +31,17 @@ namespace {
 
 using clk = std::chrono::steady_clock;
 
+__global__ void touch(unsigned* p) {
+  if (threadIdx.x == 0) p[0] += 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool async = false;
   bool driver = false;
+  std::string stream_kind = "legacy";
+  bool work = false;
   double seconds = 2.0;
   size_t size = size_t(1) << 20;
   std::vector<int> counts = {1, 4, 16};
@@ -40,6 +51,10 @@ int main(int argc, char** argv) {
       async = true;
     } else if (a == "--driver") {
       driver = true;
+    } else if (a == "--stream" && i + 1 < argc) {
+      stream_kind = argv[++i];
+    } else if (a == "--work") {
+      work = true;
     } else if (a == "--seconds" && i + 1 < argc) {
       seconds = atof(argv[++i]);
     } else if (a == "--size" && i + 1 < argc) {
@@ -57,7 +72,8 @@ int main(int argc, char** argv) {
     } else {
       fprintf(
           stderr,
-          "usage: threads [--async | --driver] [--seconds S] [--size BYTES] [--threads 1,4,16]\n");
+          "usage: threads [--async | --driver] [--stream per-thread|nonblocking] [--work] "
+          "[--seconds S] [--size BYTES] [--threads 1,4,16]\n");
       return 2;
     }
   }
@@ -70,11 +86,12 @@ int main(int argc, char** argv) {
     CHECK(cudaMemPoolSetAttribute(mem_pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   }
   const char* conf = getenv("CUDAPOOL_CONF");
-  printf("threads: api %s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n",
+  printf("threads: api %s, stream %s%s, size %zu, %.1f s per count, shim %s, CUDAPOOL_CONF=%s\n",
          async    ? "async"
          : driver ? "driver"
                   : "malloc",
-         size, seconds, shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
+         stream_kind.c_str(), work ? " with a kernel per pair" : "", size, seconds,
+         shim_loaded() ? "loaded" : "not-loaded", conf ? conf : "(unset)");
   fflush(stdout);
 
   for (int n : counts) {
@@ -88,7 +105,11 @@ int main(int argc, char** argv) {
       pool.emplace_back([&] {
         CHECK(cudaSetDevice(0));
         cudaStream_t stream = nullptr;
-        if (async) CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        if (async || stream_kind == "nonblocking") {
+          CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        } else if (stream_kind == "per-thread") {
+          stream = cudaStreamPerThread;
+        }
         auto pair = [&] {
           void* p = nullptr;
           if (async) {
@@ -102,6 +123,7 @@ int main(int argc, char** argv) {
             }
           } else {
             CHECK(cudaMalloc(&p, size));
+            if (work) touch<<<1, 32, 0, stream>>>(static_cast<unsigned*>(p));
             CHECK(cudaFree(p));
           }
         };
@@ -115,9 +137,11 @@ int main(int argc, char** argv) {
           mine += 16;
           if (clk::now() >= deadline) break;
         }
-        if (async) {
+        if (async || stream_kind == "nonblocking") {
           CHECK(cudaStreamSynchronize(stream));
           CHECK(cudaStreamDestroy(stream));
+        } else if (work) {
+          CHECK(cudaStreamSynchronize(stream));
         }
         total.fetch_add(mine);
       });

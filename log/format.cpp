@@ -410,7 +410,18 @@ std::string format_summary(const Summary& s) {
       out.push_back(':');
       out += std::to_string(value);
     });
-    out += "}}";
+    out += "}";
+    if (i < s.fences.size() && !s.fences[i].empty()) {
+      out += ",\"fences\":{";
+      for (std::size_t k = 0; k < s.fences[i].size(); ++k) {
+        if (k > 0) out.push_back(',');
+        append_json_string(out, s.fences[i][k].first);
+        out.push_back(':');
+        append_u64(out, s.fences[i][k].second);
+      }
+      out += "}";
+    }
+    out += "}";
   }
   out += "},\"leaks\":[";
   for (std::size_t i = 0; i < s.leaks.size(); ++i) {

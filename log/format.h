@@ -18,8 +18,8 @@ namespace cudapool::log {
 
 inline constexpr const char* kSchema = "cudapool.log/1";
 
-// The longest event line format_event() can write, '\n' included (every field at its widest, entry and
-// caller at their longest and 16 backtrace frames come to about 1000 bytes).
+// The longest event line format_event() can write, '\n' included (every field at its widest, entry
+// and caller at their longest and 16 backtrace frames come to about 1000 bytes).
 inline constexpr std::size_t kMaxEventLine = 1024;
 
 // Writes one event as a JSON object and '\n' into buf; returns the bytes written, or 0 (buf left
@@ -59,6 +59,9 @@ struct Summary {
   // Logger::finish() fills seq, t_ns and events when they are 0.
   std::uint64_t seq = 0, t_ns = 0, events = 0;
   std::vector<std::pair<int, pool::DeviceStats>> devices;
+  // Per device (the same order; may be shorter): the reuse fences' counters, written as the
+  // device's "fences" object (not statistics of the pool: a replay does not reproduce them).
+  std::vector<std::vector<std::pair<std::string, std::uint64_t>>> fences;
   std::vector<Leak> leaks;
   bool write_failed = false;       // a write failed: lines are missing
   std::uint64_t records_lost = 0;  // events not written (only after a write failure)

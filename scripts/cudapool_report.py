@@ -36,7 +36,8 @@ LAYOUT_ACTIONS = frozenset(("alloc", "free_requested", "free_completed", "segmen
 KNOWN_ACTIONS = LAYOUT_ACTIONS | frozenset((
     "oom", "empty_cache", "alloc_async", "free_async", "alloc_managed", "alloc_pitch",
     "vmm_create", "vmm_release", "vmm_map", "vmm_unmap", "alloc_host", "free_host",
-    "free_unowned", "bad_free", "ipc_refused", "context_dropped"))
+    "free_unowned", "bad_free", "ipc_refused", "context_dropped", "stream_created",
+    "stream_first_work"))
 
 
 class Malformed(Exception):

@@ -286,10 +286,17 @@ void finish_log() {
     // One entry per device: the pools of several contexts on one device are summed.
     auto same = std::find_if(summary.devices.begin(), summary.devices.end(),
                              [&](const auto& entry) { return entry.first == p.device; });
+    const auto counters = p.backend.fence().counters();
     if (same == summary.devices.end()) {
       summary.devices.emplace_back(p.device, p.pool.stats());
+      summary.fences.emplace_back();
+      for (const auto& [name, value] : counters) summary.fences.back().emplace_back(name, value);
     } else {
       pool::add_pool_stats(same->second, p.pool.stats());
+      auto& sums = summary.fences[static_cast<std::size_t>(same - summary.devices.begin())];
+      for (std::size_t k = 0; k < counters.size() && k < sums.size(); ++k) {
+        sums[k].second += counters[k].second;
+      }
     }
     p.pool.for_each_block([&](const pool::Block& b) {
       if (!b.allocated) return;

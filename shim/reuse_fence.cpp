@@ -167,6 +167,8 @@ bool ReuseFence::close_open_epoch() {
     epoch.waits.clear();
   }
   closing_.store(false, std::memory_order_seq_cst);
+  ++epochs_closed_;
+  if (epoch.waits.empty()) ++passed_by_ordering_;
   closed_.push_back(std::move(epoch));
   last_closed_.store(id, std::memory_order_release);
   return true;
@@ -231,6 +233,7 @@ bool ReuseFence::wait(std::uint64_t ticket, std::uint64_t budget_ns) {
       std::find_if(closed_.begin(), closed_.end(), [&](const Epoch& e) { return e.id >= ticket; });
   if (it == closed_.end()) return false;
   Epoch& epoch = *it;
+  ++waits_;
   if (budget_ns == kForever) {
     for (CUevent e : epoch.waits) real().cuEventSynchronize(e);
     for (CUevent e : epoch.waits) seen_complete(e);
@@ -238,7 +241,10 @@ bool ReuseFence::wait(std::uint64_t ticket, std::uint64_t budget_ns) {
   } else {
     const std::uint64_t deadline = now_ns() + budget_ns;
     while (!epoch_complete(epoch)) {
-      if (now_ns() >= deadline) return false;
+      if (now_ns() >= deadline) {
+        ++waits_timed_out_;
+        return false;
+      }
       __builtin_ia32_pause();
     }
   }
@@ -318,6 +324,17 @@ void ReuseFence::retire_stream(CUstream stream, TrackedStream* entry) {
   } else {
     retired_marks_.push_back(s.mark);
   }
+}
+
+std::vector<std::pair<const char*, std::uint64_t>> ReuseFence::counters() const {
+  return {{"epochs", epochs_closed_},
+          {"epochs_passed_at_close", passed_by_ordering_},
+          {"barriers", gen_.load(std::memory_order_relaxed)},
+          {"marks", marks_recorded_},
+          {"ordering_waits", ordering_waits_.load(std::memory_order_relaxed)},
+          {"waits", waits_},
+          {"waits_timed_out", waits_timed_out_},
+          {"nonblocking_streams", streams_.size()}};
 }
 
 void ReuseFence::forget_all() {

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "config/options.h"
@@ -81,10 +82,8 @@ class ReuseFence {
     if (!n_work_.load(std::memory_order_relaxed)) n_work_.store(true, std::memory_order_seq_cst);
   }
 
-  // Statistics for the diagnostics: barriers recorded, marks recorded, ordering waits inserted.
-  std::uint64_t barriers() const { return gen_.load(std::memory_order_relaxed); }
-  std::uint64_t marks() const { return marks_recorded_; }
-  std::uint64_t ordering_waits() const { return ordering_waits_.load(std::memory_order_relaxed); }
+  // What the fences did, for the log's summary (under the pool's lock): name, count.
+  std::vector<std::pair<const char*, std::uint64_t>> counters() const;
 
  private:
   struct Epoch {
@@ -126,6 +125,10 @@ class ReuseFence {
   std::atomic<CUevent> barrier_event_{nullptr};  // re-recorded at every barrier
   std::atomic<std::uint64_t> ordering_waits_{0};
   std::uint64_t marks_recorded_ = 0;
+  std::uint64_t epochs_closed_ = 0;
+  std::uint64_t passed_by_ordering_ = 0;  // epochs that passed at their close (no mark to wait for)
+  std::uint64_t waits_ = 0;               // blocking or bounded waits asked for
+  std::uint64_t waits_timed_out_ = 0;
   std::deque<Epoch> closed_;  // oldest first
   std::vector<NonBlocking> streams_;
   std::vector<CUevent> retired_marks_;  // of destroyed streams, until seen complete

@@ -25,11 +25,13 @@ HEADER = [("schema", str), ("version", str), ("pid", int), ("host", str), ("exec
 COMMON = [("seq", int), ("t_ns", int), ("tid", int), ("dev", int), ("action", str), ("ptr", str),
           ("size", int)]
 OPTIONAL = [("block_size", int), ("segment", str), ("stream", str), ("latency_ns", int),
-            ("error", int), ("backtrace", list), ("cache_hit", bool)]
+            ("error", int), ("backtrace", list), ("cache_hit", bool), ("entry", str),
+            ("caller", str)]
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
            "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
            "alloc_managed", "alloc_pitch", "vmm_create", "vmm_release", "vmm_map", "vmm_unmap",
-           "alloc_host", "free_host", "free_unowned", "bad_free", "ipc_refused", "context_dropped"}
+           "alloc_host", "free_host", "free_unowned", "bad_free", "ipc_refused", "context_dropped",
+           "stream_created", "stream_first_work"}
 
 
 class Bad(Exception):

@@ -14,7 +14,7 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf
+# fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf
 # cupy numba jax logs), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (1200: no program starts after this many seconds; those
@@ -226,6 +226,8 @@ build_all() {
   b cross_stream cross_stream.cu
   b cross_stream_ptds cross_stream.cu --default-stream per-thread
   b late_stream late_stream.cu
+  b fence_shortcuts fence_shortcuts.cu
+  b fence_shortcuts_ptds fence_shortcuts.cu --default-stream per-thread
   b errors errors.cu "${lcuda[@]}"
   b libraries libraries.cu -lcublas -lcufft -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64"
   b other_allocs other_allocs.cu
@@ -288,6 +290,35 @@ test_cross_stream() {
     log="$LOGS/$bin-raw.log"
     fast=$(awk '{ for (i = 1; i < NF; i++) if ($i == "free") { v = $(i + 1) + 0; if (m == "" || v < m) m = v } } END { printf "%.1f", m }' "$log")
     verdict "$bin-raw" $rc "$log" "without the shim (fastest cudaFree $fast ms: the driver waits)"
+  done
+}
+
+# The shortcuts of reuse_fence:auto (fence_shortcuts.cu): a block whose last work was joined into
+# the legacy stream, or ran on the legacy or a blocking stream while an idle non-blocking stream
+# exists, is reused at once and stays safe for new work on any stream; unjoined work is waited
+# for. reuse_fence:none shows the cases can fail.
+test_fence_shortcuts() {
+  local bin rc log
+  for bin in fence_shortcuts fence_shortcuts_ptds; do
+    have $bin || { fail "$bin" "not built"; continue; }
+    run "$bin" 90 shim "$BIN/$bin" --expect-reuse
+    rc=$?
+    log="$LOGS/$bin.log"
+    preload_check "$bin" $rc "$log"
+    verdict "$bin" $rc "$log" "$(grep -o 'new==X in [0-9]*' "$log" | head -1) of 32 cases (24 shortcut cases reused X), old data survived in all"
+    run "$bin-none" 90 shim:reuse_fence:none "$BIN/$bin"
+    rc=$?
+    log="$LOGS/$bin-none.log"
+    preload_check "$bin-none" $rc "$log"
+    if [ $rc = 3 ]; then
+      N_UNSAFE=$((N_UNSAFE + 1))
+      echo "EXPECTED-UNSAFE $bin-none: $(grep -c 'old data CORRUPTED' "$log") of 32 cases lost the old data (the hazards are real)"
+    else
+      verdict "$bin-none" $rc "$log" "reuse_fence:none: old data survived in all 32 cases"
+    fi
+    run "$bin-raw" 120 raw "$BIN/$bin"
+    rc=$?
+    verdict "$bin-raw" $rc "$LOGS/$bin-raw.log" "without the shim"
   done
 }
 
@@ -883,9 +914,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs}; do
     case $section in
-      cross_stream | late_stream | alloc_basic | driver_api | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs) "test_$section" ;;
+      cross_stream | fence_shortcuts | late_stream | alloc_basic | driver_api | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
