@@ -31,7 +31,8 @@
 # Each table is printed as soon as its numbers are in; the raw lines of every run are kept in
 # $WORK/logs (and $OUT/gpu-bench-logs).
 #
-# Environment: CUDAPOOL_LIB (default $REPO/build/shim/libcudapool.so), WORK (default
+# Environment: CUDAPOOL_LIB (default $REPO/build/shim/libcudapool.so), CUDAPOOL_LIB_BASELINE
+# (another build of the shim: the rounds table gets a "baseline" column, default settings), WORK (default
 # /tmp/cudapool-bench: binaries, the PyTorch extension build, logs), LOG_COST (bench/log_cost of
 # the shim's build directory, if built), LOG_DIR (where the allocation
 # logs of the log-cost runs go, deleted after counting; default /dev/shm if it exists, so the disk
@@ -43,6 +44,8 @@ set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
+# Another build of the shim (an earlier commit) for a "baseline" column of the rounds table.
+BASELINE="${CUDAPOOL_LIB_BASELINE:-}"
 WORK="${WORK:-/tmp/cudapool-bench}"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 NVCC="${NVCC:-$CUDA_HOME/bin/nvcc}"
@@ -84,6 +87,7 @@ bench_run() {
     raw) ;;
     shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
     shimlog:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shimlog:}" "CUDAPOOL_LOG=$LOG_DIR/$name-%p.jsonl") ;;
+    base:*) e+=("LD_PRELOAD=$BASELINE" "CUDAPOOL_CONF=${mode#base:}") ;;
   esac
   local t0=$SECONDS rc
   timeout -k 10 "$tmo" "${e[@]}" "$@" >"$LOGS/$name.log" 2>&1
@@ -214,6 +218,7 @@ table_latency() {
 table_rounds() {
   local rounds="${ROUNDS:-5}" r c s
   local -a cols=(raw rawheld auto never always sync none driver log async torch)
+  [ -n "$BASELINE" ] && cols+=(baseline)
   echo
   echo "## Allocation latency, $rounds interleaved rounds (median per pair; median over rounds)"
   echo
@@ -237,6 +242,7 @@ table_rounds() {
     log_counts "rounds-log-$r"
     bench_run "rounds-async-$r" 120 raw "${PIN[@]}" "$BIN/alloc_latency" --async --budget-s "$LAT_BUDGET"
     ((have_torch)) && bench_run "rounds-torch-$r" 300 raw "${PIN[@]}" "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+    [ -n "$BASELINE" ] && bench_run "rounds-baseline-$r" 120 base:reuse_fence:auto "${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET"
   done
   echo "| size | column | rounds (ns) | median | raw / median |"
   echo "| --- | --- | --- | --- | --- |"

@@ -164,7 +164,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
 
   if (!pending_.empty()) {
     Request probe = r;
-    if (!get_free_block(probe, false)) wait_for_fenced_blocks(r);
+    if (!get_free_block<false>(probe)) wait_for_fenced_blocks(r);
   }
   bool found = get_free_block(r);
   const bool cache_hit = found;
@@ -202,9 +202,10 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
   return result;
 }
 
-bool DevicePool::get_free_block(Request& r, bool count) {
+template <bool kCount>
+bool DevicePool::get_free_block(Request& r) {
   BlockPool& pool = *r.pool;
-  if (count && gc_active()) ++pool.lookups;  // ages are counted only while GC can run
+  if (kCount && gc_active()) ++pool.lookups;  // ages are counted only while GC can run
   Block key = sort_key(r.stream, r.size);
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != r.stream) return false;

@@ -165,8 +165,10 @@ class DevicePool {
     BackendResult err;
   };
 
-  // malloc steps, in PyTorch's order. get_free_block with count=false only looks (no GC age).
-  bool get_free_block(Request& r, bool count = true);
+  // malloc steps, in PyTorch's order. get_free_block<false> only looks (counts no GC age); a
+  // template so that the counting call inlines into malloc as before.
+  template <bool kCount = true>
+  bool get_free_block(Request& r);
   bool alloc_block(Request& r, bool is_retry);
   bool release_available_cached_blocks(const Request& r);
   void release_cached_blocks();

@@ -22,7 +22,6 @@ const CUevent kEventTombstone = reinterpret_cast<CUevent>(~std::uintptr_t{0});
 
 TrackedStream g_streams[kStreamSlots];
 std::mutex g_streams_mutex;
-std::atomic<bool> g_untracked{false};
 
 struct EventSlot {
   std::atomic<CUevent> handle{nullptr};
@@ -94,7 +93,7 @@ TrackedStream* register_stream(CUstream stream, bool nonblocking, ReuseFence* fe
     i = (i + 1) & (kStreamSlots - 1);
   }
   if (free_slot == nullptr) {
-    if (nonblocking) g_untracked.store(true, std::memory_order_release);
+    if (nonblocking) g_untracked_nonblocking.store(true, std::memory_order_release);
     return nullptr;
   }
   TrackedStream& e = *free_slot;
@@ -117,13 +116,9 @@ TrackedStream* unregister_stream(CUstream stream) {
   return ref.entry;
 }
 
-bool untracked_nonblocking() {
-  return g_untracked.load(std::memory_order_acquire);
-}
-
 void note_untracked_nonblocking() {
   g_nonblocking_seen.store(true, std::memory_order_release);
-  g_untracked.store(true, std::memory_order_release);
+  g_untracked_nonblocking.store(true, std::memory_order_release);
 }
 
 TrackedStream* stream_at(std::uint32_t slot) {

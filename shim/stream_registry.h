@@ -65,7 +65,10 @@ TrackedStream* register_stream(CUstream stream, bool nonblocking, ReuseFence* fe
 TrackedStream* unregister_stream(CUstream stream);
 // Whether a non-blocking stream could not be registered: fences then fall back to waiting for
 // completion (no ordering shortcut may be taken for a stream the shim cannot see).
-bool untracked_nonblocking();
+inline std::atomic<bool> g_untracked_nonblocking{false};
+inline bool untracked_nonblocking() {
+  return g_untracked_nonblocking.load(std::memory_order_acquire);
+}
 // A non-blocking stream the shim cannot follow exists (a green context's stream: its work runs in
 // a context of its own): from now on fences wait for completion.
 void note_untracked_nonblocking();
