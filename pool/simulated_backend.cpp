@@ -129,7 +129,20 @@ std::uint64_t SimulatedBackend::fence_after_free(std::uintptr_t, std::size_t, st
 
 bool SimulatedBackend::fence_passed(std::uint64_t fence) {
   if (live_fences_.count(fence) == 0) ++misuse_;
-  return fences_complete_ || passed_fences_.count(fence) != 0;
+  return fences_complete_ || passed_fences_.count(fence) != 0 || waited_out_.count(fence) != 0;
+}
+
+bool SimulatedBackend::fence_wait_for(std::uint64_t fence, std::uint64_t budget_ns) {
+  if (live_fences_.count(fence) == 0) ++misuse_;
+  ++bounded_waits_;
+  last_wait_budget_ = budget_ns;
+  if (fence_passed(fence)) return true;
+  if (fence_wait_cost_ == kNever || fence_wait_cost_ > budget_ns) return false;
+  // Tickets pass in order: waiting for one passes every earlier live fence too.
+  for (std::uint64_t f : live_fences_) {
+    if (f <= fence) waited_out_.insert(f);
+  }
+  return true;
 }
 
 bool SimulatedBackend::fence_wait(std::uint64_t fence) {
@@ -141,6 +154,7 @@ bool SimulatedBackend::fence_wait(std::uint64_t fence) {
 void SimulatedBackend::fence_release(std::uint64_t fence) {
   if (live_fences_.erase(fence) == 0) ++misuse_;
   passed_fences_.erase(fence);
+  waited_out_.erase(fence);
 }
 
 void SimulatedBackend::fail_next_allocations(int count, BackendStatus status, int error) {

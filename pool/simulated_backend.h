@@ -32,6 +32,7 @@ class SimulatedBackend : public Backend {
                                  std::uintptr_t stream) override;
   bool fence_passed(std::uint64_t fence) override;
   bool fence_wait(std::uint64_t fence) override;
+  bool fence_wait_for(std::uint64_t fence, std::uint64_t budget_ns) override;
   void fence_release(std::uint64_t fence) override;
 
   // Device bytes in use (segments plus backed pages) and their high-water mark.
@@ -64,6 +65,13 @@ class SimulatedBackend : public Backend {
   void hold_fences() { fences_complete_ = false; }
   std::size_t live_fences() const { return live_fences_.size(); }
   std::uint64_t fences_waited() const { return fences_waited_; }
+  // Bounded waits (fence_wait_for): a fence held by the test passes in one when it takes at most
+  // this many ns (a fence "nearly done"); kNever (the default): none passes, as a fence whose
+  // kernel runs for long. Scripted fences (replay) never pass in a wait: the log says when.
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  void set_fence_wait_cost(std::uint64_t ns) { fence_wait_cost_ = ns; }
+  std::uint64_t bounded_waits() const { return bounded_waits_; }
+  std::uint64_t last_wait_budget() const { return last_wait_budget_; }
   // Calls that were inconsistent (a free of an unknown segment, a double map...): must stay 0.
   std::uint64_t misuse() const { return misuse_; }
 
@@ -95,6 +103,10 @@ class SimulatedBackend : public Backend {
   std::set<std::uint64_t> passed_fences_;  // scripted fences whose block may come back
   std::uint64_t scripted_fence_ = 0;       // the fence the next free gets (0: none)
   std::uint64_t fences_waited_ = 0;
+  std::uint64_t fence_wait_cost_ = kNever;
+  std::uint64_t bounded_waits_ = 0;
+  std::uint64_t last_wait_budget_ = 0;
+  std::set<std::uint64_t> waited_out_;  // fences passed by a bounded wait
   std::uint64_t misuse_ = 0;
 };
 

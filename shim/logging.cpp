@@ -238,24 +238,15 @@ const char* find_caller() {
 
 void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t size,
                       const char* entry) {
-  log::Logger* l = logger();
-  if (l == nullptr) return;
-  log::LogRecord r;
+  if (logger() == nullptr) return;
   CUdevice device = 0;
   if (real().cuCtxGetDevice != nullptr) real().cuCtxGetDevice(&device);
-  r.device = device;
-  r.action = action;
-  r.size = size;
-  r.stream = stream;
-  r.entry = entry;
-  r.caller = find_caller();
-  r.tid = thread_id();
-  r.t_ns = monotonic_ns();
-  l->append(r);
+  log_event(action, device, 0, size, 0, stream, 0, 0, entry, find_caller());
 }
 
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size, int error,
-               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t context) {
+               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t context,
+               const char* entry, const char* caller) {
   log::Logger* l = logger();
   if (l == nullptr) return;
   log::LogRecord r;
@@ -267,6 +258,8 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
   r.error = error;
   r.stream = stream;
   r.latency_ns = latency_ns;
+  r.entry = entry;
+  r.caller = caller;
   r.tid = thread_id();
   r.t_ns = monotonic_ns();  // the clock of the pool's events, not the Logger's fallback
   l->append(r);

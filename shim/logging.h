@@ -41,10 +41,11 @@ CallInfo& current_call();
 // Captures the caller's backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it.
 void capture_backtrace();
 
-// A pass-through or error event; `context` as in LogRecord, where a pool is concerned.
+// A pass-through, error or stream event; `context`, `entry` and `caller` as in LogRecord.
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,
                int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0,
-               std::uint8_t context = 0);
+               std::uint8_t context = 0, const char* entry = nullptr,
+               const char* caller = nullptr);
 
 // A stream event (stream_created, stream_first_work): `entry` is the driver entry point (a
 // string constant); the library that called it is found from the return addresses (dladdr; the

@@ -7,10 +7,9 @@
 // it.
 #include "shim/reuse_fence.h"
 
-#include <time.h>
-
 #include <algorithm>
 
+#include "shim/clock.h"
 #include "shim/context_scope.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
@@ -28,13 +27,6 @@ void raise_to(std::atomic<std::uint64_t>& word, std::uint64_t value) {
   std::uint64_t seen = word.load(std::memory_order_relaxed);
   while (seen < value && !word.compare_exchange_weak(seen, value, std::memory_order_seq_cst)) {
   }
-}
-
-std::uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -239,9 +231,9 @@ bool ReuseFence::wait(std::uint64_t ticket, std::uint64_t budget_ns) {
     for (CUevent e : epoch.waits) seen_complete(e);
     epoch.waits.clear();
   } else {
-    const std::uint64_t deadline = now_ns() + budget_ns;
+    const std::uint64_t deadline = monotonic_ns() + budget_ns;
     while (!epoch_complete(epoch)) {
-      if (now_ns() >= deadline) {
+      if (monotonic_ns() >= deadline) {
         ++waits_timed_out_;
         return false;
       }

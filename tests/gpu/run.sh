@@ -249,6 +249,23 @@ build_all() {
 
 have() { [ -x "$BIN/$1" ]; }
 
+# none_run NAME TIMEOUT CASES WHY CMD...: CMD under reuse_fence:none, whose data loss (exit 3,
+# "old data CORRUPTED" lines) is reported as EXPECTED-UNSAFE, not failed.
+none_run() {
+  local name=$1 tmo=$2 cases=$3 why=$4 rc log
+  shift 4
+  run "$name" "$tmo" shim:reuse_fence:none "$@"
+  rc=$?
+  log="$LOGS/$name.log"
+  preload_check "$name" $rc "$log"
+  if [ $rc = 3 ]; then
+    N_UNSAFE=$((N_UNSAFE + 1))
+    echo "EXPECTED-UNSAFE $name: $(grep -c 'old data CORRUPTED' "$log") of $cases cases lost the old data ($why)"
+  else
+    verdict "$name" $rc "$log" "reuse_fence:none: old data survived in all $cases cases"
+  fi
+}
+
 test_cross_stream() {
   local bin rc log fast
   for bin in cross_stream cross_stream_ptds; do
@@ -274,16 +291,7 @@ test_cross_stream() {
     preload_check "$bin-blocking-only" $rc "$log"
     verdict "$bin-blocking-only" $rc "$log" "blocking and per-thread streams only: $(grep -o 'new==X in [0-9]*' "$log" | head -1) of 8 cases, old data survived in all"
     # none may be unsafe: data loss is reported, not failed.
-    run "$bin-none" 60 shim:reuse_fence:none "$BIN/$bin"
-    rc=$?
-    log="$LOGS/$bin-none.log"
-    preload_check "$bin-none" $rc "$log"
-    if [ $rc = 3 ]; then
-      N_UNSAFE=$((N_UNSAFE + 1))
-      echo "EXPECTED-UNSAFE $bin-none: $(grep -c 'old data CORRUPTED' "$log") of 12 cases lost the old data (reuse_fence:none is documented as unsafe)"
-    else
-      verdict "$bin-none" $rc "$log" "reuse_fence:none: old data survived in all 12 cases"
-    fi
+    none_run "$bin-none" 60 12 "reuse_fence:none is documented as unsafe" "$BIN/$bin"
     # Without the shim: the real cudaFree waits for the kernel.
     run "$bin-raw" 60 raw "$BIN/$bin"
     rc=$?
@@ -306,16 +314,7 @@ test_fence_shortcuts() {
     log="$LOGS/$bin.log"
     preload_check "$bin" $rc "$log"
     verdict "$bin" $rc "$log" "$(grep -o 'new==X in [0-9]*' "$log" | head -1) of 32 cases (24 shortcut cases reused X), old data survived in all"
-    run "$bin-none" 90 shim:reuse_fence:none "$BIN/$bin"
-    rc=$?
-    log="$LOGS/$bin-none.log"
-    preload_check "$bin-none" $rc "$log"
-    if [ $rc = 3 ]; then
-      N_UNSAFE=$((N_UNSAFE + 1))
-      echo "EXPECTED-UNSAFE $bin-none: $(grep -c 'old data CORRUPTED' "$log") of 32 cases lost the old data (the hazards are real)"
-    else
-      verdict "$bin-none" $rc "$log" "reuse_fence:none: old data survived in all 32 cases"
-    fi
+    none_run "$bin-none" 90 32 "the hazards are real" "$BIN/$bin"
     run "$bin-raw" 120 raw "$BIN/$bin"
     rc=$?
     verdict "$bin-raw" $rc "$LOGS/$bin-raw.log" "without the shim"

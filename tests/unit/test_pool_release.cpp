@@ -410,3 +410,64 @@ TEST_CASE("pool: forget_all forgets allocated, cached and pending blocks without
     CHECK(h.pool.free(again.ptr) == FreeStatus::kOk);
   }
 }
+
+TEST_CASE("pool: before a new segment it waits a little for fenced blocks that could serve") {
+  Harness h(kGiB);
+  h.backend.set_fences(true);
+  const std::uintptr_t a = h.alloc(30 * kMiB);
+  h.free(a);
+  CHECK(h.pool.pending_fences() == 1);
+  h.backend.set_fence_wait_cost(1000);  // the work behind the fence is nearly done
+  const std::uintptr_t b = h.alloc(30 * kMiB);
+  CHECK(b == a);  // the fenced block, not a new segment
+  CHECK(h.backend.bounded_waits() == 1);
+  // The budget is what the segment's cudaMalloc would cost: 60 us plus 2.2 ms per GiB.
+  CHECK(h.backend.last_wait_budget() == 60000 + 30 * kMiB / 450);
+  CHECK(h.stats().num_device_alloc == 1);
+  CHECK(h.pool.reserved_bytes() == 30 * kMiB);
+  CHECK(h.pool.pending_fences() == 0);
+  // A request the free cache serves asks for no wait.
+  h.free(b);
+  h.backend.complete_fences();
+  h.alloc(30 * kMiB);
+  CHECK(h.backend.bounded_waits() == 1);
+}
+
+TEST_CASE("pool: a fenced wait that runs out grows the pool, and is not tried again for that fence") {
+  Harness h(kGiB);
+  h.backend.set_fences(true);
+  const std::uintptr_t a = h.alloc(30 * kMiB);
+  h.free(a);
+  // The fence's work runs long (the default): the wait gives up, a new segment serves.
+  const std::uintptr_t b = h.alloc(30 * kMiB);
+  CHECK(b != a);
+  CHECK(h.backend.bounded_waits() == 1);
+  CHECK(h.stats().num_device_alloc == 2);
+  // The same fence still holds the oldest block: no second wait.
+  const std::uintptr_t c = h.alloc(30 * kMiB);
+  CHECK(c != a);
+  CHECK(h.backend.bounded_waits() == 1);
+  CHECK(h.stats().num_device_alloc == 3);
+  // Once it passed, the block serves without a wait.
+  h.backend.complete_fences();
+  CHECK(h.alloc(30 * kMiB) == a);
+  CHECK(h.backend.bounded_waits() == 1);
+  CHECK(h.stats().num_device_alloc == 3);
+}
+
+TEST_CASE("pool: fenced blocks too small for the request are not waited for") {
+  Harness h(kGiB);
+  h.backend.set_fences(true);
+  h.backend.set_fence_wait_cost(1000);
+  const std::uintptr_t a = h.alloc(4 * kMiB);
+  h.free(a);
+  const std::uintptr_t b = h.alloc(30 * kMiB);  // 4 MiB fenced cannot cover 30 MiB
+  CHECK(b != a);
+  CHECK(h.backend.bounded_waits() == 0);
+  CHECK(h.pool.pending_fences() == 1);
+  // Nor are fenced blocks of the other pool (small) for a large request, or of another stream.
+  const std::uintptr_t s = h.alloc(512);
+  h.free(s);
+  h.alloc(2 * kMiB, /*stream=*/7);
+  CHECK(h.backend.bounded_waits() == 0);
+}
