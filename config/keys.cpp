@@ -435,12 +435,12 @@ constexpr KeyInfo kKeys[] = {
     // cudapool's own keys.
     {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false,
      apply_choice<&Options::reuse_fence, kReuseFenceWords>,
-     render_choice<&Options::reuse_fence, kReuseFenceWords>},
+     render_choice<&Options::reuse_fence, kReuseFenceWords>, true},
     {"thread_cache", "", ValueKind::kChoice, "auto, always or never", "auto", false,
      apply_choice<&Options::thread_cache, kThreadCacheWords>,
-     render_choice<&Options::thread_cache, kThreadCacheWords>},
+     render_choice<&Options::thread_cache, kThreadCacheWords>, true},
     {"strict", "", ValueKind::kBool, kTrueFalse, "False", false, apply_bool<&Options::strict>,
-     render_bool<&Options::strict>},
+     render_bool<&Options::strict>, true},
     // PyTorch-only keys (default_text is PyTorch's default).
     {"backend", "", ValueKind::kChoice, "native or cudaMallocAsync", "native", true, check_backend,
      render_ignored},

@@ -55,7 +55,8 @@ struct KeyInfo {
   std::string_view default_text;  // the default in user units (PyTorch's, for PyTorch-only keys)
   bool pytorch_only;              // validated like PyTorch, then ignored (reported as a Note)
   ApplyFn apply;
-  RenderFn render;  // PyTorch-only keys render as "ignored"
+  RenderFn render;             // PyTorch-only keys render as "ignored"
+  bool cudapool_only = false;  // cudapool's own key: PyTorch rejects it in its conf string
 };
 
 // All keys, in the order describe() lists them.

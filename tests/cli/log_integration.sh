@@ -135,6 +135,17 @@ PY
 python3 "$src/scripts/cudapool_report.py" "$f" >"$tmp/report.txt" || fail "report failed"
 grep -q "the process exited normally" "$tmp/report.txt" || fail "report: no normal exit"
 
+# 1b. cudapool tune reads a log the shim wrote: the own setting's row is what the replay says.
+"$CUDAPOOL_BUILD_DIR/tools/cudapool-tune" --json "$f" >"$tmp/tune.json" || fail "tune of a shim log failed"
+python3 - "$tmp/tune.json" "$tmp/replay.json" "$replay" "$f" <<'PY' || fail "tune's own row disagrees with the replay"
+import json, subprocess, sys
+t = json.load(open(sys.argv[1]))
+own = [r for r in t["logs"][0]["results"] if r["setting"] == "own"][0]
+rep = json.loads(subprocess.run([sys.argv[3], "--json", sys.argv[4]], capture_output=True, text=True, check=True).stdout)
+assert own["peak_reserved"] == rep["stats"]["reserved_bytes.all.peak"], (own, rep["stats"]["reserved_bytes.all.peak"])
+assert own["device_allocs"] == rep["stats"]["num_device_alloc"]
+PY
+
 # 2. Four threads at once: one ordered log, still reproduced exactly by replay.
 CUDAPOOL_LOG="$tmp/threads.jsonl" run python3 "$tmp/drive.py" threads || fail "threaded run failed"
 python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/threads.jsonl" >/dev/null ||

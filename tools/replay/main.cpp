@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 
+#include "tools/replay/bytes_arg.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"
 
@@ -21,33 +22,6 @@ constexpr const char* kUsage =
     "                        the log header's, else 80G)\n"
     "  --no-log-addresses    give new segments fresh simulated addresses instead of the\n"
     "                        addresses of the log's segment_alloc events\n";
-
-bool parse_bytes(const std::string& text, std::uint64_t& out) {
-  if (text.empty()) return false;
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &used, 10);
-  } catch (...) {
-    return false;
-  }
-  if (text[0] == '-') return false;
-  std::string suffix = text.substr(used);
-  unsigned shift = 0;
-  if (suffix == "K" || suffix == "KiB")
-    shift = 10;
-  else if (suffix == "M" || suffix == "MiB")
-    shift = 20;
-  else if (suffix == "G" || suffix == "GiB")
-    shift = 30;
-  else if (suffix == "T" || suffix == "TiB")
-    shift = 40;
-  else if (!suffix.empty())
-    return false;
-  if (shift != 0 && value > (~0ull >> shift)) return false;
-  out = value << shift;
-  return true;
-}
 
 }  // namespace
 
@@ -76,7 +50,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--device-memory") {
       const std::string text = value("--device-memory");
       std::uint64_t bytes = 0;
-      if (!parse_bytes(text, bytes) || bytes == 0) {
+      if (!cudapool::replay::parse_bytes(text, bytes) || bytes == 0) {
         std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n", text.c_str());
         return 2;
       }

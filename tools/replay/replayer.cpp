@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/parse.h"
+#include "tools/replay/line_reader.h"
 
 namespace cudapool::replay {
 
@@ -225,32 +226,21 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
 }
 
 void Replayer::feed_stream(std::istream& in) {
-  std::string buffer(1 << 20, '\0');
-  std::string carry;
-  std::uint64_t line_number = 0;
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::size_t got = static_cast<std::size_t>(in.gcount());
-    if (got == 0) break;
-    std::string_view chunk(buffer.data(), got);
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t nl = chunk.find('\n', start);
-      if (nl == std::string_view::npos) {
-        carry.append(chunk.substr(start));
-        break;
-      }
-      if (carry.empty()) {
-        feed(++line_number, chunk.substr(start, nl - start));
-      } else {
-        carry.append(chunk.substr(start, nl - start));
-        feed(++line_number, carry);
-        carry.clear();
-      }
-      start = nl + 1;
-    }
+  for_each_line(in, [&](std::uint64_t number, std::string_view line) { feed(number, line); });
+  finish();
+}
+
+void Replayer::replay(const RecordedLog& log) {
+  header_ = log.header;
+  counts_.lines += log.lines;
+  counts_.other_lines += log.other_lines;
+  counts_.blank_lines += log.blank_lines;
+  counts_.malformed_lines += log.malformed_lines;
+  for (const auto& p : log.problems) problem(p.line, p.what);
+  for (const RecordedEvent& e : log.events) {
+    settle_conf();
+    apply(e.line, e.event);
   }
-  if (!carry.empty()) feed(++line_number, carry);
   finish();
 }
 

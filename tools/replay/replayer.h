@@ -16,6 +16,7 @@
 #include "pool/simulated_backend.h"
 #include "tools/replay/id_map.h"
 #include "tools/replay/log_event.h"
+#include "tools/replay/recorded_log.h"
 
 namespace cudapool::replay {
 
@@ -65,6 +66,9 @@ class Replayer {
   void feed(std::uint64_t line_number, std::string_view line);
   // Reads a whole stream line by line, then finish().
   void feed_stream(std::istream& in);
+  // Replays a log read before (recorded_log.h), then finish(): the same result as feed_stream
+  // of its file, without parsing it again. For a fresh Replayer only.
+  void replay(const RecordedLog& log);
   // Ends the replay: settles the conf and makes device 0 exist when no event named a device.
   void finish();
 

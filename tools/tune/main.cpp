@@ -1,0 +1,161 @@
+// tools/tune/main.cpp: the cudapool-tune command line. Usage: see kUsage. Reads every log once
+// (recorded_log.h), sweeps the settings (sweep.h), replays and ranks them (tune.h), prints
+// (tune_report.h). Exit status: 0 done; 1 a log could not be read or holds no events; 2 usage.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/parse.h"
+#include "tools/replay/bytes_arg.h"
+#include "tools/tune/sweep.h"
+#include "tools/tune/tune.h"
+#include "tools/tune/tune_report.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cudapool-tune [--device-memory BYTES] [--fraction F] [--try CONF]... [--json]\n"
+    "                     [--threads N] [--rows N] LOG...\n"
+    "  Replays each cudapool.log/1 file under a sweep of pool settings (the log's own, the\n"
+    "  defaults, expandable segments, max_split_size_mb, roundup_power2_divisions,\n"
+    "  large_segment_size_mb, max_non_split_rounding_mb, garbage_collection_threshold with a\n"
+    "  fraction, combinations, and every --try) and ranks them by peak reserved memory, then\n"
+    "  recommends a conf string. Several logs (the ranks of one job): a table per log and the\n"
+    "  setting best for the worst of them.\n"
+    "  --device-memory BYTES device size for the replays (K, M, G, T: binary; default: each\n"
+    "                        log header's, else 80G): OOMs are counted against it\n"
+    "  --fraction F          per_process_memory_fraction F (0 < F <= 1) for every setting\n"
+    "                        (garbage_collection_threshold is only tried with one)\n"
+    "  --try CONF            also try CONF (changes against the log's own settings); repeatable\n"
+    "  --json                one JSON object (schema cudapool.tune/1) instead of tables\n"
+    "  --threads N           replays at once (default: all cores)\n"
+    "  --rows N              rows per table in text (default 20)\n";
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "cudapool-tune: %s\n%s", what.c_str(), kUsage);
+  return 2;
+}
+
+bool parse_count(const std::string& text, long lo, long hi, long& out) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cudapool;
+  tune::SweepInputs sweep_in;
+  tune::TuneOptions options;
+  bool json = false;
+  std::size_t rows = 20;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name, std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      (void)name;
+      return true;
+    };
+    std::string v;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--device-memory") {
+      if (!value("--device-memory", &v)) return usage_error("--device-memory needs a value");
+      std::uint64_t bytes = 0;
+      // Below 2 MiB no segment fits; above 2^50 (1 PiB) no device exists.
+      if (!replay::parse_bytes(v, bytes) || bytes < (2ull << 20) || bytes > (1ull << 50)) {
+        return usage_error("--device-memory: not a device size (2M to 1024T): '" + v + "'");
+      }
+      options.device_memory = bytes;
+    } else if (arg == "--fraction") {
+      if (!value("--fraction", &v)) return usage_error("--fraction needs a value");
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(f > 0.0 && f <= 1.0)) {
+        return usage_error("--fraction: a number greater than 0 and at most 1, not '" + v + "'");
+      }
+      sweep_in.fraction = f;
+    } else if (arg == "--try") {
+      if (!value("--try", &v)) return usage_error("--try needs a conf string");
+      const config::ParseResult parsed = config::parse_conf(v);
+      if (!parsed.diagnostics.empty()) {
+        for (const auto& d : parsed.diagnostics) std::fprintf(stderr, "%s\n", d.message().c_str());
+        return usage_error("--try '" + v + "': not a valid conf string");
+      }
+      sweep_in.tries.push_back(v);
+    } else if (arg == "--threads") {
+      long n = 0;
+      if (!value("--threads", &v) || !parse_count(v, 1, 1024, n)) {
+        return usage_error("--threads: a number from 1 to 1024");
+      }
+      options.threads = static_cast<int>(n);
+    } else if (arg == "--rows") {
+      long n = 0;
+      if (!value("--rows", &v) || !parse_count(v, 1, 100000, n)) {
+        return usage_error("--rows: a number from 1 to 100000");
+      }
+      rows = static_cast<std::size_t>(n);
+    } else if (arg != "-" && arg.rfind("--", 0) == 0) {
+      return usage_error("unknown option " + arg);
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  if (paths.empty()) return usage_error("no LOG given");
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<tune::LogInput> logs(paths.size());
+  int stdin_uses = 0;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i] == "-" && ++stdin_uses > 1) return usage_error("'-' (standard input) once only");
+    logs[i].path = paths[i];
+    std::string error;
+    if (!replay::read_log_file(paths[i], &logs[i].log, &error)) {
+      std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
+      return 1;
+    }
+    if (logs[i].log.allocs == 0) {
+      std::fprintf(stderr,
+                   "cudapool-tune: %s: no alloc events (%llu lines, %llu malformed): nothing to "
+                   "tune; is it a cudapool.log/1 file (CUDAPOOL_LOG)?\n",
+                   paths[i].c_str(), static_cast<unsigned long long>(logs[i].log.lines),
+                   static_cast<unsigned long long>(logs[i].log.malformed_lines));
+      return 1;
+    }
+    if (logs[i].log.largest_request > sweep_in.largest_request) {
+      sweep_in.largest_request = logs[i].log.largest_request;
+    }
+  }
+  sweep_in.base_conf = tune::own_conf(logs);
+  {
+    // A fraction in the log's own settings applies to the sweep unless --fraction replaces it.
+    const config::ParseResult own = config::parse_conf(sweep_in.base_conf);
+    if (!sweep_in.fraction && own.options.per_process_memory_fraction < 1.0) {
+      sweep_in.fraction = own.options.per_process_memory_fraction;
+    }
+  }
+  const std::vector<tune::Candidate> candidates = tune::sweep(sweep_in);
+  const tune::TuneResult result = tune::run_tune(logs, candidates, options);
+  tune::ReportContext ctx;
+  ctx.paths = paths;
+  for (const auto& l : logs) ctx.logs.push_back(&l.log);
+  ctx.fraction = sweep_in.fraction;
+  ctx.rows = rows;
+  ctx.threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  ctx.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string out = json ? tune::json_report(result, ctx) : tune::text_report(result, ctx);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}

@@ -1,0 +1,27 @@
+// tools/tune/tune_report.h: what cudapool tune prints. Text: per log a ranked table (peak
+// reserved, its change against the log's own setting, peak allocated, reserved-over-allocated
+// overhead, device allocations and frees, retries, OOMs), the worst-rank table when there are
+// several logs, then the recommended conf string with why and its caveats. JSON
+// (schema cudapool.tune/1): the same as one object. Formatting only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/tune/tune.h"
+
+namespace cudapool::tune {
+
+struct ReportContext {
+  std::vector<std::string> paths;
+  std::vector<const replay::RecordedLog*> logs;
+  std::optional<double> fraction;
+  double seconds = 0.0;
+  int threads = 1;
+  std::size_t rows = 20;  // rows of each table in text (all in JSON)
+};
+
+std::string text_report(const TuneResult& result, const ReportContext& context);
+std::string json_report(const TuneResult& result, const ReportContext& context);
+
+}  // namespace cudapool::tune
