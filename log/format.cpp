@@ -184,7 +184,34 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
     c.safe(r.caller, kMaxCallerText);
     *c.p++ = '"';
   }
-  const std::size_t frames = r.frames < kMaxBacktrace ? r.frames : kMaxBacktrace;
+  if (r.action == LogAction::kOom && r.oom.cause != 0) {
+    const OomFigures& o = r.oom;
+    c.lit(",\"segment_size\":");
+    c.u64(o.segment_size);
+    c.lit(",\"device_total\":");
+    c.u64(o.device_total);
+    c.lit(",\"device_free\":");
+    c.u64(o.device_free);
+    if (o.cap != 0) {
+      c.lit(",\"cap\":");
+      c.u64(o.cap);
+    }
+    c.lit(",\"reserved\":");
+    c.u64(o.reserved);
+    c.lit(",\"allocated\":");
+    c.u64(o.allocated);
+    c.lit(",\"free_blocks\":");
+    c.u64(o.free_blocks);
+    c.lit(",\"largest_free_block\":");
+    c.u64(o.largest_free_block);
+    c.lit(",\"cause\":\"");
+    c.str(pool::oom_cause_name(static_cast<pool::OomCause>(o.cause - 1)));
+    c.lit("\"}\n");
+    return static_cast<std::size_t>(c.p - buf);
+  }
+  const std::size_t frames = r.action == LogAction::kOom ? 0
+                             : r.frames < kMaxBacktrace  ? r.frames
+                                                         : kMaxBacktrace;
   if (frames > 0) {
     c.lit(",\"backtrace\":[");
     for (std::size_t i = 0; i < frames; ++i) {

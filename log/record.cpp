@@ -98,6 +98,12 @@ LogRecord record_of(const pool::PoolEvent& event) {
   r.segment = event.segment;
   r.stream = event.stream;
   r.cache_hit = event.cache_hit;
+  if (event.oom != nullptr) {
+    const pool::OomState& o = *event.oom;
+    r.oom = OomFigures{o.segment_size, o.device_total, o.device_free, o.cap, o.reserved,
+                       o.allocated, o.free_blocks, o.largest_free_block,
+                       static_cast<std::uint8_t>(static_cast<int>(o.cause) + 1)};
+  }
   return r;
 }
 

@@ -45,6 +45,14 @@ inline constexpr LogAction kLastLogAction = LogAction::kStreamFirstWork;
 
 inline constexpr std::size_t kMaxBacktrace = 16;
 
+// What an oom event carries besides size (requested) and block_size (rounded): pool/oom.h's
+// OomState, as plain numbers. cause is 0 when the event has no figures, else OomCause + 1.
+struct OomFigures {
+  std::uint64_t segment_size, device_total, device_free, cap, reserved, allocated, free_blocks,
+      largest_free_block;
+  std::uint8_t cause;
+};
+
 struct LogRecord {
   std::uint64_t seq = 0;   // order of events in the process, from 1
   std::uint64_t t_ns = 0;  // CLOCK_MONOTONIC
@@ -67,8 +75,13 @@ struct LogRecord {
   // (interned by the shim, never freed); nullptr when they do not apply.
   const char* entry = nullptr;
   const char* caller = nullptr;
-  std::uint64_t backtrace[kMaxBacktrace] = {};
+  // alloc events carry return addresses, oom events their figures: never both.
+  union {
+    std::uint64_t backtrace[kMaxBacktrace] = {};
+    OomFigures oom;
+  };
 };
+static_assert(sizeof(OomFigures) <= sizeof(std::uint64_t) * kMaxBacktrace);
 
 const char* action_name(LogAction action);
 

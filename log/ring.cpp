@@ -91,8 +91,12 @@ std::uint64_t Ring::push(const LogRecord& r) {
   // A constant-size copy of the fixed part (vector moves; a variable-size one becomes rep movs,
   // whose start-up cost measured a fifth of push()).
   std::memcpy(static_cast<void*>(&slot.record), &r, offsetof(LogRecord, backtrace));
-  const std::size_t frames = r.frames < kMaxBacktrace ? r.frames : kMaxBacktrace;
-  for (std::size_t i = 0; i < frames; ++i) slot.record.backtrace[i] = r.backtrace[i];
+  if (r.action == LogAction::kOom) {
+    slot.record.oom = r.oom;  // an oom event's figures share the backtrace's storage
+  } else {
+    const std::size_t frames = r.frames < kMaxBacktrace ? r.frames : kMaxBacktrace;
+    for (std::size_t i = 0; i < frames; ++i) slot.record.backtrace[i] = r.backtrace[i];
+  }
   slot.record.seq = ticket + 1;
   slot.seq.store(ticket + 1, std::memory_order_release);
   if (consumer_sleeping_.load(std::memory_order_relaxed) != 0 &&

@@ -57,7 +57,7 @@ class Ring {
  private:
   struct alignas(64) Slot {
     std::atomic<std::uint64_t> seq{0};  // == ticket: free for it; == ticket + 1: published
-    LogRecord record;                   // backtrace[] beyond record.frames is stale: never read
+    LogRecord record;  // backtrace[] beyond record.frames (oom.* outside oom events) is stale
   };
 
   bool published(std::uint64_t position) const {

@@ -126,6 +126,38 @@ void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::
   sink_->on_pool_event(event);
 }
 
+void DevicePool::out_of_memory(std::size_t requested, std::size_t rounded,
+                               std::size_t segment_size, std::uintptr_t stream) {
+  stats_.num_ooms += 1;
+  OomState& s = last_oom_;
+  s = OomState{};
+  s.requested = requested;
+  s.rounded = rounded;
+  s.segment_size = segment_size;
+  s.device_total = backend_.total_memory();
+  s.device_free = backend_.free_memory();
+  s.cap = allowed_memory_.value_or(0);
+  s.reserved = reserved_;
+  const auto all = static_cast<std::size_t>(StatType::kAll);
+  s.allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[all].current);
+  for (const BlockPool* pool : {&small_, &large_}) {
+    for (const Block* b : pool->blocks) {
+      ++s.free_blocks;
+      if (b->size > s.largest_free_block) s.largest_free_block = b->size;
+    }
+  }
+  s.cause = classify_oom(s);
+  if (sink_ == nullptr) return;
+  PoolEvent event;
+  event.action = Action::kOom;
+  event.device = device_;
+  event.size = requested;
+  event.block_size = rounded;
+  event.stream = stream;
+  event.oom = &last_oom_;
+  sink_->on_pool_event(event);
+}
+
 Block* DevicePool::new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream,
                              BlockPool* pool) {
   Block* b = make_cached<Block>(block_nodes_, kFreshBlock);
@@ -148,8 +180,7 @@ void DevicePool::insert_cached(BlockPool& pool, Block* block) {
 AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, const AllocTag& tag) {
   AllocResult result;
   if (requested > kLargestRequest) {
-    stats_.num_ooms += 1;
-    emit(Action::kOom, 0, requested, 0, 0, stream);
+    out_of_memory(requested, 0, 0, stream);
     result.status = AllocStatus::kOutOfMemory;
     return result;
   }
@@ -187,8 +218,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
       result.backend_error = r.err.error;
       return result;
     }
-    stats_.num_ooms += 1;
-    emit(Action::kOom, 0, requested, r.size, 0, stream);
+    out_of_memory(requested, r.size, r.alloc_size, stream);
     result.status = AllocStatus::kOutOfMemory;
     return result;
   }

@@ -18,6 +18,7 @@
 #include "pool/block.h"
 #include "pool/events.h"
 #include "pool/node_cache.h"
+#include "pool/oom.h"
 #include "pool/ptr_map.h"
 #include "pool/stats.h"
 
@@ -145,6 +146,8 @@ class DevicePool {
   void for_each_block(const std::function<void(const Block&)>& fn) const;
   // For check_invariants: each free set in its key order, each block found by its key.
   bool cache_sets_ordered() const;
+  // The state at the last out-of-memory this pool answered (oom.h); requested == 0 before one.
+  const OomState& last_oom() const { return last_oom_; }
   std::size_t pending_fences() const { return pending_.size(); }
   // Bytes of freed blocks still waiting on a reuse fence.
   std::size_t pending_fence_bytes() const;
@@ -212,6 +215,9 @@ class DevicePool {
   }
   void emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
             std::uintptr_t segment, std::uintptr_t stream, bool cache_hit = false);
+  // Records last_oom_ for a failed request and emits kOom with it.
+  void out_of_memory(std::size_t requested, std::size_t rounded, std::size_t segment_size,
+                     std::uintptr_t stream);
   bool gc_active() const;
 
   config::Options options_;
@@ -235,6 +241,7 @@ class DevicePool {
   std::size_t reserved_ = 0;  // PyTorch's total_allocated_memory
   std::optional<std::size_t> allowed_memory_;
   BackendResult backend_failure_;  // a non-OOM failure inside an expandable-segment step
+  OomState last_oom_;
   DeviceStats stats_;
 };
 

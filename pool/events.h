@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "pool/oom.h"
+
 namespace cudapool::pool {
 
 enum class Action : std::uint8_t {
@@ -32,6 +34,7 @@ struct PoolEvent {
   std::uintptr_t segment = 0;  // base of the segment holding the block
   std::uintptr_t stream = 0;
   bool cache_hit = false;  // kAlloc: served from cached memory without a device allocation
+  const OomState* oom = nullptr;  // kOom: what the out-of-memory means (oom.h)
 };
 
 class EventSink {

@@ -21,6 +21,7 @@ class SimulatedBackend : public Backend {
                             std::uintptr_t first_address = 0x7f0000000000);
 
   std::size_t total_memory() const override { return capacity_; }
+  std::size_t free_memory() const override { return capacity_ - in_use_; }
   BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
   void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
   BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;

@@ -288,6 +288,62 @@ def slow_parse(raw, lineno, log):
     return obj, action, seq, t_ns, tid, dev, ptr, size, block_size
 
 
+OOM_FIELDS = ("block_size", "segment_size", "device_total", "device_free", "cap", "reserved",
+              "allocated", "free_blocks", "largest_free_block")
+
+
+def oom_figures(obj):
+    """The figures an oom event of the shim carries (docs/log-format.md), or None."""
+    cause = obj.get("cause")
+    if cause not in ("fragmentation", "cap", "shortage"):
+        return None
+    f = {"cause": cause, "requested": obj.get("size", 0)}
+    for k in OOM_FIELDS:
+        v = obj.get(k, 0)
+        f[k] = v if type(v) is int and v >= 0 else 0
+    return f
+
+
+def mib_text(b):
+    if b >= 1 << 30:
+        return "%.2f GiB" % (b / (1 << 30))
+    if b >= 1 << 20:
+        return "%.2f MiB" % (b / (1 << 20))
+    return "%d bytes" % b
+
+
+def explain_oom(f, dev):
+    """The explanation of an oom event, as the shim printed it (pool/oom.cpp); [] without figures."""
+    if not f:
+        return []
+    unallocated = max(0, f["reserved"] - f["allocated"])
+    out = ["out of memory on device %d: tried to allocate %s (a block of %s, from a new segment of %s)"
+           % (dev, mib_text(f["requested"]), mib_text(f["block_size"]), mib_text(f["segment_size"])),
+           "  device: %s total, %s free%s" % (
+               mib_text(f["device_total"]),
+               mib_text(f["device_free"]) if f["device_free"] else "(unknown)",
+               ", cap %s (per_process_memory_fraction)" % mib_text(f["cap"]) if f["cap"] else ""),
+           "  pool: %s reserved, %s allocated, %s reserved but unallocated in %d free cached block%s "
+           "(the largest %s)" % (mib_text(f["reserved"]), mib_text(f["allocated"]),
+                                 mib_text(unallocated), f["free_blocks"],
+                                 "" if f["free_blocks"] == 1 else "s",
+                                 mib_text(f["largest_free_block"]))]
+    if f["cause"] == "cap":
+        need = (f["reserved"] + f["segment_size"]) / f["device_total"] if f["device_total"] else 1.0
+        out.append("  why: the memory cap refused it, the device had room. Raise "
+                   "per_process_memory_fraction to at least %.2f, or unset it"
+                   % (1.0 if need > 1.0 else need + 0.005))
+    elif f["cause"] == "fragmentation":
+        out.append("  why: fragmentation: %s is reserved but unallocated, yet no free block holds %s. "
+                   "Try expandable_segments:True, or see what `cudapool tune` finds for this log"
+                   % (mib_text(unallocated), mib_text(f["block_size"])))
+    else:
+        out.append("  why: the program holds %s of the device's %s; no setting of the pool frees "
+                   "that: use less memory (smaller batches) or a larger device"
+                   % (mib_text(f["allocated"]), mib_text(f["device_total"])))
+    return out
+
+
 def first_pass(stream, spool):
     """Reads every line once: counts, statistics, peaks, request sizes, live blocks."""
     log = Log()
@@ -440,7 +496,7 @@ def first_pass(stream, spool):
         elif action == "oom":
             d.num_ooms += 1
             if len(log.ooms) < TOP:
-                log.ooms.append((dev, size, seq, t_ns))
+                log.ooms.append((dev, size, seq, t_ns, oom_figures(obj)))
     log.lines = lineno
     log.events = events
     log.cache_hits = cache_hits
@@ -886,8 +942,9 @@ def build_report(log, layouts, name):
     rep["largest_requests"] = [
         {"size": s, "dev": dev, "seq": seq, "t_ns": t, "time_s": seconds(log, t)}
         for s, _, dev, seq, t in sorted(log.largest, key=lambda x: (-x[0], -x[1]))]
-    rep["ooms"] = [{"dev": dev, "size": s, "seq": seq, "t_ns": t, "time_s": seconds(log, t)}
-                   for dev, s, seq, t in log.ooms]
+    rep["ooms"] = [dict({"dev": dev, "size": s, "seq": seq, "t_ns": t, "time_s": seconds(log, t)},
+                        **({"explained": f} if f else {}))
+                   for dev, s, seq, t, f in log.ooms]
 
     entries = []
     if summary is not None:
@@ -1033,6 +1090,8 @@ def text_report(rep):
         for e in rep["ooms"]:
             w("  %-32s dev %-3d seq %-10d at %.6f s" % (human(e["size"]), e["dev"], e["seq"],
                                                       e["time_s"]))
+            for line in explain_oom(e.get("explained"), e["dev"]):
+                w("    " + line)
 
     lk = rep["leaks"]
     w("")

@@ -28,6 +28,16 @@ CudaBackend::CudaBackend(CUcontext context, CUdevice device, config::ReuseFence 
   }
 }
 
+std::size_t CudaBackend::free_memory() const {
+  ContextScope scope(context_);
+  size_t free = 0;
+  size_t total = 0;
+  if (real().cuMemGetInfo_v2 == nullptr || real().cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) {
+    return 0;
+  }
+  return free;
+}
+
 pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   ContextScope scope(context_);
   CUdeviceptr p = 0;

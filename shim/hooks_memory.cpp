@@ -12,6 +12,7 @@
 #include "shim/guard.h"
 #include "shim/hooks.h"
 #include "shim/logging.h"
+#include "shim/oom_report.h"
 #include "shim/pooled_free.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
@@ -80,6 +81,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     capture_backtrace();
   }
   cudapool::pool::AllocResult r;
+  cudapool::pool::OomState oom;
   {
     PoolLock lock(*p);
     r = p->pool.malloc(bytesize, 0, tag);
@@ -88,6 +90,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
         thread_cache_flush_all(*p)) {
       r = p->pool.malloc(bytesize, 0, tag);
     }
+    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory) oom = p->pool.last_oom();
     if (miss.cache != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
       thread_cache_track(*p, miss, r.ptr, r.block_size);
     }
@@ -104,6 +107,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
       *dptr = static_cast<CUdeviceptr>(r.ptr);
       return CUDA_SUCCESS;
     case cudapool::pool::AllocStatus::kOutOfMemory:
+      report_oom(oom, p->device);
       return CUDA_ERROR_OUT_OF_MEMORY;
     case cudapool::pool::AllocStatus::kBackendError:
       return static_cast<CUresult>(r.backend_error);

@@ -26,7 +26,9 @@ COMMON = [("seq", int), ("t_ns", int), ("tid", int), ("dev", int), ("action", st
           ("size", int)]
 OPTIONAL = [("block_size", int), ("segment", str), ("stream", str), ("latency_ns", int),
             ("error", int), ("backtrace", list), ("cache_hit", bool), ("entry", str),
-            ("caller", str)]
+            ("caller", str), ("segment_size", int), ("device_total", int), ("device_free", int),
+            ("cap", int), ("reserved", int), ("allocated", int), ("free_blocks", int),
+            ("largest_free_block", int), ("cause", str)]
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
            "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
            "alloc_managed", "alloc_pitch", "vmm_create", "vmm_release", "vmm_map", "vmm_unmap",

@@ -202,7 +202,9 @@ TEST_CASE("log: every action's line parses, with the documented fields and types
       CHECK(j.at("size") == 1u << 20);
       CHECK(j.contains("cache_hit") == (a == LogAction::kAlloc));
       if (a == LogAction::kAlloc) CHECK(j.at("cache_hit").is_boolean());
-      const std::size_t optional = variant == 1 ? 6 : 0;
+      // An oom event never carries a backtrace: its figures share that storage (record.h).
+      const bool oom = a == LogAction::kOom;
+      const std::size_t optional = variant == 1 ? (oom ? 5 : 6) : 0;
       CHECK(j.size() == 7 + optional + (a == LogAction::kAlloc ? 1 : 0));
       if (variant == 1) {
         CHECK(j.at("block_size") == 2u << 20);
@@ -210,10 +212,39 @@ TEST_CASE("log: every action's line parses, with the documented fields and types
         CHECK(j.at("stream") == "0x55");
         CHECK(j.at("latency_ns") == 77);
         CHECK(j.at("error") == 2);
-        CHECK(j.at("backtrace") == json::array({"0x1", "0xffffffffffffffff", "0x10"}));
+        if (!oom) CHECK(j.at("backtrace") == json::array({"0x1", "0xffffffffffffffff", "0x10"}));
       }
     }
   }
+}
+
+TEST_CASE("log: an oom event carries what the out-of-memory means") {
+  LogRecord r;
+  r.seq = 5;
+  r.action = LogAction::kOom;
+  r.size = 1000;
+  r.block_size = 1024;
+  r.oom = cudapool::log::OomFigures{2u << 20, 80ull << 30, 1u << 20, 0, 79ull << 30, 70ull << 30,
+                                    12, 512u << 20, 1};  // cause 1: fragmentation
+  const json j = parse_line(event_line(r));
+  CHECK(j.at("segment_size") == 2u << 20);
+  CHECK(j.at("device_total") == 80ull << 30);
+  CHECK(j.at("device_free") == 1u << 20);
+  CHECK(!j.contains("cap"));
+  CHECK(j.at("reserved") == 79ull << 30);
+  CHECK(j.at("allocated") == 70ull << 30);
+  CHECK(j.at("free_blocks") == 12);
+  CHECK(j.at("largest_free_block") == 512u << 20);
+  CHECK(j.at("cause") == "fragmentation");
+  CHECK(!j.contains("backtrace"));
+  r.oom.cap = 40ull << 30;
+  r.oom.cause = 2;
+  const json k = parse_line(event_line(r));
+  CHECK(k.at("cap") == 40ull << 30);
+  CHECK(k.at("cause") == "cap");
+  // Without figures (cause 0) an oom line is the plain event.
+  r.oom.cause = 0;
+  CHECK(!parse_line(event_line(r)).contains("cause"));
 }
 
 TEST_CASE("log: the widest event fits kMaxEventLine, a small buffer gets 0") {

@@ -1267,6 +1267,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"fence_shortcuts", [&] { return fence_shortcuts(d, mode, false); }},
       {"fence_shortcuts_tc", [&] { return fence_shortcuts(d, mode, true); }},
       {"fence_shortcuts_expandable", [&] { return fence_shortcuts(d, mode, false); }},
+      {"oom_explained", [&] { return oom_explained(d, mode); }},
   };
   auto it = scenarios.find(scenario);
   if (it == scenarios.end()) {

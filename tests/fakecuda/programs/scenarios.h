@@ -152,6 +152,10 @@ int thread_cache_auto(const Driver& d, Mode mode);
 // with thread_cache:always.
 int fence_shortcuts(const Driver& d, Mode mode, bool thread_cache);
 
+// scenario_oom.cpp: out-of-memory answers on a 64 MiB device (oom_explained.sh checks the
+// explanation the shim prints and logs).
+int oom_explained(const Driver& d, Mode mode);
+
 }  // namespace fakecuda_test
 
 #define FC_CHECK(cond, ...)                                                           \

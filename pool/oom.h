@@ -1,0 +1,44 @@
+// pool/oom.h: what an out-of-memory means. When a request fails after the pool freed what it
+// could, the pool records the state (oom_state), and explain_oom turns it into the message the
+// shim prints and `cudapool report` repeats: what was asked, the device's and the pool's memory,
+// the free cached blocks, and a remedy chosen from that state (fragmentation, the cap, or a real
+// shortage). Plain data and text; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cudapool::pool {
+
+enum class OomCause : std::uint8_t {
+  kFragmentation,  // enough bytes cached but unallocated, in pieces no request fits
+  kCap,            // per_process_memory_fraction refused; the device had room
+  kShortage,       // the program holds (nearly) all of the device
+};
+
+struct OomState {
+  std::uint64_t requested = 0;     // bytes the program asked for
+  std::uint64_t rounded = 0;       // the block size the pool rounded it to
+  std::uint64_t segment_size = 0;  // the segment (or pages) the pool asked the device for
+  std::uint64_t device_total = 0;
+  std::uint64_t device_free = 0;  // as the driver said after the pool freed its cache (0: unknown)
+  std::uint64_t cap = 0;          // per_process_memory_fraction x total; 0 without a fraction
+  std::uint64_t reserved = 0;     // held by the pool from the device
+  std::uint64_t allocated = 0;    // handed to the program
+  std::uint64_t free_blocks = 0;  // cached blocks not in use (in segments that cannot go back)
+  std::uint64_t largest_free_block = 0;
+  OomCause cause = OomCause::kShortage;
+};
+
+// How the cause is named in the log ("fragmentation", "cap", "shortage").
+std::string_view oom_cause_name(OomCause cause);
+// The cause from the figures (OomState::cause is set from this): the cap when a fraction is set
+// and the device itself still had room for the segment; fragmentation when the bytes reserved but
+// not allocated could hold the request; a shortage otherwise.
+OomCause classify_oom(const OomState& state);
+
+// The explanation, several lines, each starting with "cudapool: " (device: the device ordinal).
+std::string explain_oom(const OomState& state, int device);
+
+}  // namespace cudapool::pool
