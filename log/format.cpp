@@ -190,8 +190,10 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
     c.u64(o.segment_size);
     c.lit(",\"device_total\":");
     c.u64(o.device_total);
-    c.lit(",\"device_free\":");
-    c.u64(o.device_free);
+    if (o.device_free_known) {
+      c.lit(",\"device_free\":");
+      c.u64(o.device_free);
+    }
     if (o.cap != 0) {
       c.lit(",\"cap\":");
       c.u64(o.cap);

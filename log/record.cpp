@@ -56,6 +56,8 @@ const char* action_name(LogAction action) {
       return "stream_created";
     case LogAction::kStreamFirstWork:
       return "stream_first_work";
+    case LogAction::kSegmentRefused:
+      return "segment_refused";
   }
   return "unknown";
 }
@@ -82,6 +84,8 @@ LogAction to_log_action(pool::Action action) {
       return LogAction::kOom;
     case pool::Action::kEmptyCache:
       return LogAction::kEmptyCache;
+    case pool::Action::kSegmentRefused:
+      return LogAction::kSegmentRefused;
   }
   return LogAction::kAlloc;
 }
@@ -100,9 +104,16 @@ LogRecord record_of(const pool::PoolEvent& event) {
   r.cache_hit = event.cache_hit;
   if (event.oom != nullptr) {
     const pool::OomState& o = *event.oom;
-    r.oom = OomFigures{o.segment_size, o.device_total, o.device_free, o.cap, o.reserved,
-                       o.allocated, o.free_blocks, o.largest_free_block,
-                       static_cast<std::uint8_t>(static_cast<int>(o.cause) + 1)};
+    r.oom = OomFigures{o.segment_size,
+                       o.device_total,
+                       o.device_free,
+                       o.cap,
+                       o.reserved,
+                       o.allocated,
+                       o.free_blocks,
+                       o.largest_free_block,
+                       static_cast<std::uint8_t>(static_cast<int>(o.cause) + 1),
+                       o.device_free_known};
   }
   return r;
 }

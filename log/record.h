@@ -40,8 +40,10 @@ enum class LogAction : std::uint8_t {
   // Diagnostics of the reuse fences: which streams besides the legacy one exist and get work.
   kStreamCreated,    // a stream made through a hook (size = its flags; entry, caller)
   kStreamFirstWork,  // the first work queued on a stream other than the legacy one (entry, caller)
+  // The pool's: the device refused a segment or pages (after which the pool freed and retried).
+  kSegmentRefused,
 };
-inline constexpr LogAction kLastLogAction = LogAction::kStreamFirstWork;
+inline constexpr LogAction kLastLogAction = LogAction::kSegmentRefused;
 
 inline constexpr std::size_t kMaxBacktrace = 16;
 
@@ -51,6 +53,7 @@ struct OomFigures {
   std::uint64_t segment_size, device_total, device_free, cap, reserved, allocated, free_blocks,
       largest_free_block;
   std::uint8_t cause;
+  bool device_free_known;
 };
 
 struct LogRecord {

@@ -68,8 +68,8 @@ std::uint64_t Ring::push(const LogRecord& r) {
   // The slot is free when the consumer has drained its previous lap. head_ tells without touching
   // the slot (whose line the consumer wrote last: loading it would stall on the transfer); only
   // when head_ is not far enough is the slot's own seq asked, the exact test.
-  const bool surely_free = ticket < capacity() ||
-                           head_.load(std::memory_order_acquire) + capacity() > ticket;
+  const bool surely_free =
+      ticket < capacity() || head_.load(std::memory_order_acquire) + capacity() > ticket;
   if (!surely_free && slot.seq.load(std::memory_order_acquire) != ticket) {
     // Full: the consumer has not freed this slot from the previous lap yet. Wait, never drop.
     waits_.fetch_add(1, std::memory_order_relaxed);

@@ -25,8 +25,8 @@ class Backend {
   // Total device memory in bytes: the base of per_process_memory_fraction.
   virtual std::size_t total_memory() const = 0;
   // Free device memory in bytes as the device sees it (asked only to explain an out-of-memory);
-  // 0 when unknown.
-  virtual std::size_t free_memory() const { return 0; }
+  // false when unknown.
+  virtual bool free_memory(std::size_t* /*bytes*/) const { return false; }
 
   // A new segment of `bytes` (a multiple of 2 MiB) for the pool; *ptr is its base address.
   virtual BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) = 0;

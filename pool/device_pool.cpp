@@ -126,8 +126,8 @@ void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::
   sink_->on_pool_event(event);
 }
 
-void DevicePool::out_of_memory(std::size_t requested, std::size_t rounded,
-                               std::size_t segment_size, std::uintptr_t stream) {
+void DevicePool::out_of_memory(std::size_t requested, std::size_t rounded, std::size_t segment_size,
+                               std::uintptr_t stream) {
   stats_.num_ooms += 1;
   OomState& s = last_oom_;
   s = OomState{};
@@ -135,7 +135,9 @@ void DevicePool::out_of_memory(std::size_t requested, std::size_t rounded,
   s.rounded = rounded;
   s.segment_size = segment_size;
   s.device_total = backend_.total_memory();
-  s.device_free = backend_.free_memory();
+  std::size_t free = 0;
+  s.device_free_known = backend_.free_memory(&free);
+  s.device_free = s.device_free_known ? free : 0;
   s.cap = allowed_memory_.value_or(0);
   s.reserved = reserved_;
   const auto all = static_cast<std::size_t>(StatType::kAll);
@@ -295,6 +297,9 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
   std::uintptr_t ptr = 0;
   const BackendResult res = backend_.allocate_segment(size, &ptr);
   if (!res.ok()) {
+    if (res.status == BackendStatus::kOutOfMemory) {
+      emit(Action::kSegmentRefused, 0, size, 0, 0, r.stream);
+    }
     r.err = res;
     return false;
   }

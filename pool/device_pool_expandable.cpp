@@ -73,6 +73,9 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
   const BackendResult res = backend_.map_pages(mapped_ptr, mapped_size, es.page_size);
   if (!res.ok()) {
     if (res.status == BackendStatus::kError) backend_failure_ = res;
+    if (res.status == BackendStatus::kOutOfMemory) {
+      emit(Action::kSegmentRefused, mapped_ptr, mapped_size, 0, es.base, es.stream);
+    }
     return false;
   }
   std::fill(es.backed.begin() + static_cast<std::ptrdiff_t>(begin),

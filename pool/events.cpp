@@ -23,6 +23,8 @@ std::string_view action_name(Action action) {
       return "oom";
     case Action::kEmptyCache:
       return "empty_cache";
+    case Action::kSegmentRefused:
+      return "segment_refused";
   }
   return "unknown";
 }

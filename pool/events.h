@@ -12,15 +12,17 @@
 namespace cudapool::pool {
 
 enum class Action : std::uint8_t {
-  kAlloc,          // a block was handed to the program
-  kFreeRequested,  // the program freed a block
-  kFreeCompleted,  // the block went back to the cache (after its reuse fence, if any)
-  kSegmentAlloc,   // a new segment was taken from the device
-  kSegmentFree,    // a segment was given back to the device
-  kSegmentMap,     // pages of an expandable segment were backed
-  kSegmentUnmap,   // pages of an expandable segment were given back
-  kOom,            // a request failed: out of memory
-  kEmptyCache,     // every idle segment was given back on request
+  kAlloc,           // a block was handed to the program
+  kFreeRequested,   // the program freed a block
+  kFreeCompleted,   // the block went back to the cache (after its reuse fence, if any)
+  kSegmentAlloc,    // a new segment was taken from the device
+  kSegmentFree,     // a segment was given back to the device
+  kSegmentMap,      // pages of an expandable segment were backed
+  kSegmentUnmap,    // pages of an expandable segment were given back
+  kOom,             // a request failed: out of memory
+  kEmptyCache,      // every idle segment was given back on request
+  kSegmentRefused,  // the device refused a segment (or pages) with out-of-memory; the pool then
+                    // frees cached memory and retries (a replay refuses it at the same point)
 };
 
 std::string_view action_name(Action action);
@@ -33,7 +35,7 @@ struct PoolEvent {
   std::size_t block_size = 0;  // rounded size of the block, where a block is involved
   std::uintptr_t segment = 0;  // base of the segment holding the block
   std::uintptr_t stream = 0;
-  bool cache_hit = false;  // kAlloc: served from cached memory without a device allocation
+  bool cache_hit = false;         // kAlloc: served from cached memory without a device allocation
   const OomState* oom = nullptr;  // kOom: what the out-of-memory means (oom.h)
 };
 

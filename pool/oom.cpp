@@ -36,7 +36,7 @@ std::string_view oom_cause_name(OomCause cause) {
 
 OomCause classify_oom(const OomState& s) {
   if (s.cap != 0 && s.reserved + s.segment_size > s.cap &&
-      (s.device_free == 0 || s.device_free >= s.segment_size)) {
+      (!s.device_free_known || s.device_free >= s.segment_size)) {
     return OomCause::kCap;
   }
   const std::uint64_t unallocated = s.reserved > s.allocated ? s.reserved - s.allocated : 0;
@@ -54,11 +54,10 @@ std::string explain_oom(const OomState& s, int device) {
                 device, bytes(s.requested).c_str(), bytes(s.rounded).c_str(),
                 bytes(s.segment_size).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "cudapool:   device: %s total, %s free%s\n",
-                bytes(s.device_total).c_str(),
-                s.device_free != 0 ? bytes(s.device_free).c_str() : "(unknown)",
-                s.cap != 0 ? (", cap " + bytes(s.cap) + " (per_process_memory_fraction)").c_str()
-                           : "");
+  std::snprintf(
+      line, sizeof line, "cudapool:   device: %s total, %s free%s\n", bytes(s.device_total).c_str(),
+      s.device_free_known ? bytes(s.device_free).c_str() : "(unknown)",
+      s.cap != 0 ? (", cap " + bytes(s.cap) + " (per_process_memory_fraction)").c_str() : "");
   out += line;
   std::snprintf(line, sizeof line,
                 "cudapool:   pool: %s reserved, %s allocated, %s reserved but unallocated in %llu "
@@ -69,10 +68,9 @@ std::string explain_oom(const OomState& s, int device) {
   out += line;
   switch (s.cause) {
     case OomCause::kCap: {
-      const double need = s.device_total != 0
-                              ? static_cast<double>(s.reserved + s.segment_size) /
-                                    static_cast<double>(s.device_total)
-                              : 1.0;
+      const double need = s.device_total != 0 ? static_cast<double>(s.reserved + s.segment_size) /
+                                                    static_cast<double>(s.device_total)
+                                              : 1.0;
       std::snprintf(line, sizeof line,
                     "cudapool:   why: the memory cap refused it, the device had room. Raise "
                     "per_process_memory_fraction to at least %.2f, or unset it\n",

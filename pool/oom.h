@@ -22,7 +22,8 @@ struct OomState {
   std::uint64_t rounded = 0;       // the block size the pool rounded it to
   std::uint64_t segment_size = 0;  // the segment (or pages) the pool asked the device for
   std::uint64_t device_total = 0;
-  std::uint64_t device_free = 0;  // as the driver said after the pool freed its cache (0: unknown)
+  std::uint64_t device_free = 0;  // as the driver said after the pool freed its cache
+  bool device_free_known = false;
   std::uint64_t cap = 0;          // per_process_memory_fraction x total; 0 without a fraction
   std::uint64_t reserved = 0;     // held by the pool from the device
   std::uint64_t allocated = 0;    // handed to the program

@@ -42,8 +42,30 @@ bool SimulatedBackend::overlaps_segment(std::uintptr_t ptr, std::size_t bytes) c
   return it->first + it->second > ptr;
 }
 
+bool SimulatedBackend::refused_by_script(std::size_t bytes) {
+  if (refusals_next_ >= refusals_.size()) return false;
+  if (refusals_[refusals_next_] != bytes) {  // the replay went another way
+    refusals_.clear();
+    refusals_next_ = 0;
+    return false;
+  }
+  ++refusals_next_;
+  ++refusals_used_;
+  if (refusals_next_ == refusals_.size()) {
+    refusals_.clear();
+    refusals_next_ = 0;
+  }
+  return true;
+}
+
+void SimulatedBackend::drop_refusals() {
+  refusals_.clear();
+  refusals_next_ = 0;
+}
+
 BackendResult SimulatedBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
+  if (refused_by_script(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   if (script_next_ < script_.size()) {
     const auto [address, size] = script_[script_next_];
@@ -97,6 +119,7 @@ void SimulatedBackend::release_address_space(std::uintptr_t ptr, std::size_t byt
 BackendResult SimulatedBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
                                           std::size_t page_size) {
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
+  if (refused_by_script(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
     if (!pages_.insert(p).second) ++misuse_;

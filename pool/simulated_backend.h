@@ -21,7 +21,10 @@ class SimulatedBackend : public Backend {
                             std::uintptr_t first_address = 0x7f0000000000);
 
   std::size_t total_memory() const override { return capacity_; }
-  std::size_t free_memory() const override { return capacity_ - in_use_; }
+  bool free_memory(std::size_t* bytes) const override {
+    *bytes = capacity_ - in_use_;
+    return true;
+  }
   BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
   void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
   BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
@@ -50,6 +53,13 @@ class SimulatedBackend : public Backend {
   // between equal blocks (best fit by address) exactly as the logged run did. At the first
   // mismatch (another size, or an address still in use) the rest of the script is dropped.
   void script_segment_address(std::uintptr_t ptr, std::size_t bytes);
+  // Refusal script (a replay of a log where the device ran out of memory): the next segment or
+  // page mapping of exactly `bytes` fails with out-of-memory, in the order scripted; a request of
+  // another size first drops the rest of the script (the replay went another way).
+  void script_refusal(std::size_t bytes) { refusals_.push_back(bytes); }
+  std::uint64_t scripted_refusals() const { return refusals_used_; }
+  // Forgets refusals not used (the request they were for was served another way).
+  void drop_refusals();
   std::uint64_t scripted_segments() const { return scripted_used_; }
   bool script_dropped() const { return script_dropped_; }
 
@@ -105,6 +115,10 @@ class SimulatedBackend : public Backend {
   std::uint64_t scripted_fence_ = 0;       // the fence the next free gets (0: none)
   std::uint64_t fences_waited_ = 0;
   std::uint64_t fence_wait_cost_ = kNever;
+  std::vector<std::size_t> refusals_;
+  std::size_t refusals_next_ = 0;
+  std::uint64_t refusals_used_ = 0;
+  bool refused_by_script(std::size_t bytes);
   std::uint64_t bounded_waits_ = 0;
   std::uint64_t last_wait_budget_ = 0;
   std::set<std::uint64_t> waited_out_;  // fences passed by a bounded wait

@@ -37,7 +37,7 @@ KNOWN_ACTIONS = LAYOUT_ACTIONS | frozenset((
     "oom", "empty_cache", "alloc_async", "free_async", "alloc_managed", "alloc_pitch",
     "vmm_create", "vmm_release", "vmm_map", "vmm_unmap", "alloc_host", "free_host",
     "free_unowned", "bad_free", "ipc_refused", "context_dropped", "stream_created",
-    "stream_first_work"))
+    "stream_first_work", "segment_refused"))
 
 
 class Malformed(Exception):
@@ -301,6 +301,7 @@ def oom_figures(obj):
     for k in OOM_FIELDS:
         v = obj.get(k, 0)
         f[k] = v if type(v) is int and v >= 0 else 0
+    f["device_free_known"] = "device_free" in obj
     return f
 
 
@@ -321,7 +322,7 @@ def explain_oom(f, dev):
            % (dev, mib_text(f["requested"]), mib_text(f["block_size"]), mib_text(f["segment_size"])),
            "  device: %s total, %s free%s" % (
                mib_text(f["device_total"]),
-               mib_text(f["device_free"]) if f["device_free"] else "(unknown)",
+               mib_text(f["device_free"]) if f["device_free_known"] else "(unknown)",
                ", cap %s (per_process_memory_fraction)" % mib_text(f["cap"]) if f["cap"] else ""),
            "  pool: %s reserved, %s allocated, %s reserved but unallocated in %d free cached block%s "
            "(the largest %s)" % (mib_text(f["reserved"]), mib_text(f["allocated"]),

@@ -28,14 +28,15 @@ CudaBackend::CudaBackend(CUcontext context, CUdevice device, config::ReuseFence 
   }
 }
 
-std::size_t CudaBackend::free_memory() const {
+bool CudaBackend::free_memory(std::size_t* bytes) const {
   ContextScope scope(context_);
   size_t free = 0;
   size_t total = 0;
   if (real().cuMemGetInfo_v2 == nullptr || real().cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) {
-    return 0;
+    return false;
   }
-  return free;
+  *bytes = free;
+  return true;
 }
 
 pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {

@@ -20,7 +20,7 @@ class CudaBackend final : public pool::Backend {
   CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence, int pool_slot);
 
   std::size_t total_memory() const override { return total_memory_; }
-  std::size_t free_memory() const override;
+  bool free_memory(std::size_t* bytes) const override;
   pool::BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
   void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
   pool::BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;

@@ -27,10 +27,10 @@ int size_class(std::uint64_t bytes) {
 
 // Whether this situation was reported before (and remembers it if not, while there is room).
 bool seen_before(const pool::OomState& s, int device) {
-  const std::uint32_t key = (static_cast<std::uint32_t>(device & 0xffff) << 16) |
-                            (static_cast<std::uint32_t>(s.cause) << 8) |
-                            static_cast<std::uint32_t>(size_class(s.rounded != 0 ? s.rounded
-                                                                                 : s.requested));
+  const std::uint32_t key =
+      (static_cast<std::uint32_t>(device & 0xffff) << 16) |
+      (static_cast<std::uint32_t>(s.cause) << 8) |
+      static_cast<std::uint32_t>(size_class(s.rounded != 0 ? s.rounded : s.requested));
   std::lock_guard<std::mutex> lock(g_seen_mutex);
   for (int i = 0; i < g_seen_count; ++i) {
     if (g_seen[i] == key) return true;

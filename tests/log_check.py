@@ -33,7 +33,7 @@ ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segmen
            "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
            "alloc_managed", "alloc_pitch", "vmm_create", "vmm_release", "vmm_map", "vmm_unmap",
            "alloc_host", "free_host", "free_unowned", "bad_free", "ipc_refused", "context_dropped",
-           "stream_created", "stream_first_work"}
+           "stream_created", "stream_first_work", "segment_refused"}
 
 
 class Bad(Exception):

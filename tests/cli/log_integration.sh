@@ -89,6 +89,13 @@ elif mode == "two_contexts":
         assert cuda.cuCtxSetCurrent(c) == 0
         p = ctypes.c_uint64()
         assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(1 << 20)) == 0
+elif mode == "tight":
+    # 64 MiB taken outside the pool (stream-ordered, passed through): the device runs out before
+    # the pool's own reserved bytes reach its size, as a real device with other users does.
+    assert cuda.cuCtxSetCurrent(ctx) == 0
+    outside = ctypes.c_uint64()
+    assert cuda.cuMemAllocAsync(ctypes.byref(outside), ctypes.c_size_t(64 << 20), ctypes.c_void_p(0)) == 0
+    work(0, 6000)
 elif mode == "loop":
     while True:
         work(3, 1000)
@@ -144,6 +151,23 @@ own = [r for r in t["logs"][0]["results"] if r["setting"] == "own"][0]
 rep = json.loads(subprocess.run([sys.argv[3], "--json", sys.argv[4]], capture_output=True, text=True, check=True).stdout)
 assert own["peak_reserved"] == rep["stats"]["reserved_bytes.all.peak"], (own, rep["stats"]["reserved_bytes.all.peak"])
 assert own["device_allocs"] == rep["stats"]["num_device_alloc"]
+PY
+
+# 1c. A device that runs out: every segment the device refused is logged (segment_refused) and the
+# replay refuses it at the same point, so the summary is reproduced exactly; a replay that models
+# the device by its size alone does not reproduce it (64 MiB of it were taken outside the pool).
+LD_LIBRARY_PATH="$fake" LD_PRELOAD="$lib" FAKECUDA_DEVICE_MEMORY=256M CUDAPOOL_LOG="$tmp/tight.jsonl" \
+  python3 "$tmp/drive.py" tight 2>"$tmp/tight.err" || fail "tight run failed: $(tail -n 3 "$tmp/tight.err")"
+grep -q '"action":"segment_refused"' "$tmp/tight.jsonl" || fail "no refused segment logged"
+grep -q 'cudapool: out of memory on device 0' "$tmp/tight.err" || fail "no OOM explanation on stderr"
+python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/tight.jsonl" >/dev/null ||
+  fail "the replay of a run whose device ran out does not reproduce its summary"
+"$replay" --no-log-addresses --json "$tmp/tight.jsonl" >"$tmp/tight-size-only.json"
+python3 - "$tmp/tight.jsonl" "$tmp/tight-size-only.json" <<'PY' || fail "the refusals made no difference (the check above proves nothing)"
+import json, sys
+summary = [json.loads(l) for l in open(sys.argv[1])][-1]["devices"]["0"]["stats"]
+replayed = json.load(open(sys.argv[2]))["stats"]
+assert any(summary[k] != replayed.get(k) for k in summary)
 PY
 
 # 2. Four threads at once: one ordered log, still reproduced exactly by replay.

@@ -224,8 +224,9 @@ TEST_CASE("log: an oom event carries what the out-of-memory means") {
   r.action = LogAction::kOom;
   r.size = 1000;
   r.block_size = 1024;
-  r.oom = cudapool::log::OomFigures{2u << 20, 80ull << 30, 1u << 20, 0, 79ull << 30, 70ull << 30,
-                                    12, 512u << 20, 1};  // cause 1: fragmentation
+  r.oom =
+      cudapool::log::OomFigures{2u << 20, 80ull << 30, 1u << 20, 0,   79ull << 30, 70ull << 30,
+                                12,       512u << 20,  1,        true};  // cause 1: fragmentation
   const json j = parse_line(event_line(r));
   CHECK(j.at("segment_size") == 2u << 20);
   CHECK(j.at("device_total") == 80ull << 30);

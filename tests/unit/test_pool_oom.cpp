@@ -71,7 +71,8 @@ TEST_CASE("oom: fragmentation, with the free blocks and the largest one") {
   CHECK(s.largest_free_block == 14 * kMiB);
   CHECK(s.cause == OomCause::kFragmentation);
   const std::string text = explain_oom(s, 0);
-  CHECK(text.find("28.00 MiB reserved but unallocated in 2 free cached blocks (the largest 14.00 MiB)") !=
+  CHECK(text.find(
+            "28.00 MiB reserved but unallocated in 2 free cached blocks (the largest 14.00 MiB)") !=
         std::string::npos);
   CHECK(text.find("Try expandable_segments:True") != std::string::npos);
   CHECK(text.find("cudapool tune") != std::string::npos);

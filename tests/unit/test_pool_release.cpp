@@ -27,8 +27,10 @@ TEST_CASE(
   REQUIRE(r.status == AllocStatus::kOk);
   CHECK_FALSE(r.cache_hit);
   CHECK(r.block_size == 32 * kMiB);
-  CHECK(log.names() == Names{"segment_free", "segment_alloc", "alloc"});
-  CHECK(log.events[0].ptr == a);
+  // The device refused the new segment first (logged, so a replay refuses it at the same point).
+  CHECK(log.names() == Names{"segment_refused", "segment_free", "segment_alloc", "alloc"});
+  CHECK(log.events[0].size == 32 * kMiB);
+  CHECK(log.events[1].ptr == a);
   CHECK(h.stats().num_alloc_retries == 1);
   CHECK(h.stats().num_sync_all_streams == 1);
   CHECK(h.stats().num_device_free == 1);
@@ -53,9 +55,10 @@ TEST_CASE("pool: with max_split_size set, oversize blocks are freed from the lar
   const AllocResult r = h.try_alloc(50 * kMiB);
   REQUIRE(r.status == AllocStatus::kOk);
   // 40 MiB is not enough alone; 40 + 30 is.
-  CHECK(log.names() == Names{"segment_free", "segment_free", "segment_alloc", "alloc"});
-  CHECK(log.events[0].ptr == c40);
-  CHECK(log.events[1].ptr == c30);
+  CHECK(log.names() ==
+        Names{"segment_refused", "segment_free", "segment_free", "segment_alloc", "alloc"});
+  CHECK(log.events[1].ptr == c40);
+  CHECK(log.events[2].ptr == c30);
   CHECK(h.stats().num_alloc_retries == 0);
   CHECK(h.stats().num_sync_all_streams == 0);
   CHECK(h.stats().num_device_free == 2);
@@ -78,8 +81,8 @@ TEST_CASE("pool: with max_split_size set, one oversize block large enough is fre
   const AllocResult r = h.try_alloc(50 * kMiB);
   REQUIRE(r.status == AllocStatus::kOk);
   CHECK_FALSE(r.cache_hit);
-  CHECK(log.names() == Names{"segment_free", "segment_alloc", "alloc"});
-  CHECK(log.events[0].ptr == c80);
+  CHECK(log.names() == Names{"segment_refused", "segment_free", "segment_alloc", "alloc"});
+  CHECK(log.events[1].ptr == c80);
   CHECK(h.stats().num_alloc_retries == 0);
   CHECK(h.pool.reserved_bytes() == 106 * kMiB);
   CHECK(h.pool.idle_cached_bytes() == 30 * kMiB);
@@ -124,8 +127,8 @@ TEST_CASE("pool: out of memory after every attempt fails and leaves allocations 
   const AllocResult r = h.try_alloc(30 * kMiB);
   CHECK(r.status == AllocStatus::kOutOfMemory);
   CHECK(r.ptr == 0);
-  CHECK(log.names() == Names{"segment_free", "oom"});
-  CHECK(log.events[1].size == 30 * kMiB);
+  CHECK(log.names() == Names{"segment_refused", "segment_free", "segment_refused", "oom"});
+  CHECK(log.events[3].size == 30 * kMiB);
   CHECK(h.stats().num_ooms == 1);
   CHECK(h.stats().num_alloc_retries == 1);
   CHECK(h.stats().num_sync_all_streams == 1);
@@ -433,7 +436,8 @@ TEST_CASE("pool: before a new segment it waits a little for fenced blocks that c
   CHECK(h.backend.bounded_waits() == 1);
 }
 
-TEST_CASE("pool: a fenced wait that runs out grows the pool, and is not tried again for that fence") {
+TEST_CASE(
+    "pool: a fenced wait that runs out grows the pool, and is not tried again for that fence") {
   Harness h(kGiB);
   h.backend.set_fences(true);
   const std::uintptr_t a = h.alloc(30 * kMiB);

@@ -109,13 +109,16 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     e.kind = EventKind::kSegmentAlloc;
   } else if (action == "context_dropped") {
     e.kind = EventKind::kContextDropped;
+  } else if (action == "segment_refused") {
+    e.kind = EventKind::kSegmentRefused;
   } else {
     return out;  // another action (or none): skipped
   }
   const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree ||
                          e.kind == EventKind::kFreeCompleted || e.kind == EventKind::kSegmentAlloc;
   const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom ||
-                          e.kind == EventKind::kSegmentAlloc;
+                          e.kind == EventKind::kSegmentAlloc ||
+                          e.kind == EventKind::kSegmentRefused;
   if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16) ||
       (ctx && *ctx > 255)) {
     out.kind = LineKind::kMalformed;

@@ -156,6 +156,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.events_replayed;
       d.failed.erase(e.ptr);
       const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
+      d.backend->drop_refusals();  // refusals logged before this request were for it
       if (r.status == pool::AllocStatus::kOk) {
         d.live.insert(e.ptr, r.ptr);
       } else {
@@ -201,6 +202,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.events_replayed;
       if (e.size == 0) return;
       const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
+      d.backend->drop_refusals();
       if (r.status == pool::AllocStatus::kOk) {
         // The simulated device had room where the real one did not: note it and give it back.
         ++counts_.oom_not_reproduced;
@@ -212,6 +214,14 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
     case EventKind::kSegmentAlloc:
       ++counts_.segment_alloc_events;
       if (settings_.log_addresses) d.backend->script_segment_address(e.ptr, e.size);
+      return;
+    case EventKind::kSegmentRefused:
+      ++counts_.segment_refused_events;
+      // Only the logged run's own settings make the same requests: another setting's replay
+      // models the device by its size alone.
+      if (settings_.log_addresses && conf_ == header_.conf.value_or("")) {
+        d.backend->script_refusal(e.size);
+      }
       return;
     case EventKind::kContextDropped:  // handled above
       return;

@@ -23,7 +23,9 @@ namespace cudapool::replay {
 struct ReplaySettings {
   std::optional<std::string> conf;             // --conf; else the log header's conf; else defaults
   std::optional<std::uint64_t> device_memory;  // --device-memory; else the header's; else 80 GiB
-  bool log_addresses = true;  // give new segments the addresses of the log's segment_alloc events
+  // Replay the logged device's answers: new segments at the addresses of the log's segment_alloc
+  // events, and the segments it refused (segment_refused) refused again at the same point.
+  bool log_addresses = true;
 };
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
@@ -54,6 +56,7 @@ struct ReplayCounts {
   std::uint64_t contexts_dropped = 0;  // context_dropped events: the device's pool started afresh
   std::uint64_t fenced_frees = 0;      // frees held behind a reuse fence in the logged run
   std::uint64_t segment_alloc_events = 0;     // addresses offered to the simulated device
+  std::uint64_t segment_refused_events = 0;   // device refusals the simulated device repeats
   std::uint64_t segments_at_log_address = 0;  // segments the replay placed where the log did
   bool log_addresses_dropped = false;         // the replay's segments stopped matching the log's
 };
