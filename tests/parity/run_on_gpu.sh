@@ -28,9 +28,19 @@ BUDGET="${PARITY_BUDGET_S:-500}"
       sed 's/^/run_on_gpu: gpu: /'
   fi
   echo "run_on_gpu: $("$PY" --version 2>&1); CUDAPOOL=${CUDAPOOL:-scripts/cudapool}"
-  # The traces are committed; make them only if some are missing.
-  "$PY" tests/parity/make_traces.py --if-missing || exit 2
-  cp tests/parity/cases.json "$OUT/cases.json" 2>/dev/null
+  # The traces are committed; make them only if some are missing, and never for a cases file of
+  # someone else's (--cases-file F: its traces are F's).
+  cases_file=tests/parity/cases.json
+  prev=""
+  for a in "$@"; do
+    [ "$prev" = --cases-file ] && cases_file=$a
+    case $a in --cases-file=*) cases_file=${a#--cases-file=} ;; esac
+    prev=$a
+  done
+  if [ "$cases_file" = tests/parity/cases.json ]; then
+    "$PY" tests/parity/make_traces.py --if-missing || exit 2
+  fi
+  cp "$cases_file" "$OUT/cases.json" 2>/dev/null
   "$PY" tests/parity/run_parity.py --out "$OUT" --budget-s "$BUDGET" "$@"
 } 2>&1 | tee "$OUT/parity.log"
 exit "${PIPESTATUS[0]}"

@@ -31,6 +31,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_paths import resolve_trace  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -276,7 +279,7 @@ def write_addressed_trace(out_dir, name, trace_path, segment_trace):
     return path
 
 
-def run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir):
+def run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir, cases_file):
     name = case["name"]
     conf = case.get("conf") or ""
     fraction = case.get("fraction")
@@ -298,7 +301,7 @@ def run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir):
         "notes": [],
     }
     # 1. PyTorch.
-    cmd = torch_cmd + [name]
+    cmd = torch_cmd + ["--cases", cases_file, name]
     rc, out, err, secs, timed_out = run_cmd(cmd, timeout)
     r["torch_seconds"] = round(secs, 1)
     tres = parse_json_output(out) if rc == 0 else None
@@ -324,7 +327,7 @@ def run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir):
     # 2. cudapool, twice: with the segment addresses the driver gave PyTorch (the comparison that
     # decides), and with the simulated device's own addresses (policy only). Addresses matter
     # because best fit breaks ties between equal-size blocks by address.
-    trace_path = trace if os.path.isabs(trace) else os.path.join(REPO, trace)
+    trace_path = resolve_trace(trace, cases_file)
     addressed_path = write_addressed_trace(out_dir, name, trace_path, r.get("_segment_trace"))
     r.pop("_segment_trace", None)
     runs = {}
@@ -425,6 +428,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     t_start = time.time()
 
+    args.cases_file = os.path.abspath(args.cases_file)
     with open(args.cases_file) as f:
         all_cases = json.load(f)["cases"]
     if args.cases:
@@ -484,7 +488,7 @@ def main(argv=None):
             if args.budget_s:
                 timeout = max(30.0, min(timeout, args.budget_s + 60.0 - elapsed))
             try:
-                r = run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir)
+                r = run_case(case, torch_cmd, cudapool_cmd, timeout, out_dir, args.cases_file)
             except Exception as e:  # a harness bug must not lose the other cases
                 r = {"name": case["name"], "trace": case["trace"],
                      "conf": case.get("conf") or "", "fraction": case.get("fraction"),

@@ -22,6 +22,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_paths import resolve_trace  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -244,9 +247,7 @@ def main(argv=None):
     case = load_case(args.case, args.cases)
     conf = case.get("conf") or ""
     fraction = case.get("fraction")
-    trace = case["trace"]
-    if not os.path.isabs(trace):
-        trace = os.path.join(REPO, trace)
+    trace = resolve_trace(case["trace"], args.cases)
     header, ops, ids, sizes = parse_trace(trace)
 
     set_allocator_env(conf)
