@@ -8,7 +8,9 @@ constexpr std::uintptr_t kRangeAlignment = 2 * 1024 * 1024;
 }
 
 SimulatedBackend::SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address)
-    : capacity_(device_memory), next_address_(first_address) {}
+    : capacity_(device_memory),
+      next_address_(first_address),
+      placement_(first_address + (std::uintptr_t{1} << 42), std::uintptr_t{1} << 42) {}
 
 bool SimulatedBackend::take(std::size_t bytes) {
   if (bytes > capacity_ - in_use_) return false;
@@ -81,7 +83,12 @@ BackendResult SimulatedBackend::allocate_segment(std::size_t bytes, std::uintptr
     script_.clear();
     script_next_ = 0;
   }
-  *ptr = next_range(bytes);
+  if (driver_like_) {
+    *ptr = placement_.place(bytes);
+    placed_.insert(*ptr);
+  } else {
+    *ptr = next_range(bytes);
+  }
   segments_[*ptr] = bytes;
   ++segment_allocs_;
   return BackendResult{};
@@ -94,6 +101,7 @@ void SimulatedBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
     return;
   }
   segments_.erase(it);
+  if (placed_.erase(ptr) != 0) placement_.release(ptr, bytes);
   in_use_ -= bytes;
   ++segment_frees_;
 }

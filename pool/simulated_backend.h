@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pool/backend.h"
+#include "pool/placement.h"
 
 namespace cudapool::pool {
 
@@ -53,6 +54,9 @@ class SimulatedBackend : public Backend {
   // between equal blocks (best fit by address) exactly as the logged run did. At the first
   // mismatch (another size, or an address still in use) the rest of the script is dropped.
   void script_segment_address(std::uintptr_t ptr, std::size_t bytes);
+  // Where segments without a scripted address go: increasing fresh addresses, never reused (the
+  // default: tests read them in order), or the driver's way (placement.h; the replay).
+  void place_like_the_driver(bool on) { driver_like_ = on; }
   // Refusal script (a replay of a log where the device ran out of memory): the next segment or
   // page mapping of exactly `bytes` fails with out-of-memory, in the order scripted; a request of
   // another size first drops the rest of the script (the replay went another way).
@@ -90,6 +94,9 @@ class SimulatedBackend : public Backend {
   bool take(std::size_t bytes);
   bool overlaps_segment(std::uintptr_t ptr, std::size_t bytes) const;
   std::uintptr_t next_range(std::size_t bytes);
+  DriverPlacement placement_;
+  std::set<std::uintptr_t> placed_;  // segments the placement model chose the address of
+  bool driver_like_ = false;
   BackendResult forced_failure();
 
   std::size_t capacity_;

@@ -61,6 +61,8 @@ Replayer::Device& Replayer::device(int id, int context) {
                               static_cast<std::uintptr_t>(id) * 0x10000000000000ull +
                               static_cast<std::uintptr_t>(context) * 0x100000000000ull;
   d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
+  // Segments the log gives no address for go where the driver would put them (placement.h).
+  d.backend->place_like_the_driver(true);
   d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id);
   last_key_ = key;
   last_device_ = &d;
