@@ -517,6 +517,15 @@ test_errors() {
     [ $rc_shim = 125 ] || same_results "$raw" "$shim" errors-same
     [ $rc_tc = 125 ] || same_results "$raw" "$tc" errors-tc-same
   fi
+  # The device filled with 4 GiB chunks: the shim explains the out-of-memory it answered.
+  if [ $rc_shim != 125 ]; then
+    if grep -q 'cudapool: out of memory on device 0: tried to allocate 4.00 GiB' "$shim" &&
+      grep -q 'cudapool:   why: ' "$shim"; then
+      pass errors-oom-explained "$(grep -m1 'cudapool:   why: ' "$shim" | cut -c1-160)"
+    else
+      fail errors-oom-explained "no explanation of the 4 GiB out-of-memory in $shim"
+    fi
+  fi
   # Legal but unusual uses (no current context, cudaFreeAsync of a cudaMalloc block, relaxed
   # capture, a host function, a freed pointer's range and attributes, 200000 live blocks): the
   # same answers as without the shim.
