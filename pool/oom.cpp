@@ -1,6 +1,8 @@
 // pool/oom.cpp: see oom.h.
 #include "pool/oom.h"
 
+#include "pool/bytes_text.h"
+
 #include <cstdio>
 
 namespace cudapool::pool {
@@ -8,16 +10,7 @@ namespace cudapool::pool {
 namespace {
 
 std::string bytes(std::uint64_t b) {
-  char buf[32];
-  const double v = static_cast<double>(b);
-  if (b >= (1ull << 30)) {
-    std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1ull << 30));
-  } else if (b >= (1ull << 20)) {
-    std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1ull << 20));
-  } else {
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
-  }
-  return buf;
+  return bytes_text(b);
 }
 
 }  // namespace

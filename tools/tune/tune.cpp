@@ -11,6 +11,7 @@
 #include "config/describe.h"
 #include "config/keys.h"
 #include "config/parse.h"
+#include "pool/bytes_text.h"
 #include "tools/replay/replayer.h"
 
 namespace cudapool::tune {
@@ -43,12 +44,6 @@ Outcome replay_one(const LogInput& in, const Candidate& c, const TuneOptions& op
 double relative(std::uint64_t value, std::uint64_t base) {
   if (base == 0) return 0.0;
   return (static_cast<double>(value) - static_cast<double>(base)) / static_cast<double>(base);
-}
-
-std::string gib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return buf;
 }
 
 // The keys a conf string sets (table names).
@@ -202,13 +197,13 @@ TuneResult run_tune(const std::vector<LogInput>& logs, const std::vector<Candida
   if (rec.keep_own) {
     rec.why = "none of the " + std::to_string(candidates.size()) +
               " settings tried reserves 1% less than the log's own" + scope + " (peak reserved " +
-              gib(own.peak_reserved) + ")";
+              pool::bytes_text(own.peak_reserved) + ")";
     if (own.ooms > 0)
       rec.why += "; the own setting ran out of memory " + std::to_string(own.ooms) +
                  " times and none does better";
   } else {
-    rec.why = "peak reserved " + gib(best.outcome.peak_reserved) + " instead of " +
-              gib(own.peak_reserved) + scope;
+    rec.why = "peak reserved " + pool::bytes_text(best.outcome.peak_reserved) + " instead of " +
+              pool::bytes_text(own.peak_reserved) + scope;
     char pct[32];
     std::snprintf(pct, sizeof pct, " (%+.1f%%)", 100.0 * best.vs_own);
     rec.why += pct;

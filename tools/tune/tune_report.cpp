@@ -5,20 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pool/bytes_text.h"
+
 namespace cudapool::tune {
 
 namespace {
 
-std::string bytes_text(std::uint64_t b) {
-  char buf[32];
-  const double v = static_cast<double>(b);
-  if (b >= (1ull << 30)) {
-    std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1ull << 30));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", v / (1ull << 20));
-  }
-  return buf;
-}
+using pool::bytes_text;
 
 double overhead(const Outcome& o) {
   if (o.peak_allocated == 0) return 0.0;
