@@ -7,7 +7,8 @@ user tool (users have `cudapool report` and `cudapool replay`).
   log_check.py LOG [--replay BIN] [--no-summary] [--min-allocs N]
 
 Checks: every line is complete JSON; the header's fields and types; every event's common fields,
-types, and the fields its action requires; seq is 1..N in file order; the summary line (unless
+types, and the fields its action requires (the names, kinds and actions come from
+scripts/cudapool_analysis/vocabulary.py); seq is 1..N in file order; the summary line (unless
 --no-summary): its fields, seq = events + 1, no write failure or lost record. With --replay: runs
 `BIN --json LOG` and compares every statistic of every device with the summary line; the replay
 must see no malformed line and no unknown free. Exit 0 and one line of counts on stdout when all
@@ -16,24 +17,27 @@ holds; exit 1 with the first problem on stderr otherwise.
 import argparse
 import collections
 import json
+import os
 import subprocess
 import sys
 
-HEADER = [("schema", str), ("version", str), ("pid", int), ("host", str), ("executable", str),
-          ("argv", list), ("start_time", str), ("start_unix_ns", int), ("conf", str),
-          ("conf_source", str), ("options", dict), ("devices", list)]
-COMMON = [("seq", int), ("t_ns", int), ("tid", int), ("dev", int), ("action", str), ("ptr", str),
-          ("size", int)]
-OPTIONAL = [("block_size", int), ("segment", str), ("stream", str), ("latency_ns", int),
-            ("error", int), ("backtrace", list), ("cache_hit", bool), ("entry", str),
-            ("caller", str), ("segment_size", int), ("device_total", int), ("device_free", int),
-            ("cap", int), ("reserved", int), ("allocated", int), ("free_blocks", int),
-            ("largest_free_block", int), ("cause", str)]
-ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
-           "segment_map", "segment_unmap", "oom", "empty_cache", "alloc_async", "free_async",
-           "alloc_managed", "alloc_pitch", "vmm_create", "vmm_release", "vmm_map", "vmm_unmap",
-           "alloc_host", "free_host", "free_unowned", "bad_free", "ipc_refused", "context_dropped",
-           "stream_created", "stream_first_work", "segment_refused"}
+# The names and kinds of the format, from the package's vocabulary (checked against the C++ by
+# tests/cli/vocabulary_check.sh), as (field, Python type) pairs.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from cudapool_analysis import vocabulary  # noqa: E402
+
+
+def typed_fields(fields):
+    return [(name, vocabulary.PYTHON_TYPES[kind]) for name, kind in fields]
+
+
+HEADER = typed_fields(vocabulary.HEADER_FIELDS)
+HEADER_DEVICE = typed_fields(vocabulary.HEADER_DEVICE_FIELDS)
+COMMON = typed_fields(vocabulary.EVENT_FIELDS)
+OPTIONAL = typed_fields(vocabulary.OPTIONAL_FIELDS)
+HEX_FIELDS = [name for name, kind in vocabulary.OPTIONAL_FIELDS if kind == vocabulary.HEX]
+ACTIONS = vocabulary.KNOWN_ACTIONS
+SUMMARY = typed_fields(vocabulary.SUMMARY_FIELDS)
 
 
 class Bad(Exception):
@@ -65,7 +69,7 @@ def check_event(e, n):
     for key, t in OPTIONAL:
         if key in e:
             need(typed(e[key], t), "line", n, "field", key, "not", t.__name__, ":", e)
-    for key in ("segment", "stream"):
+    for key in HEX_FIELDS:
         if key in e:
             need(is_hex(e[key]), "line", n, key, "not a hex string:", e[key])
     a = e["action"]
@@ -98,11 +102,10 @@ def check(path, want_summary, min_allocs):
     h = objs[0]
     for key, t in HEADER:
         need(typed(h.get(key), t), "header field", key, "missing or not", t.__name__)
-    need(h["schema"] == "cudapool.log/1", "schema", h["schema"])
+    need(h["schema"] == vocabulary.LOG_SCHEMA, "schema", h["schema"])
     for d in h["devices"]:
-        need(typed(d.get("id"), int) and typed(d.get("name"), str) and
-             typed(d.get("total_memory"), int), "header device entry", d)
-    has_summary = objs[-1].get("action") == "summary"
+        need(all(typed(d.get(key), t) for key, t in HEADER_DEVICE), "header device entry", d)
+    has_summary = objs[-1].get("action") == vocabulary.SUMMARY_ACTION
     events = objs[1:-1] if has_summary else objs[1:]
     actions = collections.Counter()
     for i, e in enumerate(events):
@@ -114,8 +117,7 @@ def check(path, want_summary, min_allocs):
     summary = objs[-1] if has_summary else None
     if want_summary:
         need(summary is not None, "no summary line")
-        for key, t in [("schema", str), ("seq", int), ("t_ns", int), ("events", int),
-                       ("devices", dict), ("leaks", list), ("log_errors", dict)]:
+        for key, t in SUMMARY:
             need(typed(summary.get(key), t), "summary field", key, "missing or not", t.__name__)
         need(summary["events"] == len(events), "summary says", summary["events"], "events, file has",
              len(events))

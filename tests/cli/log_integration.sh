@@ -139,7 +139,7 @@ import json, sys
 counts = json.load(open(sys.argv[1]))["counts"]
 assert counts["segments_at_log_address"] == counts["segment_alloc_events"] > 0, counts
 PY
-python3 "$src/scripts/cudapool_report.py" "$f" >"$tmp/report.txt" || fail "report failed"
+"$src/scripts/cudapool" report "$f" >"$tmp/report.txt" || fail "report failed"
 grep -q "the process exited normally" "$tmp/report.txt" || fail "report: no normal exit"
 
 # 1b. cudapool tune reads a log the shim wrote: the own setting's row is what the replay says.
@@ -242,7 +242,7 @@ if [ -x "$fake/gpu_contexts" ]; then
     fail "contexts log: no context_dropped event names its context"
   # The report drops only the dropped context's blocks: what it computes from the events agrees
   # with the summary (before "ctx", reserved at exit disagreed and 14 frees were of unknown blocks).
-  python3 "$src/scripts/cudapool_report.py" --json "$tmp/contexts.jsonl" >"$tmp/contexts-report.json" ||
+  "$src/scripts/cudapool" report --json "$tmp/contexts.jsonl" >"$tmp/contexts-report.json" ||
     fail "report of the contexts log failed"
   python3 - "$tmp/contexts-report.json" <<'PY' || fail "report of the contexts log: $(head -c 600 "$tmp/contexts-report.json")"
 import json, sys
@@ -262,7 +262,7 @@ python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/hidden.jsonl" >/dev/n
   fail "hidden reset log: want one context_dropped event"
 # The report: the blocks that went with the context are neither leaks nor still allocated, and
 # what it computes from the events agrees with the summary line at exit.
-python3 "$src/scripts/cudapool_report.py" --json "$tmp/hidden.jsonl" >"$tmp/hidden-report.json" ||
+"$src/scripts/cudapool" report --json "$tmp/hidden.jsonl" >"$tmp/hidden-report.json" ||
   fail "report of the hidden reset log failed"
 python3 - "$tmp/hidden-report.json" <<'PY' || fail "report of the hidden reset log: wrong notes"
 import json, sys
@@ -308,7 +308,7 @@ pid=$!
 sleep 1
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 check_log "$tmp/killed.jsonl" 0 >/dev/null || fail "a killed process left a broken line"
-python3 "$src/scripts/cudapool_report.py" "$tmp/killed.jsonl" | grep -q "did not exit normally" ||
+"$src/scripts/cudapool" report "$tmp/killed.jsonl" | grep -q "did not exit normally" ||
   fail "report of a killed log"
 
 # 5. Bad paths: one warning, the program goes on, nothing overwritten.

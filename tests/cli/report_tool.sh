@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# tests/cli/report_tool.sh: scripts/cudapool_report.py and `scripts/cudapool report` as a user runs
-# them, on the synthetic logs in tests/cli/fixtures/ (made by make_logs.py). The expected numbers
-# were worked out by hand from the scenarios in make_logs.py (comments there give each event's seq).
+# tests/cli/report_tool.sh: `python3 -m cudapool_analysis report` and `scripts/cudapool report` as a
+# user runs them, on the synthetic logs in tests/cli/fixtures/ (made by make_logs.py). The expected
+# numbers were worked out by hand from the scenarios in make_logs.py (comments there give each
+# event's seq). Several logs and bad input: report_many.sh.
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
-report="$src/scripts/cudapool_report.py"
+report() { PYTHONPATH="$src/scripts" python3 -m cudapool_analysis report "$@"; }
 fx="$src/tests/cli/fixtures"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -14,7 +15,7 @@ has() { grep -qF -- "$1" "$2" || fail "$2: missing: $1"; }
 hasnt() { if grep -qF -- "$1" "$2"; then fail "$2: unexpected: $1"; fi; }
 
 # ---- normal.jsonl: a normal exit, summary line with per-pool statistics and four leaks ---------
-python3 "$report" "$fx/normal.jsonl" >"$tmp/normal.txt" || fail "normal.jsonl: exit $?"
+report "$fx/normal.jsonl" >"$tmp/normal.txt" || fail "normal.jsonl: exit $?"
 o="$tmp/normal.txt"
 has "cudapool report: $fx/normal.jsonl" "$o"
 has "  executable  /usr/bin/python3  (argv: python3 train.py --steps 10)" "$o"
@@ -80,7 +81,7 @@ diff "$tmp/frames.expected" "$tmp/frames.txt" >&2 || fail "normal.jsonl: backtra
 hasnt "Notes:" "$o"      # summary and events agree: nothing to say
 hasnt "Problems:" "$o"
 
-python3 "$report" --json "$fx/normal.jsonl" >"$tmp/normal.json" || fail "normal.jsonl --json: exit $?"
+report --json "$fx/normal.jsonl" >"$tmp/normal.json" || fail "normal.jsonl --json: exit $?"
 python3 - "$tmp/normal.json" <<'PY' || fail "normal.jsonl: JSON report wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -115,7 +116,7 @@ assert d["notes"] == [], d["notes"]
 PY
 
 # stdin gives the same report (the second pass reads a spooled copy)
-python3 "$report" --json - <"$fx/normal.jsonl" >"$tmp/stdin.json" || fail "stdin: exit $?"
+report --json - <"$fx/normal.jsonl" >"$tmp/stdin.json" || fail "stdin: exit $?"
 python3 - "$tmp/normal.json" "$tmp/stdin.json" <<'PY' || fail "stdin report differs from the file's"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
@@ -125,7 +126,7 @@ assert a == b
 PY
 
 # ---- killed.jsonl: no summary line: the statistics the events imply ----------------------------
-python3 "$report" "$fx/killed.jsonl" >"$tmp/killed.txt" || fail "killed.jsonl: exit $?"
+report "$fx/killed.jsonl" >"$tmp/killed.txt" || fail "killed.jsonl: exit $?"
 o="$tmp/killed.txt"
 has "  log         16 lines, 15 events, no summary line: the process did not exit normally" "$o"
 has "Statistics of device 0: the process did not exit normally; these are the statistics its events imply:" "$o"
@@ -158,7 +159,7 @@ sed -n '/ptr 0x50600000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x50600000  size 2000000 B  block 2000384 B  seq 6  at 0.000500 s  thread 101" \
   "      0x401000" "      0x402000" >"$tmp/frames.expected"
 diff "$tmp/frames.expected" "$tmp/frames.txt" >&2 || fail "killed.jsonl: leak backtrace"
-python3 "$report" --json "$fx/killed.jsonl" >"$tmp/killed.json" || fail "killed.jsonl --json: exit $?"
+report --json "$fx/killed.jsonl" >"$tmp/killed.json" || fail "killed.jsonl --json: exit $?"
 python3 - "$tmp/killed.json" <<'PY' || fail "killed.jsonl: JSON report wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -184,7 +185,7 @@ PY
 PYTHONDONTWRITEBYTECODE=1 python3 - "$src/scripts" <<'PY' || fail "memory_summary units"
 import sys
 sys.path.insert(0, sys.argv[1])
-from cudapool_report import format_size, format_count
+from cudapool_analysis.text import format_size, format_count
 cases = [(format_size(786431, 786431), "786431 B  "), (format_size(786432, 786432), "   768 KiB"),
          (format_size(805306367, 805306367), "786431 KiB"), (format_size(805306368, 805306368), "   768 MiB"),
          (format_size(3 << 40, 3 << 40), "  3072 GiB"), (format_size(512, 805306368), "     0 MiB"),
@@ -195,7 +196,7 @@ for got, want in cases:
 PY
 
 # ---- malformed.jsonl: bad lines counted with their line numbers and skipped ------------------
-python3 "$report" "$fx/malformed.jsonl" >"$tmp/bad.txt" || fail "malformed.jsonl: exit $?"
+report "$fx/malformed.jsonl" >"$tmp/bad.txt" || fail "malformed.jsonl: exit $?"
 o="$tmp/bad.txt"
 has "  malformed   7 line(s), skipped" "$o"
 has "Problems: 7 (all listed)" "$o"
@@ -215,7 +216,7 @@ has "  seq is not consecutive 1 time(s); first at line 12: seq 8 after 2" "$o"
 has "  the summary counts 10 events; the log holds 5 valid event lines" "$o"
 hasnt "Active memory" "$o"   # not in this summary's statistics
 has "| Allocated memory      |    512 B   |   4608 B   |   4608 B   |   4096 B   |" "$o"
-python3 "$report" --json "$fx/malformed.jsonl" >"$tmp/bad.json" || fail "malformed.jsonl --json: exit $?"
+report --json "$fx/malformed.jsonl" >"$tmp/bad.json" || fail "malformed.jsonl --json: exit $?"
 python3 - "$tmp/bad.json" <<'PY' || fail "malformed.jsonl: JSON report wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -225,7 +226,7 @@ assert d["actions"]["future_action"] == 1 and d["events"] == 5
 PY
 
 # ---- expandable.jsonl: mapped and unmapped pages ------------------------------------------
-python3 "$report" "$fx/expandable.jsonl" >"$tmp/exp.txt" || fail "expandable.jsonl: exit $?"
+report "$fx/expandable.jsonl" >"$tmp/exp.txt" || fail "expandable.jsonl: exit $?"
 o="$tmp/exp.txt"
 has "  peak allocated  6.00 MiB (6291456 bytes) at 0.000004 s (seq 5)" "$o"
 has "  peak reserved   10.00 MiB (10485760 bytes) at 0.000016 s (seq 17)" "$o"
@@ -240,7 +241,7 @@ has "  fragmentation       0.0000  (1 - largest free block / free cached)" "$o"
 has "  regions             1  (segments and runs of mapped pages)" "$o"
 has "| GPU reserved memory   |  10240 KiB |  10240 KiB |  16384 KiB |   6144 KiB |" "$o"
 has "Events: alloc 5, empty_cache 1, free_completed 4, free_requested 4, segment_map 4, segment_unmap 2" "$o"
-python3 "$report" --json "$fx/expandable.jsonl" >"$tmp/exp.json" || fail "expandable.jsonl --json: exit $?"
+report --json "$fx/expandable.jsonl" >"$tmp/exp.json" || fail "expandable.jsonl --json: exit $?"
 python3 - "$tmp/exp.json" <<'PY' || fail "expandable.jsonl: JSON report wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -251,24 +252,24 @@ assert d["leaks"]["count"] == 1 and d["leaks"]["entries"][0]["ptr"] == "0x7f0000
 PY
 
 # ---- a log of another writer (no segments, no free_completed): still read -------------------
-python3 "$report" "$src/examples/logs/training-loop.jsonl" >"$tmp/loop.txt" || fail "training-loop: exit $?"
+report "$src/examples/logs/training-loop.jsonl" >"$tmp/loop.txt" || fail "training-loop: exit $?"
 has "Fragmentation at the reserved peak, device 0: none (no segment events)" "$tmp/loop.txt"
 has "the log has no free_completed events" "$tmp/loop.txt"
 
 # ---- usage errors exit 2, an unreadable log 1 -----------------------------------------------
 set +e
-python3 "$report" >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "no LOG: exit $rc, not 2"
-python3 "$report" a b >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "two LOGs: exit $rc, not 2"
-python3 "$report" --bogus "$fx/normal.jsonl" >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "unknown option: exit $rc, not 2"
-python3 "$report" "$tmp/does-not-exist" >/dev/null 2>"$tmp/err.txt"; rc=$?; [ $rc -eq 1 ] || fail "missing file: exit $rc, not 1"
-python3 "$report" "$tmp" >/dev/null 2>&1; rc=$?; [ $rc -eq 1 ] || fail "a directory: exit $rc, not 1"
+report >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "no LOG: exit $rc, not 2"
+report "$tmp/a" "$tmp/b" >/dev/null 2>&1; rc=$?; [ $rc -eq 1 ] || fail "two missing LOGs: exit $rc, not 1"
+report --bogus "$fx/normal.jsonl" >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "unknown option: exit $rc, not 2"
+report "$tmp/does-not-exist" >/dev/null 2>"$tmp/err.txt"; rc=$?; [ $rc -eq 1 ] || fail "missing file: exit $rc, not 1"
+report "$tmp" >/dev/null 2>&1; rc=$?; [ $rc -eq 1 ] || fail "a directory: exit $rc, not 1"
 "$src/scripts/cudapool" report >/dev/null 2>&1; rc=$?; [ $rc -eq 2 ] || fail "cudapool report without LOG: exit $rc, not 2"
 set -e
 has "cannot read $tmp/does-not-exist" "$tmp/err.txt"
 
 # ---- the launcher --------------------------------------------------------------------------
 "$src/scripts/cudapool" report "$fx/killed.jsonl" >"$tmp/l.txt" || fail "scripts/cudapool report failed"
-diff "$tmp/killed.txt" "$tmp/l.txt" >&2 || fail "scripts/cudapool report differs from the script's"
+diff "$tmp/killed.txt" "$tmp/l.txt" >&2 || fail "scripts/cudapool report differs from the package's"
 "$src/scripts/cudapool" report --json "$fx/normal.jsonl" >"$tmp/l.json" || fail "scripts/cudapool report --json failed"
 cmp -s "$tmp/normal.json" "$tmp/l.json" || fail "scripts/cudapool report --json differs"
 echo "report_tool: ok"

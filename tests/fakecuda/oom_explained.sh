@@ -31,7 +31,7 @@ for e in ooms:
     assert e["reserved"] == 40 << 20 and e["allocated"] == 40 << 20, e
     assert e["cause"] == "shortage", e
 PY
-python3 "$root/scripts/cudapool_report.py" "$work/log.jsonl" >"$work/report" 2>&1 ||
+"$root/scripts/cudapool" report "$work/log.jsonl" >"$work/report" 2>&1 ||
   fail "report failed: $(tail -n 5 "$work/report")"
 grep -q 'out of memory on device 0: tried to allocate 40.00 MiB' "$work/report" ||
   fail "the report does not explain the OOM: $(grep -i -A3 oom "$work/report" | head -20)"

@@ -824,7 +824,7 @@ test_logs() {
     local cf out
     cf=$(largest_log contexts)
     if [ -n "$cf" ] && grep -q '"ctx":2' "$cf"; then
-      if out=$("$PY" "$REPO/scripts/cudapool_report.py" --json "$cf" | "$PY" -c '
+      if out=$(PYTHONPATH="$REPO/scripts" "$PY" -m cudapool_analysis report --json "$cf" | "$PY" -c '
 import json, sys
 rep = json.load(sys.stdin)
 bad = [n for n in rep["notes"] if "in the summary" in n]

@@ -1,0 +1,108 @@
+"""cudapool_analysis/checks.py: the header line's and the summary line's fields checked against
+their kinds (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, ...): a field of the wrong
+kind is left out of the object (a leak's field becomes None) and named in a problem, so that no
+reader of the object prints a wrong figure from it. reader.LogReader calls these for the lines it
+hands over.
+
+Not here: the events (reader.py checks them on its fast path), what the fields mean.
+"""
+
+from . import vocabulary as v
+
+KIND_TEXT = {v.UINT: "an integer from 0 to 2**64-1", v.INT: "a 64-bit integer",
+             v.HEX: "a hex string below 2**64", v.STR: "a string", v.BOOL: "true or false",
+             v.LIST: "a list", v.OBJECT: "an object", v.HEX_LIST: "a list of hex strings",
+             v.STR_LIST: "a list of strings"}
+
+
+def _bad(entry, fields):
+    """The first field of entry (name, kind) that is present and not of its kind, as text."""
+    for name, kind in fields:
+        if name in entry and not v.fits(entry[name], kind):
+            return name, "%s is not %s" % (name, KIND_TEXT[kind])
+    return None
+
+
+def check_header(obj, problem):
+    """Leaves out of a header object the fields of the wrong kind, and the devices entries that
+    are not {id, name, total_memory}; problem(text) for each."""
+    for name, kind in v.HEADER_FIELDS + v.HEADER_RANK_FIELDS:
+        if name in obj and not v.fits(obj[name], kind):
+            problem("header field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
+            del obj[name]
+    devices = obj.get("devices")
+    if devices is None:
+        return
+    kept = []
+    for i, d in enumerate(devices):
+        if type(d) is not dict:
+            why = "not an object"
+        else:
+            bad = _bad(d, v.HEADER_DEVICE_FIELDS)
+            why = bad[1] if bad else None
+            if why is None and "id" in d and not 0 <= d["id"] < v.DEV_LIMIT:
+                why = "id %d is not a device ordinal (0 to %d)" % (d["id"], v.DEV_LIMIT - 1)
+        if why is None:
+            kept.append(d)
+        else:
+            problem("header devices[%d]: %s: ignored" % (i, why))
+    obj["devices"] = kept
+
+
+def check_summary(obj, problem):
+    """Leaves out of a summary object the fields of the wrong kind: its own, a device's entry
+    whose key is not an ordinal, a statistic that is not a 64-bit integer, a leak entry that is
+    not an object (a leak's field of the wrong kind becomes None), log_errors' fields;
+    problem(text) for each."""
+    for name, kind in v.SUMMARY_FIELDS:
+        if name not in ("schema", "action", "devices") and name in obj \
+                and not v.fits(obj[name], kind):
+            problem("summary field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
+            del obj[name]
+    devices = obj.get("devices") or {}
+    for key in list(devices):
+        entry = devices[key]
+        if not (key.isdigit() and key.isascii() and int(key) < v.DEV_LIMIT):
+            problem("summary device %r is not a device ordinal: ignored" % key)
+            del devices[key]
+            continue
+        if type(entry) is not dict:
+            problem("summary device %s is not an object: ignored" % key)
+            del devices[key]
+            continue
+        stats = entry.get("stats")
+        if stats is None:
+            continue
+        if type(stats) is not dict:
+            problem("summary device %s: stats is not an object: ignored" % key)
+            del entry["stats"]
+            continue
+        for name in [n for n, x in stats.items() if not v.fits(x, v.INT)]:
+            problem("summary device %s: statistic %s is not %s: ignored"
+                    % (key, name, KIND_TEXT[v.INT]))
+            del stats[name]
+    leaks = obj.get("leaks")
+    if leaks is not None:
+        kept = []
+        for i, leak in enumerate(leaks):
+            if type(leak) is not dict:
+                problem("summary leaks[%d] is not an object: ignored" % i)
+                continue
+            for name, kind in v.LEAK_FIELDS:
+                if name not in leak:
+                    continue
+                x = leak[name]
+                ok = v.fits(x, kind) and (name != "dev" or 0 <= x < v.DEV_LIMIT)
+                if not ok:
+                    problem("summary leaks[%d]: %s is not %s: left out" % (
+                        i, name, "a device ordinal" if name == "dev" else KIND_TEXT[kind]))
+                    leak[name] = None
+            kept.append(leak)
+        obj["leaks"] = kept
+    errors = obj.get("log_errors")
+    if errors is not None:
+        bad = _bad(errors, v.LOG_ERROR_FIELDS)
+        while bad is not None:
+            problem("summary log_errors: %s: ignored" % bad[1])
+            del errors[bad[0]]
+            bad = _bad(errors, v.LOG_ERROR_FIELDS)

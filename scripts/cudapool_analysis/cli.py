@@ -1,0 +1,88 @@
+"""cudapool_analysis/cli.py: the command line of the package,
+
+    python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)
+
+which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
+or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
+{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once).
+
+Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
+each, nothing on stdout), 2 on a usage error. Not here: what the report computes (report.py) or
+prints (text.py).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from .reader import LogError, open_log
+from .report import read_log, several
+from .text import several_text, text_report
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="cudapool", description="Reads cudapool allocation logs "
+                                "(cudapool.log/1, docs/log-format.md).")
+    commands = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    r = commands.add_parser(
+        "report", help="peaks, fragmentation, request sizes, leaks of one or more logs",
+        description="Report on cudapool allocation logs (cudapool.log/1): statistics, peaks, "
+        "fragmentation at the reserved peak, request sizes, out-of-memory events, leaks. Several "
+        "logs (the ranks of one job): a section per log and a cross-rank table.")
+    r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
+    r.set_defaults(parser=r)
+    return p
+
+
+def report(args):
+    if args.logs.count("-") > 1:
+        args.parser.error("- (stdin) can be given once")
+    errors = []
+    for path in args.logs:   # before the long work: the logs that cannot even be opened
+        if path != "-":
+            try:
+                open_log(path).close()
+            except LogError as e:
+                errors.append(str(e))
+    reports, rows = [], []
+    if not errors:
+        for i, path in enumerate(args.logs):
+            try:
+                rep, row = read_log(path, i)
+            except LogError as e:
+                errors.append(str(e))
+                continue
+            reports.append(rep)
+            rows.append(row)
+    if errors:
+        for e in errors:
+            print("cudapool report: %s" % e, file=sys.stderr)
+        return 1
+    if len(reports) == 1:
+        out = reports[0] if args.json else text_report(reports[0])
+    else:
+        multi = several(reports, rows)
+        out = multi if args.json else several_text(multi)
+    try:
+        if args.json:
+            json.dump(out, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:   # a reader that stopped early (| head): no complaint at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    try:
+        if args.command == "report":
+            return report(args)
+    except KeyboardInterrupt:
+        return 130
+    return 2

@@ -1,0 +1,136 @@
+"""cudapool_analysis/layout.py: the report's second pass: each device's segments and blocks rebuilt
+from its events up to its reserved peak, and there the largest free block (docs/log-format.md,
+"Who reads what", item 4: fragmentation).
+
+Reads the log again through reader.LogReader (which takes the same lines as in the first pass),
+applies the layout actions, and stops at the last device's peak line. Not here: finding the peaks (accounting.py), printing (text.py).
+"""
+
+import bisect
+
+from . import vocabulary as v
+from .reader import LogReader
+
+
+def add_range(ranges, start, end):
+    """Adds [start, end) to a sorted list of disjoint [s, e] ranges, joining touching ones."""
+    i = bisect.bisect_left(ranges, [start, start])
+    if i > 0 and ranges[i - 1][1] >= start:
+        i -= 1
+    j = i
+    while j < len(ranges) and ranges[j][0] <= end:
+        start = min(start, ranges[j][0])
+        end = max(end, ranges[j][1])
+        j += 1
+    ranges[i:j] = [[start, end]]
+
+
+def remove_range(ranges, start, end):
+    i = bisect.bisect_left(ranges, [start, start])
+    if i > 0 and ranges[i - 1][1] > start:
+        i -= 1
+    j = i
+    kept = []
+    while j < len(ranges) and ranges[j][0] < end:
+        s, e = ranges[j]
+        if s < start:
+            kept.append([s, start])
+        if e > end:
+            kept.append([end, e])
+        j += 1
+    ranges[i:j] = kept
+
+
+class Layout:
+    """One device's segments and blocks, rebuilt from its events."""
+
+    def __init__(self, free_on_request):
+        self.free_on_request = free_on_request  # the log has no free_completed events
+        self.blocks = {}    # ptr -> block_size (alloc .. free_completed)
+        self.segments = {}  # base -> size
+        self.mapped = {}    # segment base (or None) -> ranges of mapped pages
+        self.ctx_of = {}    # block, segment or mapped-range key -> its context, where not 0
+
+    def apply(self, action, ctx, ptr, size, block_size, segment):
+        if ctx:
+            self.ctx_of[segment if action == "segment_map" else ptr] = ctx
+        if action == "alloc":
+            self.blocks[ptr] = block_size
+        elif action == "free_completed" or (action == "free_requested" and self.free_on_request):
+            self.blocks.pop(ptr, None)
+        elif action == "segment_alloc":
+            self.segments[ptr] = size
+        elif action == "segment_free":
+            self.segments.pop(ptr, None)
+        elif action == "segment_map":
+            add_range(self.mapped.setdefault(segment, []), ptr, ptr + size)
+        elif action == "context_dropped":  # the driver took every segment of that context
+            mine = lambda key: self.ctx_of.get(key, 0) == ctx
+            for table in (self.blocks, self.segments, self.mapped):
+                for key in [k for k in table if mine(k)]:
+                    del table[key]
+        elif action == "segment_unmap":
+            ranges = self.mapped.get(segment)
+            if ranges is None:  # no segment field, or another one: look everywhere
+                for r in self.mapped.values():
+                    remove_range(r, ptr, ptr + size)
+            else:
+                remove_range(ranges, ptr, ptr + size)
+
+    def largest_gap(self):
+        """(largest free block, its address, its segment, regions): the largest range inside a
+        region (a segment, or a run of mapped pages of an expandable segment) not covered by a
+        block."""
+        regions = [(base, base + size, base) for base, size in self.segments.items() if size > 0]
+        for seg, ranges in self.mapped.items():
+            for s, e in ranges:
+                regions.append((s, e, seg if seg is not None else s))
+        regions.sort()
+        blocks = sorted((p, p + bs) for p, bs in self.blocks.items())
+        starts = [b[0] for b in blocks]
+        best, best_at, best_seg = 0, None, None
+        for rs, re_, seg in regions:
+            cursor = rs
+            i = bisect.bisect_left(starts, rs)
+            if i > 0 and blocks[i - 1][1] > rs:
+                cursor = blocks[i - 1][1]
+            while i < len(blocks) and blocks[i][0] < re_:
+                s, e = blocks[i]
+                if s > cursor and s - cursor > best:
+                    best, best_at, best_seg = s - cursor, cursor, seg
+                if e > cursor:
+                    cursor = e
+                i += 1
+            if re_ > cursor and re_ - cursor > best:
+                best, best_at, best_seg = re_ - cursor, cursor, seg
+        return best, best_at, best_seg, len(regions)
+
+
+def second_pass(stream, run):
+    """The layout of every device with a reserved peak, at that peak: dev -> largest_gap()."""
+    targets = {}
+    layouts = {}
+    for dev, d in run.devices.items():
+        if d.peak_reserved is not None and d.peak_reserved[0] > 0:
+            targets[dev] = d.peak_reserved[3]
+            layouts[dev] = Layout(d.no_free_completed())
+    result = {}
+    if not targets:
+        return result
+    layout_actions = v.LAYOUT_ACTIONS
+    for line, _, _, _, dev, ctx, action, ptr, size, block_size, segment, _ in LogReader(stream):
+        layout = layouts.get(dev)
+        if layout is None:
+            continue
+        if action == "alloc" and not ctx:          # the most frequent two, without a call
+            layout.blocks[ptr] = block_size
+        elif action == "free_completed" and not ctx:
+            layout.blocks.pop(ptr, None)
+        elif action in layout_actions:
+            layout.apply(action, ctx, ptr, size, block_size, segment)
+        if line == targets[dev]:
+            result[dev] = layout.largest_gap()
+            del layouts[dev]
+            if not layouts:
+                break
+    return result

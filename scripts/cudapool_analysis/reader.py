@@ -1,0 +1,322 @@
+"""cudapool_analysis/reader.py: THE parser of cudapool.log/1 lines (docs/log-format.md).
+
+    with open_log(path) as f:          # LogError: a clear message (missing, a directory, empty)
+        reader = LogReader(f)
+        for (line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment,
+             obj) in reader:           # one tuple per valid event line, in file order
+            ...                        # (reader.named(): the same as Event namedtuples)
+        reader.header, reader.summary  # the header and summary lines (dicts), or None
+        reader.problems                # Problems: malformed lines, counted, with line numbers
+
+Streams a binary stream line by line; memory does not grow with the log. An event line must be a
+JSON object whose required fields have their kinds (vocabulary.EVENT_FIELDS) and ranges: seq,
+t_ns, tid, size, block_size below 2**64, ptr and segment hex strings below 2**64, dev and ctx 0 to
+65535, no number that is not an integer; anything else is a malformed line (counted, its line
+number and why in problems, skipped), never a wrong figure. The header's and the summary's fields
+of the wrong kind are left out of the dicts handed over, each with a problem naming the line.
+Other optional fields of an event stay in obj unchecked: read them with optional_int() and
+optional_hex(), which apply the same rules. The header reaches reader.header as soon as it is read
+(line 1: before the first event is yielded); the summary after its line.
+
+Not here: what the events mean (accounting.py, layout.py), printing (text.py).
+"""
+
+import collections
+import json
+
+from . import vocabulary as v
+from .checks import check_header, check_summary
+
+MAX_PROBLEMS = 100   # problems listed with their line numbers (all are counted)
+
+
+class Malformed(Exception):
+    """A line, or a field, that is not what the format says; the message says why."""
+
+
+class LogError(Exception):
+    """A log that cannot be read at all; the message names it and says why."""
+
+
+# One valid event. obj is the line's JSON object (optional fields); block_size is size when the
+# line has none; segment is None when it has none; ptr and segment are ints.
+Event = collections.namedtuple(
+    "Event", "line seq t_ns tid dev ctx action ptr size block_size segment obj")
+_new_event = tuple.__new__
+
+
+class Problems:
+    """What is wrong in a log: every problem counted, the first `limit` kept as (line, what)."""
+
+    def __init__(self, limit=MAX_PROBLEMS):
+        self.limit = limit
+        self.count = 0
+        self.malformed = 0   # of them, lines skipped as malformed
+        self.listed = []
+
+    def add(self, line, what, malformed=False):
+        if malformed:
+            self.malformed += 1
+        self.count += 1
+        if len(self.listed) < self.limit:
+            self.listed.append((line, what))
+
+
+def open_log(path):
+    """The log file at path, opened for reading in binary; raises LogError with a clear message
+    when it cannot be read: missing, not permitted, a directory, empty."""
+    try:
+        f = open(path, "rb")
+    except IsADirectoryError:
+        raise LogError("%s is a directory, not a log" % path) from None
+    except OSError as e:
+        raise LogError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    try:
+        import os
+        import stat
+        st = os.fstat(f.fileno())
+        if stat.S_ISDIR(st.st_mode):
+            raise LogError("%s is a directory, not a log" % path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            raise LogError("%s is empty: not a log (a log has a header line)" % path)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def parse_line(raw):
+    """A line (bytes) as a JSON object, or raises Malformed. Returns None for a blank line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Malformed("not valid UTF-8 (byte %d)" % e.start) from None
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        if not text.strip():
+            return None
+        raise Malformed("not JSON (%s)" % e) from None
+    except RecursionError:
+        raise Malformed("not JSON (nested too deeply)") from None
+    if type(obj) is not dict:
+        raise Malformed("not a JSON object")
+    return obj
+
+
+def check_uint(name, value):
+    """value, an integer from 0 to 2**64-1, or raises Malformed naming the field."""
+    if type(value) is not int:
+        raise Malformed("%s is not an integer" % name)
+    if value < 0:
+        raise Malformed("%s is negative (%d)" % (name, value))
+    if value >= v.UINT_LIMIT:
+        raise Malformed("%s is %d, not below 2**64" % (name, value))
+    return value
+
+
+def check_hex(name, value):
+    """The value of a hex string below 2**64, or raises Malformed naming the field."""
+    if type(value) is not str or value[:2] not in ("0x", "0X"):
+        raise Malformed("%s is not a hex string" % name)
+    try:
+        n = int(value, 16)
+    except ValueError:
+        raise Malformed("%s is not a hex string" % name) from None
+    if n >= v.UINT_LIMIT:
+        raise Malformed("%s %s is not below 2**64" % (name, value[:40]))
+    return n
+
+
+def check_id(name, value, limit):
+    """value, an integer from 0 to limit-1 (a device ordinal, a context number)."""
+    if type(value) is not int:
+        raise Malformed("%s is not an integer" % name)
+    if not 0 <= value < limit:
+        raise Malformed("%s is %d, not %s (0 to %d)" % (
+            name, value, "a device ordinal" if name == "dev" else "a context number", limit - 1))
+    return value
+
+
+def optional_int(obj, name, default):
+    """An optional unsigned field of an event (default when absent); raises Malformed."""
+    value = obj.get(name)
+    return default if value is None and name not in obj else check_uint(name, value)
+
+
+def optional_hex(obj, name):
+    """An optional hex field of an event as an int, None when absent; raises Malformed."""
+    value = obj.get(name)
+    return None if value is None and name not in obj else check_hex(name, value)
+
+
+def decode_event(obj):
+    """The decoded fields of an event object: (seq, t_ns, tid, dev, ctx, ptr, size, block_size,
+    segment). Raises Malformed when one is missing, of the wrong kind or out of range."""
+    try:
+        seq, t_ns, tid = obj["seq"], obj["t_ns"], obj["tid"]
+        dev, ptr, size = obj["dev"], obj["ptr"], obj["size"]
+    except KeyError as e:
+        raise Malformed("event without %s" % e) from None
+    for name, value in (("seq", seq), ("t_ns", t_ns), ("tid", tid), ("dev", dev), ("size", size)):
+        if type(value) is not int:
+            raise Malformed("%s is not an integer" % name)
+    check_id("dev", dev, v.DEV_LIMIT)
+    for name, value in (("seq", seq), ("t_ns", t_ns), ("tid", tid), ("size", size)):
+        check_uint(name, value)
+    p = check_hex("ptr", ptr)
+    ctx = obj.get("ctx", 0)
+    if ctx != 0 or "ctx" in obj:
+        check_id("ctx", ctx, v.CTX_LIMIT)
+    block_size = optional_int(obj, "block_size", size)
+    segment = optional_hex(obj, "segment")
+    return seq, t_ns, tid, dev, ctx, p, size, block_size, segment
+
+
+class LogReader:
+    """Iterating yields the events of a binary stream, each a plain tuple in Event's order
+    (line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, obj): the fastest to
+    unpack; named() yields the same as Event namedtuples. The other lines go to the attributes
+    below. A caller that stops early (break) leaves the rest of the stream unread."""
+
+    def __init__(self, stream, problems=None):
+        self.stream = stream
+        self.problems = problems if problems is not None else Problems()
+        self.header = None          # the header line's object, fields of the wrong kind left out
+        self.header_line = None
+        self.summary = None         # the summary line's object, likewise
+        self.summary_line = None
+        self.lines = 0              # lines read
+        self.blank_lines = 0
+        self.events = 0             # valid events yielded
+        self.events_after_summary = 0
+        self.notes = []             # remarks about the log that are not problems of a line
+
+    def named(self):
+        """The events as Event namedtuples (slower than the plain tuples of iterating)."""
+        for ev in self:
+            yield _new_event(Event, ev)
+
+    def __iter__(self):
+        scan = json.decoder.JSONDecoder().scan_once
+        lineno = 0
+        events = 0
+        after = 0           # events after the summary line
+        summary_seen = 0
+        limit, dev_limit, ctx_limit = v.UINT_LIMIT, v.DEV_LIMIT, v.CTX_LIMIT
+        try:
+            for raw in self.stream:
+                lineno += 1
+                # The fast path: an event as the shim writes it. Anything else (a header, a
+                # summary, a malformed line, unusual whitespace) goes to _careful(), which decides
+                # and says why; both take the same lines.
+                try:
+                    text = raw.decode()
+                    if "-" in text:   # a negative number, perhaps: the careful path decides
+                        raise ValueError
+                    obj, end = scan(text, 0)
+                    if end != len(text) - 1 or text[end] != "\n":   # more than the newline
+                        if end != len(text) and text[end:].strip(" \t\r\n"):
+                            raise ValueError
+                    action = obj["action"]
+                    seq = obj["seq"]
+                    t_ns = obj["t_ns"]
+                    tid = obj["tid"]
+                    dev = obj["dev"]
+                    size = obj["size"]
+                    ptr = obj["ptr"]
+                    ctx = obj.get("ctx", 0)
+                    block_size = obj.get("block_size", size)
+                    if (type(seq) is not int or type(t_ns) is not int or type(tid) is not int
+                            or type(dev) is not int or type(size) is not int
+                            or type(ctx) is not int or type(block_size) is not int
+                            or type(action) is not str or action == "summary"
+                            or not ptr.startswith("0x") or len(ptr) > 18):
+                        raise ValueError
+                    # None of them is negative (no "-" in the line); each is below its limit
+                    # (an address of at most 16 hex digits is below 2**64).
+                    if (t_ns >= limit or seq >= limit or tid >= limit or size >= limit
+                            or block_size >= limit or dev >= dev_limit or ctx >= ctx_limit):
+                        raise ValueError
+                    ptr = int(ptr, 16)
+                    segment = obj.get("segment")
+                    if segment is not None:
+                        if not segment.startswith("0x") or len(segment) > 18:
+                            raise ValueError
+                        segment = int(segment, 16)
+                    elif "segment" in obj:   # null
+                        raise ValueError
+                except Exception:
+                    ev = self._careful(raw, lineno, events)
+                    if ev is None:
+                        summary_seen = self.summary is not None
+                        continue
+                    seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment, obj = ev
+                    action = obj["action"]
+                events += 1
+                after += summary_seen
+                yield (lineno, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment,
+                       obj)
+        finally:
+            self.lines = lineno
+            self.events = events
+            self.events_after_summary = after
+
+    def _careful(self, raw, lineno, events):
+        """A line the fast path did not take, checked field by field: the event's decoded fields
+        and its object, or None when the line was a header, a summary, blank, or malformed (then
+        it is in problems)."""
+        try:
+            obj = parse_line(raw)
+            if obj is None:
+                self.blank_lines += 1
+                return None
+            action = obj.get("action")
+            if action is None:
+                if "schema" in obj:
+                    self._header(obj, lineno, events)
+                else:
+                    self.problems.add(lineno, "malformed: a JSON object without action", True)
+                return None
+            if type(action) is not str:
+                raise Malformed("action is not a string")
+            if action == v.SUMMARY_ACTION:
+                self._summary(obj, lineno)
+                return None
+            return decode_event(obj) + (obj,)
+        except Malformed as e:
+            self.problems.add(lineno, "malformed: %s" % e, True)
+            return None
+
+    def _header(self, obj, lineno, events):
+        schema = obj.get("schema")
+        if type(schema) is not str or not schema.startswith(v.LOG_SCHEMA_PREFIX):
+            self.problems.add(lineno, "malformed: schema %r is not %sN"
+                              % (schema, v.LOG_SCHEMA_PREFIX), True)
+            return
+        if self.header is not None:
+            self.problems.add(lineno, "a second header line: ignored")
+            return
+        if events or self.summary is not None:
+            self.problems.add(lineno, "a header line after events: ignored")
+            return
+        if lineno != 1:
+            self.notes.append("the header is on line %d, not the first line" % lineno)
+        if schema != v.LOG_SCHEMA:
+            self.notes.append("schema %s: this report reads %s (fields it does not know are "
+                              "ignored)" % (schema, v.LOG_SCHEMA))
+        check_header(obj, lambda what: self.problems.add(lineno, what))
+        self.header = obj
+        self.header_line = lineno
+
+    def _summary(self, obj, lineno):
+        if self.summary is not None:
+            self.problems.add(lineno, "a second summary line: ignored")
+            return
+        devices = obj.get("devices")
+        if devices is not None and not isinstance(devices, dict):
+            self.problems.add(lineno, "malformed: summary devices is not an object", True)
+            return
+        check_summary(obj, lambda what: self.problems.add(lineno, what))
+        self.summary = obj
+        self.summary_line = lineno

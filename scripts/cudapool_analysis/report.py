@@ -1,0 +1,285 @@
+"""cudapool_analysis/report.py: what `cudapool report` says about a log (docs/log-format.md, "Who
+reads what"), as one JSON-ready dict ("schema": "cudapool.report/1"): the header, line and event
+counts, per device the statistics (the summary line's, else what the events imply), the peaks and
+the fragmentation at the reserved peak, request sizes, oom events, leaks, problems and notes. For
+several logs (the ranks of one job) also the cross-rank table: per log its rank, host, devices,
+peaks, oom and event counts.
+
+read_log() runs the two passes (accounting.py, layout.py) over a file, or over a spooled copy of
+stdin or of a pipe. Not here: parsing (reader.py), printing (text.py), the command line (cli.py).
+"""
+
+import shutil
+import sys
+import tempfile
+
+from . import vocabulary as v
+from .accounting import TOP, Device, first_pass
+from .layout import second_pass
+from .reader import LogError, open_log
+
+PEAK_CHECKS = tuple((v.stat(stat), what) for stat, what in (
+    ("allocated_bytes.all.peak", "peak allocated"), ("reserved_bytes.all.peak", "peak reserved"),
+    ("allocated_bytes.all.current", "allocated at exit"),
+    ("reserved_bytes.all.current", "reserved at exit")))
+
+
+def hexstr(value):
+    return "0x%x" % value if type(value) is int else str(value)
+
+
+def seconds(run, t_ns):
+    if type(t_ns) is not int or run.first_t is None:
+        return None
+    return (t_ns - run.first_t) / 1e9
+
+
+def read_log(path, index=0):
+    """(report dict, its cross-rank row) of the log at path, '-' for stdin; index: its place in
+    the order given. Raises LogError when it cannot be read or is not a log at all."""
+    name = "<stdin>" if path == "-" else path
+    f = sys.stdin.buffer if path == "-" else open_log(path)
+    try:
+        if path == "-" or not f.seekable():   # stdin, a pipe: spooled, for the second pass
+            spool = tempfile.TemporaryFile()
+            shutil.copyfileobj(f, spool)
+            if f is not sys.stdin.buffer:
+                f.close()
+            f = spool
+            if f.tell() == 0:
+                raise LogError("%s is empty: not a log (a log has a header line)" % name)
+            f.seek(0)
+        run = first_pass(f)
+        layouts = {}
+        if any(d.peak_reserved for d in run.devices.values()):
+            f.seek(0)
+            layouts = second_pass(f, run)
+    except OSError as e:
+        raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+    r = run.reader
+    if r.lines == 0:
+        raise LogError("%s is empty: not a log (a log has a header line)" % name)
+    if r.header is None and r.events == 0 and r.summary is None:
+        first = run.problems.listed[0] if run.problems.listed else None
+        raise LogError("%s is not a cudapool log: none of its %d line%s is a header, an event or "
+                       "a summary%s" % (name, r.lines, "" if r.lines == 1 else "s",
+                                        " (line %d: %s)" % first if first else ""))
+    rep = build_report(run, layouts, name)
+    return rep, rank_row(rep, run, index)
+
+
+def build_report(run, layouts, name):
+    """The report of one log as one JSON-ready dict; the text report is printed from it."""
+    r = run.reader
+    problems = run.problems
+    rep = {"schema": v.REPORT_SCHEMA, "log": name, "header": r.header,
+           "exited_normally": r.summary is not None,
+           "lines": r.lines, "events": r.events, "actions": dict(sorted(run.actions.items())),
+           "cache_hits": run.cache_hits,
+           "malformed_lines": problems.malformed, "problem_count": problems.count,
+           "problems": [{"line": l, "what": w} for l, w in problems.listed]}
+    notes = list(r.notes)
+    if r.header is None:
+        notes.append("the log has no header line")
+    summary = r.summary
+    if summary is not None:
+        rep["summary"] = {k: summary.get(k) for k in ("seq", "t_ns", "events", "log_errors")}
+        rep["summary"]["line"] = r.summary_line
+        if type(summary.get("events")) is int and summary["events"] != r.events:
+            notes.append("the summary counts %d events; the log holds %d valid event lines"
+                         % (summary["events"], r.events))
+        errors = summary.get("log_errors")
+        if isinstance(errors, dict):
+            if errors.get("write_failed"):
+                notes.append("the log writer reported a failed write: lines are missing")
+            if errors.get("records_lost"):
+                notes.append("the log writer lost %s records" % errors.get("records_lost"))
+        if r.events_after_summary:
+            notes.append("%d events come after the summary line" % r.events_after_summary)
+    else:
+        rep["summary"] = None
+    if run.seq_gaps:
+        line, before, after = run.first_gap
+        notes.append("seq is not consecutive %d time(s); first at line %d: seq %d after %d"
+                     % (run.seq_gaps, line, after, before))
+    unknown = sorted(a for a in run.actions if a not in v.KNOWN_ACTIONS)
+    if unknown:
+        notes.append("actions this report does not know, counted only: " + ", ".join(unknown))
+    rep["devices"] = device_reports(run, layouts, notes)
+
+    top = sorted(run.size_counts.items(), key=lambda kv: (-kv[1], -kv[0]))[:TOP]
+    rep["allocs"] = run.actions.get("alloc", 0)
+    rep["distinct_request_sizes"] = len(run.size_counts)
+    rep["top_request_sizes"] = [{"size": s, "count": c} for s, c in top]
+    rep["largest_requests"] = [
+        {"size": s, "dev": dev, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+        for s, _, dev, seq, t in sorted(run.largest, key=lambda x: (-x[0], -x[1]))]
+    rep["ooms"] = [dict({"dev": dev, "size": s, "seq": seq, "t_ns": t, "time_s": seconds(run, t)},
+                        **({"explained": f} if f else {}))
+                   for dev, s, seq, t, f in run.ooms]
+    rep["leaks"] = leak_report(run)
+    rep["notes"] = notes
+    return rep
+
+
+def device_reports(run, layouts, notes):
+    """Per device (a string key): its statistics and their source, peaks and fragmentation."""
+    summary = run.reader.summary
+    summary_devices = (summary.get("devices") or {}) if summary is not None else {}
+    dev_ids = set(run.devices) | {int(key) for key in summary_devices}
+    devices = {}
+    for dev in sorted(dev_ids):
+        d = run.devices.get(dev) or Device(dev)
+        entry = summary_devices.get(str(dev))
+        stats = entry.get("stats") if entry is not None else None
+        if len(d.contexts) > 1:
+            notes.append("device %d: events of %d contexts' pools; the summary adds each pool's "
+                         "peak, the events give the device's, so peaks are not compared"
+                         % (dev, len(d.contexts)))
+        if d.contexts_dropped:
+            notes.append("device %d: its pool was dropped with its context %d time(s), the last "
+                         "at seq %d, with %d block(s) (%d bytes) still allocated, which the driver "
+                         "took (not leaks). The events' peaks cover the whole run; a summary line "
+                         "describes only the pool made after the last drop"
+                         % (dev, d.contexts_dropped, d.last_drop_seq, d.dropped_blocks,
+                            d.dropped_bytes))
+        if stats is not None:
+            source = "summary"
+            mine = {PEAK_CHECKS[0][0]: d.allocated_bytes[1], PEAK_CHECKS[1][0]: d.reserved_bytes[1],
+                    PEAK_CHECKS[2][0]: d.allocated_bytes[0], PEAK_CHECKS[3][0]: d.reserved_bytes[0]}
+            for stat, what in PEAK_CHECKS:
+                theirs = stats.get(stat)
+                if (d.contexts_dropped or len(d.contexts) > 1) and stat.endswith(".peak"):
+                    continue  # the summary's pools are the last ones, each with its own peak
+                if type(theirs) is int and theirs != mine[stat]:
+                    notes.append("device %d: %s is %d in the summary, %d from the events"
+                                 % (dev, what, theirs, mine[stat]))
+        else:
+            source = "events"
+            stats = d.implied_stats()
+            if d.no_free_completed():
+                notes.append("device %d: the log has no free_completed events: blocks are taken "
+                             "to stop being active at free_requested" % dev)
+        dr = {"stats_source": source, "stats": stats, "events": d.events}
+        if d.peak_allocated is not None:
+            b, seq, t, _ = d.peak_allocated
+            dr["peak_allocated"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+        else:
+            dr["peak_allocated"] = None
+        frag = None
+        if d.peak_reserved is not None:
+            b, seq, t, _, allocated = d.peak_reserved
+            dr["peak_reserved"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+            if dev in layouts:
+                largest, at, seg, regions = layouts[dev]
+                free = b - allocated
+                frag = {"seq": seq, "t_ns": t, "time_s": seconds(run, t), "reserved": b,
+                        "allocated": allocated, "free_cached": free,
+                        "largest_free_block": largest,
+                        "largest_free_block_ptr": hexstr(at) if at is not None else None,
+                        "largest_free_block_segment": hexstr(seg) if seg is not None else None,
+                        "fragmentation": round(1 - largest / free, 6) if free > 0 else 0.0,
+                        "regions": regions,
+                        "blocks_leave_at": "free_requested" if d.no_free_completed()
+                        else "free_completed"}
+                if largest > free:
+                    notes.append("device %d: at the reserved peak the largest free block (%d) is "
+                                 "larger than reserved - allocated (%d): the log is inconsistent"
+                                 % (dev, largest, free))
+        else:
+            dr["peak_reserved"] = None
+        dr["fragmentation"] = frag
+        devices[str(dev)] = dr
+    return devices
+
+
+def total(values):
+    """The sum, or None when a value is not known (a field the reader left out)."""
+    values = list(values)
+    return sum(values) if all(type(x) is int for x in values) else None
+
+
+def leak_report(run):
+    """The summary's leaks (sorted by seq), or without a summary the blocks still allocated."""
+    summary = run.reader.summary
+    entries = []
+    if summary is not None:
+        source = "summary"
+        for l in summary.get("leaks") or []:
+            bt = l.get("backtrace")
+            entries.append({"dev": l.get("dev"), "ptr": l.get("ptr"), "size": l.get("size"),
+                            "block_size": l.get("block_size"), "seq": l.get("seq"),
+                            "t_ns": l.get("t_ns"), "time_s": seconds(run, l.get("t_ns")),
+                            "tid": l.get("tid"),
+                            "backtrace": bt if isinstance(bt, list) else []})
+        # The writer lists them in the pool's order: oldest first reads better.
+        entries.sort(key=lambda e: (e["seq"] if type(e["seq"]) is int else -1,
+                                    e["dev"] if type(e["dev"]) is int else -1))
+    else:
+        source = "events"
+        for dev in sorted(run.devices):
+            for ptr, (size, bs, seq, t, tid, bt) in run.devices[dev].live.items():
+                entries.append({"dev": dev, "ptr": hexstr(ptr), "size": size, "block_size": bs,
+                                "seq": seq, "t_ns": t, "time_s": seconds(run, t), "tid": tid,
+                                "backtrace": bt if isinstance(bt, list) else []})
+        entries.sort(key=lambda e: (e["seq"], e["dev"]))
+    return {"source": source,
+            "last_seq": run.last_seq if source == "events" else None,
+            "count": len(entries),
+            "bytes": total(e["block_size"] for e in entries),
+            "requested_bytes": total(e["size"] for e in entries),
+            "entries": entries}
+
+
+# ---- several logs: the cross-rank table ---------------------------------------------------------
+
+def header_rank(header):
+    """The rank a header names: its rank field, else the first set and non-empty of RANK,
+    OMPI_COMM_WORLD_RANK, SLURM_PROCID in its environment (as the log's %r); or None."""
+    if not header:
+        return None
+    if type(header.get("rank")) is int:
+        return header["rank"]
+    for field in ("environment", "env"):
+        env = header.get(field)
+        if isinstance(env, dict):
+            for name in v.RANK_VARIABLES:
+                value = env.get(name)
+                if isinstance(value, str) and value:
+                    return int(value) if value.isascii() and value.isdigit() else None
+    return None
+
+
+def rank_row(rep, run, index):
+    """One log's row of the cross-rank table: rank (from the header, else its place), host, and
+    per device the events' peaks, oom and event counts."""
+    rank = header_rank(rep["header"])
+    h = rep["header"] or {}
+    devices = []
+    for dev, dr in rep["devices"].items():
+        d = run.devices.get(int(dev))
+        devices.append({"dev": int(dev),
+                        "peak_allocated": (dr["peak_allocated"] or {}).get("bytes"),
+                        "peak_reserved": (dr["peak_reserved"] or {}).get("bytes"),
+                        "ooms": d.num_ooms if d is not None else 0,
+                        "events": dr["events"]})
+    return {"rank": rank if rank is not None else index,
+            "rank_from": "header" if rank is not None else "order",
+            "log": rep["log"], "host": h.get("host"), "pid": h.get("pid"),
+            "events": rep["events"], "ooms": rep["actions"].get("oom", 0),
+            "exited_normally": rep["exited_normally"], "devices": devices}
+
+
+def several(reports, rows):
+    """The JSON report of several logs: each log's report, the cross-rank table by rank, and
+    notes (a rank that several logs name)."""
+    rows = sorted(rows, key=lambda row: row["rank"])
+    logs_of = {}
+    for row in rows:
+        logs_of.setdefault(row["rank"], []).append(row["log"])
+    notes = ["rank %d is named by %d logs: %s" % (rank, len(logs), ", ".join(logs))
+             for rank, logs in logs_of.items() if len(logs) > 1]
+    return {"schema": v.REPORT_SCHEMA, "logs": reports, "ranks": rows, "notes": notes}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/cli/vocabulary_check.sh: scripts/cudapool_analysis/vocabulary.py against the C++ source that
+# writes the log, so that the two cannot drift: the actions of log/record.cpp action_name() (the
+# same names, in the same order), the field names of log/format.cpp's event, header and summary
+# formatters, the statistics of pool/stats.cpp for_each_stat(), the oom causes of pool/oom.cpp,
+# and the action and event-field tables of docs/log-format.md. Also imports every module of the
+# package (each checks at import the names it uses against the vocabulary). CPU only, Python 3.
+set -euo pipefail
+src="${CUDAPOOL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/scripts" python3 - "$src" <<'PY'
+import importlib, pkgutil, re, sys
+import cudapool_analysis
+from cudapool_analysis import vocabulary as v
+
+src = sys.argv[1]
+failures = []
+
+
+def read(path):
+    with open("%s/%s" % (src, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def body(text, opening, path):
+    """The text of the C++ function whose definition starts with opening, up to its closing brace
+    at the start of a line."""
+    start = text.find(opening)
+    if start < 0:
+        failures.append("%s: %r not found (the check needs updating)" % (path, opening))
+        return ""
+    end = text.find("\n}\n", start)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def same(what, cpp, py, where="the C++"):
+    """cpp (what the source has) and py (the vocabulary's), two lists of names, must be equal,
+    order included."""
+    if cpp == py:
+        return
+    missing = [n for n in cpp if n not in py]
+    extra = [n for n in py if n not in cpp]
+    if missing or extra:
+        failures.append("%s: in %s, not in vocabulary.py: %s; in vocabulary.py, not in %s: %s"
+                        % (what, where, missing or "none", where, extra or "none"))
+    else:
+        failures.append("%s: the same names in another order:\n  %s: %s\n  vocabulary.py: %s"
+                        % (what, where, cpp, py))
+
+
+def names_of(fields):
+    return [n for n, _ in fields]
+
+
+# 1. actions: case LogAction::kX: return "x"; (one line or two)
+record = read("log/record.cpp")
+cases = re.findall(r'case\s+LogAction::k\w+\s*:\s*return\s+"([^"]+)"\s*;',
+                   body(record, "const char* action_name(LogAction", "log/record.cpp"))
+if not cases:
+    failures.append("log/record.cpp: no `case LogAction::...: return \"...\";` found")
+same("actions (log/record.cpp action_name)", cases, list(v.ACTIONS))
+
+# 2. field names the formatters write: \"name\": in each function
+fmt = read("log/format.cpp")
+field = re.compile(r'\\"([a-z_]+)\\":')
+event = field.findall(body(fmt, "std::size_t format_event_unchecked(", "log/format.cpp"))
+same("event fields (log/format.cpp format_event_unchecked)", sorted(set(event)),
+     sorted(names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)))
+header = field.findall(body(fmt, "std::string format_header(", "log/format.cpp"))
+same("header fields (log/format.cpp format_header)", sorted(set(header)),
+     sorted(names_of(v.HEADER_FIELDS + v.HEADER_DEVICE_FIELDS)))
+summary = field.findall(body(fmt, "std::string format_summary(", "log/format.cpp"))
+summary += re.findall(r'"action\\":\\"(summary)\\"', fmt)   # the action, written as a value
+same("summary fields (log/format.cpp format_summary)", sorted(set(summary)), sorted(set(
+    names_of(v.SUMMARY_FIELDS + v.SUMMARY_DEVICE_FIELDS + v.LEAK_FIELDS + v.LOG_ERROR_FIELDS)
+    + [v.SUMMARY_ACTION])))
+
+# 3. statistics: pool/stats.cpp
+stats = read("pool/stats.cpp")
+each = body(stats, "void for_each_stat(", "pool/stats.cpp")
+same("statistic arrays (add_array)", re.findall(r'add_array\(all,\s*"([a-z_]+)"', each),
+     list(v.STAT_ARRAYS))
+same("single statistics (add_stat)", re.findall(r'add_stat\(all,\s*"([a-z_]+)"', each),
+     list(v.STAT_SINGLES))
+same("counters (emplace_back)", re.findall(r'all\.emplace_back\("([a-z_]+)"', each),
+     list(v.STAT_COUNTERS))
+types = re.search(r'kTypeNames\s*=\s*\{([^}]*)\}', stats)
+same("pools (kTypeNames)", re.findall(r'"([a-z_]+)"', types.group(1)) if types else [],
+     list(v.STAT_POOLS))
+same("stat fields (add_stat)", re.findall(r'base \+ "\.([a-z_]+)"', stats), list(v.STAT_FIELDS))
+
+# 4. oom causes: pool/oom.cpp oom_cause_name
+oom = body(read("pool/oom.cpp"), "std::string_view oom_cause_name(", "pool/oom.cpp")
+same("oom causes (pool/oom.cpp oom_cause_name)",
+     re.findall(r'case\s+OomCause::k\w+\s*:\s*return\s+"([a-z_]+)"', oom), list(v.OOM_CAUSES))
+
+# 5. docs/log-format.md: the rows of the action table and of the event-field table
+doc = read("docs/log-format.md")
+def table(heading, stop):
+    part = doc[doc.find(heading):]
+    part = part[:part.find(stop, len(heading))]
+    return re.findall(r'^\| `([a-z_]+)` \|', part, re.M)
+same("the actions table of docs/log-format.md", sorted(table("### Actions", "\n## ")),
+     sorted(v.ACTIONS), "the docs")
+same("the event fields table of docs/log-format.md", sorted(table("## Events", "### Actions")),
+     sorted(n for n in names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)   # the oom figures: in
+            if n not in v.OOM_FIGURES + ("cause",)), "the docs")   # the oom action's row
+
+# 6. every module imports (each checks the names it uses at import)
+for m in pkgutil.iter_modules(cudapool_analysis.__path__):
+    if m.name != "__main__":
+        try:
+            importlib.import_module("cudapool_analysis." + m.name)
+        except Exception as e:
+            failures.append("cudapool_analysis.%s does not import: %s" % (m.name, e))
+
+for f in failures:
+    print("FAIL: " + f)
+if failures:
+    sys.exit(1)
+print("vocabulary_check: ok (%d actions, %d event fields, %d statistics)"
+      % (len(v.ACTIONS), len(v.EVENT_FIELDS) + len(v.OPTIONAL_FIELDS), len(v.STAT_NAMES)))
+PY
