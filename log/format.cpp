@@ -368,6 +368,22 @@ std::string iso8601_utc(std::uint64_t unix_ns) {
   return out;
 }
 
+std::string setting_json(const std::string& value) {
+  if (value == "True") return "true";
+  if (value == "False") return "false";
+  bool number = !value.empty();
+  bool dot = false;
+  for (const char c : value) {
+    if (c == '.' && !dot) {
+      dot = true;
+    } else if (c < '0' || c > '9') {
+      number = false;
+    }
+  }
+  if (number && value.front() != '.' && value.back() != '.') return value;
+  return json_string(value);
+}
+
 std::string format_header(const HeaderInfo& h) {
   std::string out;
   out.reserve(512);
@@ -387,6 +403,10 @@ std::string format_header(const HeaderInfo& h) {
   append_json_string(out, iso8601_utc(h.start_unix_ns));
   out += ",\"start_unix_ns\":";
   append_u64(out, h.start_unix_ns);
+  if (h.start_t_ns != 0) {
+    out += ",\"start_t_ns\":";
+    append_u64(out, h.start_t_ns);
+  }
   out += ",\"conf\":";
   append_json_string(out, h.conf);
   out += ",\"conf_source\":";

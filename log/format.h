@@ -40,6 +40,10 @@ struct HeaderInfo {
   std::string version, host, executable, conf, conf_source;
   std::vector<std::string> argv;
   std::uint64_t pid = 0, start_unix_ns = 0;
+  // CLOCK_MONOTONIC read together with start_unix_ns (the clock of the events' t_ns): a reader
+  // puts an event on the wall clock as start_unix_ns + (t_ns - start_t_ns), and the logs of
+  // several processes on one clock. Written when not 0.
+  std::uint64_t start_t_ns = 0;
   // The effective options: name, value already rendered as JSON (a number, true/false, or a string
   // made with json_string()). An empty value is written as null.
   std::vector<std::pair<std::string, std::string>> options;
@@ -74,6 +78,9 @@ std::string format_summary(const Summary& summary);
 // JSON string helpers, for option values and the tests.
 void append_json_string(std::string& out, std::string_view text);
 std::string json_string(std::string_view text);
+// A setting's value as config::describe() renders it, as the JSON of the header's options:
+// numbers and True/False as such, everything else ("unlimited", "off", lists) a string.
+std::string setting_json(const std::string& value);
 // unix_ns as "2024-05-01T12:34:56.123456Z".
 std::string iso8601_utc(std::uint64_t unix_ns);
 

@@ -87,7 +87,10 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
   HeaderInfo h = header;
   if (h.pid == 0) h.pid = static_cast<std::uint64_t>(getpid());
   if (h.host.empty()) h.host = host_name();
-  if (h.start_unix_ns == 0) h.start_unix_ns = clock_ns(CLOCK_REALTIME);
+  if (h.start_unix_ns == 0) {  // the two clocks read back to back: the wall clock of any t_ns
+    h.start_t_ns = clock_ns(CLOCK_MONOTONIC);
+    h.start_unix_ns = clock_ns(CLOCK_REALTIME);
+  }
   const ExpandedPath expanded = expand_path_template(path_template, env, h.pid, h.host);
   if (!expanded.ok()) {
     warn("log path " + json_string(path_template) + ": " + expanded.error + ": no log");

@@ -47,24 +47,6 @@ std::string read_file(const char* path) {
   return s.str();
 }
 
-// A setting as JSON: numbers and booleans as such, everything else ("unlimited", "off", lists) as
-// a string.
-std::string option_json(const std::string& value) {
-  if (value == "True") return "true";
-  if (value == "False") return "false";
-  bool number = !value.empty();
-  bool dot = false;
-  for (const char c : value) {
-    if (c == '.' && !dot) {
-      dot = true;
-    } else if (c < '0' || c > '9') {
-      number = false;
-    }
-  }
-  if (number && value.front() != '.' && value.back() != '.') return value;
-  return log::json_string(value);
-}
-
 log::HeaderInfo header_info() {
   log::HeaderInfo h;
   h.version = CUDAPOOL_VERSION;
@@ -83,7 +65,7 @@ log::HeaderInfo header_info() {
   h.conf = source.conf;
   h.conf_source = source.variable;
   for (const config::EffectiveSetting& s : config::describe(config::parse_conf(source.conf))) {
-    h.options.emplace_back(s.name, option_json(s.value));
+    h.options.emplace_back(s.name, log::setting_json(s.value));
   }
   // The devices, when the driver can name them (it is initialized by the first allocation).
   using count_fn = CUresult (*)(int*);

@@ -26,7 +26,7 @@ def _bad(entry, fields):
 def check_header(obj, problem):
     """Leaves out of a header object the fields of the wrong kind, and the devices entries that
     are not {id, name, total_memory}; problem(text) for each."""
-    for name, kind in v.HEADER_FIELDS + v.HEADER_RANK_FIELDS:
+    for name, kind in v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_RANK_FIELDS:
         if name in obj and not v.fits(obj[name], kind):
             problem("header field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
             del obj[name]

@@ -63,6 +63,9 @@ HEADER_FIELDS = (
     ("schema", STR), ("version", STR), ("pid", UINT), ("host", STR), ("executable", STR),
     ("argv", STR_LIST), ("start_time", STR), ("start_unix_ns", UINT), ("conf", STR),
     ("conf_source", STR), ("options", OBJECT), ("devices", LIST))
+# Written when not 0: CLOCK_MONOTONIC read with start_unix_ns (wall time of an event:
+# start_unix_ns + t_ns - start_t_ns); logs of earlier versions have none.
+HEADER_OPTIONAL_FIELDS = (("start_t_ns", UINT),)
 HEADER_DEVICE_FIELDS = (("id", INT), ("name", STR), ("total_memory", UINT))
 # Read when present, not written by this version's shim: the process's rank, directly or as the
 # environment variables the log's %r takes (log/path_template.cpp rank_from_env), in that order.

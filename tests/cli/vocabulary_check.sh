@@ -67,7 +67,7 @@ same("event fields (log/format.cpp format_event_unchecked)", sorted(set(event)),
      sorted(names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)))
 header = field.findall(body(fmt, "std::string format_header(", "log/format.cpp"))
 same("header fields (log/format.cpp format_header)", sorted(set(header)),
-     sorted(names_of(v.HEADER_FIELDS + v.HEADER_DEVICE_FIELDS)))
+     sorted(names_of(v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_DEVICE_FIELDS)))
 summary = field.findall(body(fmt, "std::string format_summary(", "log/format.cpp"))
 summary += re.findall(r'"action\\":\\"(summary)\\"', fmt)   # the action, written as a value
 same("summary fields (log/format.cpp format_summary)", sorted(set(summary)), sorted(set(

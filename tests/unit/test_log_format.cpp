@@ -335,6 +335,9 @@ TEST_CASE("log: header line shape") {
   CHECK(j.at("argv") == json::array({"python3", "train.py", "--lr=0.1 \"quoted\""}));
   CHECK(j.at("start_time") == "2023-11-14T22:13:20.123456Z");
   CHECK(j.at("start_unix_ns") == 1700000000123456789ull);
+  CHECK(!j.contains("start_t_ns"));  // 0: not written
+  h.start_t_ns = 81270000000ull;
+  CHECK(parse_line(format_header(h)).at("start_t_ns") == 81270000000ull);
   CHECK(j.at("conf") == h.conf);
   CHECK(j.at("conf_source") == "PYTORCH_CUDA_ALLOC_CONF");
   const json& o = j.at("options");

@@ -315,6 +315,36 @@ TEST_CASE("logger: header, events and summary, every line valid JSON with its fi
   CHECK(s.at("log_errors") == json({{"write_failed", false}, {"records_lost", 0}}));
 }
 
+TEST_CASE("logger: the start's two clocks: start_t_ns is the monotonic clock of the events") {
+  TempDir dir;
+  HeaderInfo h = sample_header();
+  h.start_unix_ns = 0;  // the logger reads both clocks
+  timespec before_mono{}, before_wall{};
+  clock_gettime(CLOCK_MONOTONIC, &before_mono);
+  clock_gettime(CLOCK_REALTIME, &before_wall);
+  Logger* log = Logger::start(dir / "clocks.jsonl", h, env_of({}));
+  REQUIRE(log != nullptr);
+  LogRecord r;
+  r.action = LogAction::kAlloc;
+  r.ptr = 0x1000;
+  r.size = 1;
+  log->append(r);
+  log->finish(Summary{});
+  delete log;
+  const std::vector<json> lines = parse_log(dir / "clocks.jsonl");
+  REQUIRE(lines.size() >= 2);
+  const json &head = lines[0], &event = lines[1];
+  const auto ns = [](const timespec& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  const std::uint64_t start_t = head.at("start_t_ns"), start_wall = head.at("start_unix_ns");
+  CHECK(start_t >= ns(before_mono));
+  CHECK(start_t <= event.at("t_ns").get<std::uint64_t>());
+  CHECK(start_wall >= ns(before_wall));
+  CHECK(start_wall - ns(before_wall) < 10'000'000'000ull);
+}
+
 TEST_CASE("logger: pool events through the EventSink") {
   TempDir dir;
   Logger* log = Logger::start(dir / "pool.jsonl", sample_header(), env_of({}));

@@ -19,6 +19,17 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
   if (auto it = json.find("options"); it != json.end() && it->is_object()) {
     header.fences_logged = it->contains("reuse_fence");
   }
+  if (auto it = json.find("host"); it != json.end() && it->is_string()) {
+    header.host = it->get<std::string>();
+  }
+  const auto number = [&](const char* key, std::uint64_t& out) {
+    if (auto it = json.find(key); it != json.end() && it->is_number_unsigned()) {
+      out = it->get<std::uint64_t>();
+    }
+  };
+  number("pid", header.pid);
+  number("start_unix_ns", header.start_unix_ns);
+  number("start_t_ns", header.start_t_ns);
   if (auto it = json.find("conf"); it != json.end() && it->is_string()) {
     header.conf = it->get<std::string>();
   }
@@ -50,7 +61,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (blank) return out;
 
   std::string_view action, schema;
-  std::optional<std::uint64_t> ptr, size, stream, dev, ctx;
+  std::optional<std::uint64_t> ptr, size, stream, dev, ctx, t_ns, tid;
   bool bad_number = false;
   const bool ok = scan_flat_object(line, [&](const JsonField& f) {
     if (f.key == "action" && f.kind == JsonKind::kString) {
@@ -71,6 +82,10 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     } else if (f.key == "ctx") {
       ctx = parse_unsigned(f);
       bad_number |= !ctx;
+    } else if (f.key == "t_ns") {
+      t_ns = parse_unsigned(f);
+    } else if (f.key == "tid") {
+      tid = parse_unsigned(f);
     }
   });
   if (!ok) {
@@ -133,6 +148,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   e.stream = stream.value_or(0);
   e.device = static_cast<int>(dev.value_or(0));
   e.context = static_cast<int>(ctx.value_or(0));
+  e.t_ns = t_ns.value_or(0);
+  e.tid = static_cast<std::uint32_t>(tid.value_or(0));  // gettid() fits (pid_max <= 2^22)
   return out;
 }
 

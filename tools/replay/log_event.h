@@ -19,6 +19,9 @@ struct LogHeader {
   // The writer had reuse fences (the header's options name reuse_fence, as the shim's do): a
   // free_requested not followed at once by its free_completed was held behind a fence.
   bool fences_logged = false;
+  // Carried into a log the replay writes (--write-log).
+  std::string host;
+  std::uint64_t pid = 0, start_unix_ns = 0, start_t_ns = 0;
 };
 
 enum class EventKind : std::uint8_t {
@@ -37,10 +40,12 @@ enum class EventKind : std::uint8_t {
 struct LogEvent {
   EventKind kind = EventKind::kOther;
   int device = 0;
-  int context = 0;  // "ctx": which of the device's pooled contexts (absent: 0)
+  int context = 0;        // "ctx": which of the device's pooled contexts (absent: 0)
+  std::uint32_t tid = 0;  // the thread and time of the event, for a log the replay writes
   std::uint64_t ptr = 0;
   std::uint64_t size = 0;
   std::uint64_t stream = 0;
+  std::uint64_t t_ns = 0;
 };
 
 enum class LineKind : std::uint8_t { kEvent, kHeader, kBlank, kMalformed };

@@ -21,14 +21,16 @@ constexpr const char* kUsage =
     "  --device-memory BYTES simulated device size (suffixes K, M, G, T: binary; default:\n"
     "                        the log header's, else 80G)\n"
     "  --no-log-addresses    give new segments fresh simulated addresses instead of the\n"
-    "                        addresses of the log's segment_alloc events\n";
+    "                        addresses of the log's segment_alloc events\n"
+    "  --write-log OUT       also write the pool's decisions (blocks, segments, fences) as a\n"
+    "                        cudapool.log/1 file: what the viewers draw of a log of requests\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   cudapool::replay::ReplaySettings settings;
   bool json = false;
-  std::string path;
+  std::string path, write_log;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* name) -> std::string {
@@ -43,6 +45,12 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--no-log-addresses") {
       settings.log_addresses = false;
+    } else if (arg == "--write-log") {
+      write_log = value("--write-log");
+      if (write_log.empty()) {
+        std::fprintf(stderr, "cudapool-replay: --write-log needs a path\n");
+        return 2;
+      }
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--conf") {
@@ -70,6 +78,22 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  cudapool::replay::PoolLogWriter writer;
+  if (!write_log.empty()) {
+    std::string error;
+    if (write_log == path && path != "-") {
+      std::fprintf(stderr, "cudapool-replay: --write-log %s is the log being read\n",
+                   write_log.c_str());
+      return 2;
+    }
+    if (!writer.open(write_log, &error)) {
+      std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());
+      return 1;
+    }
+    settings.write_log = &writer;
+    settings.version = CUDAPOOL_VERSION;
+    settings.argv.assign(argv, argv + argc);
+  }
   cudapool::replay::Replayer replayer(settings);
   const auto start = std::chrono::steady_clock::now();
   if (path == "-") {
@@ -87,6 +111,15 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& d : replayer.conf_diagnostics()) std::fprintf(stderr, "%s\n", d.c_str());
+  if (!write_log.empty()) {
+    cudapool::log::Summary summary;
+    for (const int dev : replayer.devices()) summary.devices.emplace_back(dev, replayer.stats(dev));
+    std::string error;
+    if (!writer.close(std::move(summary), &error)) {
+      std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());
+      return 1;
+    }
+  }
   const std::string out = json ? cudapool::replay::json_report(replayer, seconds)
                                : cudapool::replay::text_report(replayer, seconds);
   std::fwrite(out.data(), 1, out.size(), stdout);

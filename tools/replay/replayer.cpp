@@ -1,6 +1,8 @@
 // tools/replay/replayer.cpp: see replayer.h.
 #include "tools/replay/replayer.h"
 
+#include "config/describe.h"
+
 #include <cstdio>
 #include <iterator>
 #include <sstream>
@@ -37,6 +39,31 @@ void Replayer::settle_conf() {
   const config::ParseResult parsed = config::parse_conf(conf_);
   options_ = parsed.options;
   for (const auto& d : parsed.diagnostics) conf_diagnostics_.push_back(d.message());
+  if (settings_.write_log != nullptr) settings_.write_log->start(written_header(parsed));
+}
+
+log::HeaderInfo Replayer::written_header(const config::ParseResult& parsed) const {
+  log::HeaderInfo h;
+  h.version = settings_.version;
+  h.executable = "cudapool-replay";
+  h.argv = settings_.argv;
+  h.host = header_.host;
+  h.pid = header_.pid;
+  h.start_unix_ns = header_.start_unix_ns;
+  h.start_t_ns = header_.start_t_ns;
+  h.conf = conf_;
+  h.conf_source = "cudapool-replay " + conf_origin_;
+  for (const config::EffectiveSetting& s : config::describe(parsed)) {
+    h.options.emplace_back(s.name, log::setting_json(s.value));
+  }
+  log::DeviceInfo device;
+  device.name = "simulated device (cudapool-replay)";
+  for (const auto& [id, memory] : header_.device_memory) {
+    device.id = id;
+    device.total_memory = memory;
+    h.devices.push_back(device);
+  }
+  return h;
 }
 
 Replayer::Device& Replayer::device(int id, int context) {
@@ -63,7 +90,7 @@ Replayer::Device& Replayer::device(int id, int context) {
   d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
   // Segments the log gives no address for go where the driver would put them (placement.h).
   d.backend->place_like_the_driver(true);
-  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id);
+  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id, settings_.write_log);
   last_key_ = key;
   last_device_ = &d;
   return d;
@@ -104,11 +131,14 @@ void Replayer::release_held_free(Device& d, bool completed_at_once) {
   const std::uint64_t log_ptr = d.held_log_ptr;
   const std::uint64_t pool_ptr = d.held_pool_ptr;
   d.held_log_ptr = d.held_pool_ptr = 0;
+  PoolLogWriter* const w = settings_.write_log;
+  if (w != nullptr) w->at(d.held_source);  // the free's own time and thread, not the next event's
   if (!completed_at_once) {
     ++counts_.fenced_frees;
     d.fenced.insert(log_ptr, d.backend->fence_next_free());
   }
   d.pool->free(pool_ptr);
+  if (w != nullptr) w->at(current_);
 }
 
 void Replayer::drop_pool(PoolKey key) {
@@ -122,6 +152,10 @@ void Replayer::drop_pool(PoolKey key) {
 }
 
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
+  if (settings_.write_log != nullptr) {
+    current_ = e;
+    settings_.write_log->at(e);
+  }
   if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
     ++counts_.contexts_dropped;
     drop_pool(key_of(e.device, e.context));
@@ -183,6 +217,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       if (header_.fences_logged) {
         d.held_log_ptr = e.ptr;
         d.held_pool_ptr = ours;
+        d.held_source = e;
       } else {
         d.pool->free(ours);
       }

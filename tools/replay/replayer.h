@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "config/options.h"
+#include "config/parse.h"
 #include "pool/device_pool.h"
 #include "pool/simulated_backend.h"
 #include "tools/replay/id_map.h"
 #include "tools/replay/log_event.h"
+#include "tools/replay/log_writer.h"
 #include "tools/replay/recorded_log.h"
 
 namespace cudapool::replay {
@@ -26,6 +28,10 @@ struct ReplaySettings {
   // Replay the logged device's answers: new segments at the addresses of the log's segment_alloc
   // events, and the segments it refused (segment_refused) refused again at the same point.
   bool log_addresses = true;
+  // --write-log: the pool's events are written there as a log (log_writer.h); not owned.
+  PoolLogWriter* write_log = nullptr;
+  std::string version;  // the written log's version and argv
+  std::vector<std::string> argv;
 };
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
@@ -99,6 +105,7 @@ class Replayer {
     // the block came back at once); otherwise it was held behind a reuse fence.
     std::uint64_t held_log_ptr = 0;
     std::uint64_t held_pool_ptr = 0;
+    LogEvent held_source;  // the held free's event (its time and thread, for --write-log)
     IdMap fenced;  // log pointer of a block behind a fence -> the simulated fence
   };
 
@@ -110,6 +117,7 @@ class Replayer {
   static int device_of(PoolKey key) { return static_cast<int>(key >> 8); }
 
   void settle_conf();
+  log::HeaderInfo written_header(const config::ParseResult& parsed) const;  // of --write-log
   Device& device(int id, int context);
   const Device& first_pool_of(int device) const;
   Device* last_device_ = nullptr;  // pools rarely change from one event to the next
@@ -123,6 +131,7 @@ class Replayer {
   void drop_pool(PoolKey key);
 
   ReplaySettings settings_;
+  LogEvent current_;  // the event being applied (for --write-log)
   LogHeader header_;
   bool conf_settled_ = false;
   config::Options options_;
