@@ -149,15 +149,26 @@ class Run:
         return d
 
 
-def first_pass(stream):
+class _NoSizes(dict):
+    """A size table that keeps nothing: first_pass(request_sizes=False)."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def first_pass(stream, observe=None, request_sizes=True):
     """Reads every line of a binary stream once: counts, statistics, peaks, request sizes, live
-    blocks. Returns a Run."""
+    blocks. Returns a Run. observe(d, line, seq, t_ns, ctx, action, ptr, size, block_size,
+    segment, obj), when given, is called after each event has been counted, with its Device d
+    (whose counters then hold the state after the event): how the HTML page (htmlreport.py)
+    follows the figures over time without counting them again. request_sizes=False keeps no
+    table of request sizes (it grows with the distinct sizes; the Perfetto export needs none)."""
     reader = LogReader(stream)
     run = Run(reader)
     problem = run.problems.add
     dev_id = None
     d = None
-    sizes = run.size_counts
+    sizes = run.size_counts if request_sizes else _NoSizes()
     largest = run.largest
     actions = run.actions
     cache_hits = 0
@@ -296,6 +307,8 @@ def first_pass(stream):
                     problem(line, "oom event: %s: its explanation is left out" % e)
                     figures = None
                 run.ooms.append((dev, size, seq, t_ns, figures))
+        if observe is not None:
+            observe(d, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj)
     run.cache_hits = cache_hits
     run.first_t = first_t
     run.last_seq = last_seq

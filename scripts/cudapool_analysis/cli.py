@@ -1,10 +1,14 @@
 """cudapool_analysis/cli.py: the command line of the package,
 
     python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)
+    python3 -m cudapool_analysis report --html OUT.html [--tune] LOG...
+    python3 -m cudapool_analysis export (--memory-viz OUT | --perfetto OUT) LOG...
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
-{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once).
+{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once). export: one log as a PyTorch
+memory_viz snapshot (memviz.py), or logs as one Perfetto trace (perfetto.py); OUT is written whole
+or not at all. report --html: the logs as one self-contained HTML page (htmlreport.py).
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
 each, nothing on stdout), 2 on a usage error. Not here: what the report computes (report.py) or
@@ -19,6 +23,7 @@ import sys
 from .reader import LogError, open_log
 from .report import read_log, several
 from .text import several_text, text_report
+from .exportcli import export, export_parser
 
 
 def parser():
@@ -31,12 +36,19 @@ def parser():
         "fragmentation at the reserved peak, request sizes, out-of-memory events, leaks. Several "
         "logs (the ranks of one job): a section per log and a cross-rank table.")
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    r.add_argument("--html", metavar="OUT", help="write the report as one self-contained HTML "
+                   "page (charts, segment maps, allocation sites) to OUT")
+    r.add_argument("--tune", action="store_true", help="with --html: embed cudapool tune's table")
     r.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
     r.set_defaults(parser=r)
+    export_parser(commands)
     return p
 
 
 def report(args):
+    if args.html is not None or args.tune:
+        from .htmlreport import html_report
+        return html_report(args)
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
     errors = []
@@ -83,6 +95,8 @@ def main(argv=None):
     try:
         if args.command == "report":
             return report(args)
+        if args.command == "export":
+            return export(args)
     except KeyboardInterrupt:
         return 130
     return 2

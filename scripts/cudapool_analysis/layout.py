@@ -3,7 +3,9 @@ from its events up to its reserved peak, and there the largest free block (docs/
 "Who reads what", item 4: fragmentation).
 
 Reads the log again through reader.LogReader (which takes the same lines as in the first pass),
-applies the layout actions, and stops at the last device's peak line. Not here: finding the peaks (accounting.py), printing (text.py).
+applies the layout actions, and stops at the last device's peak line (or at the last of the further
+lines a caller asks for: the HTML page's segment maps, segmap.py). Not here: finding the peaks
+(accounting.py), printing (text.py), block states and allocation sites (segmap.py).
 """
 
 import bisect
@@ -77,15 +79,21 @@ class Layout:
             else:
                 remove_range(ranges, ptr, ptr + size)
 
-    def largest_gap(self):
-        """(largest free block, its address, its segment, regions): the largest range inside a
-        region (a segment, or a run of mapped pages of an expandable segment) not covered by a
-        block."""
+    def regions(self):
+        """The regions, sorted: (start, end, segment base) of every segment, and of every run of
+        mapped pages of an expandable segment."""
         regions = [(base, base + size, base) for base, size in self.segments.items() if size > 0]
         for seg, ranges in self.mapped.items():
             for s, e in ranges:
                 regions.append((s, e, seg if seg is not None else s))
         regions.sort()
+        return regions
+
+    def largest_gap(self):
+        """(largest free block, its address, its segment, regions): the largest range inside a
+        region (a segment, or a run of mapped pages of an expandable segment) not covered by a
+        block."""
+        regions = self.regions()
         blocks = sorted((p, p + bs) for p, bs in self.blocks.items())
         starts = [b[0] for b in blocks]
         best, best_at, best_seg = 0, None, None
@@ -106,19 +114,35 @@ class Layout:
         return best, best_at, best_seg, len(regions)
 
 
-def second_pass(stream, run):
-    """The layout of every device with a reserved peak, at that peak: dev -> largest_gap()."""
-    targets = {}
-    layouts = {}
+def second_pass(stream, run, stops=None, observe=None):
+    """The layout of every device with a reserved peak, at that peak: dev -> largest_gap().
+    stops: {line: [(dev, callback)]}, further lines (of that device's events) at which
+    callback(layout) is handed the device's layout after that event, for devices with or without
+    a reserved peak; the pass reads until the last line asked for. observe(dev, line, seq, t_ns,
+    ctx, action, ptr, size, block_size, segment, obj), when given, sees every event read, before
+    the stops of its line."""
+    result = {}
+    targets = {}   # line -> [(dev, callback)]
+    last = {}      # dev -> the last line its layout is needed for
     for dev, d in run.devices.items():
         if d.peak_reserved is not None and d.peak_reserved[0] > 0:
-            targets[dev] = d.peak_reserved[3]
-            layouts[dev] = Layout(d.no_free_completed())
-    result = {}
+            at = d.peak_reserved[3]
+            targets.setdefault(at, []).append(
+                (dev, lambda layout, dev=dev: result.__setitem__(dev, layout.largest_gap())))
+            last[dev] = at
+    for at, entries in (stops or {}).items():
+        for dev, callback in entries:
+            if dev in run.devices:
+                targets.setdefault(at, []).append((dev, callback))
+                last[dev] = max(last.get(dev, 0), at)
     if not targets:
         return result
+    layouts = {dev: Layout(run.devices[dev].no_free_completed()) for dev in last}
     layout_actions = v.LAYOUT_ACTIONS
-    for line, _, _, _, dev, ctx, action, ptr, size, block_size, segment, _ in LogReader(stream):
+    for line, seq, t_ns, _, dev, ctx, action, ptr, size, block_size, segment, obj in \
+            LogReader(stream):
+        if observe is not None:
+            observe(dev, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj)
         layout = layouts.get(dev)
         if layout is None:
             continue
@@ -128,9 +152,11 @@ def second_pass(stream, run):
             layout.blocks.pop(ptr, None)
         elif action in layout_actions:
             layout.apply(action, ctx, ptr, size, block_size, segment)
-        if line == targets[dev]:
-            result[dev] = layout.largest_gap()
-            del layouts[dev]
-            if not layouts:
-                break
+        if line in targets:
+            for _, callback in targets[line]:
+                callback(layout)
+            if line == last[dev]:
+                del layouts[dev]
+                if not layouts:
+                    break
     return result

@@ -34,9 +34,14 @@ def seconds(run, t_ns):
     return (t_ns - run.first_t) / 1e9
 
 
-def read_log(path, index=0):
+def read_log(path, index=0, hooks=None):
     """(report dict, its cross-rank row) of the log at path, '-' for stdin; index: its place in
-    the order given. Raises LogError when it cannot be read or is not a log at all."""
+    the order given. Raises LogError when it cannot be read or is not a log at all.
+    hooks (the HTML page's, htmlreport.py), when given, rides along the two passes: hooks.first
+    is first_pass()'s observe; hooks.stops(run), after it, gives second_pass()'s further stops
+    (then the second pass runs even without a reserved peak); hooks.second its observe;
+    hooks.request_sizes False leaves the request-size tables empty (they grow with the distinct
+    sizes)."""
     name = "<stdin>" if path == "-" else path
     f = sys.stdin.buffer if path == "-" else open_log(path)
     try:
@@ -49,11 +54,13 @@ def read_log(path, index=0):
             if f.tell() == 0:
                 raise LogError("%s is empty: not a log (a log has a header line)" % name)
             f.seek(0)
-        run = first_pass(f)
+        run = first_pass(f, hooks.first if hooks else None,
+                         request_sizes=hooks is None or hooks.request_sizes)
+        stops = hooks.stops(run) if hooks else None
         layouts = {}
-        if any(d.peak_reserved for d in run.devices.values()):
+        if stops or any(d.peak_reserved for d in run.devices.values()):
             f.seek(0)
-            layouts = second_pass(f, run)
+            layouts = second_pass(f, run, stops, hooks.second if hooks else None)
     except OSError as e:
         raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
     finally:

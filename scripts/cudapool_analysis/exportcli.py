@@ -1,0 +1,113 @@
+"""cudapool_analysis/exportcli.py: the `export` subcommand of the package's command line (cli.py),
+
+    cudapool export --memory-viz OUT [--max-entries N] LOG          (memviz.py)
+    cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
+
+OUT is written as OUT.tmp and renamed when complete: nothing half-written is left behind, also
+when a log turns out unreadable half way. --memory-viz writes a pickle (protocol 4), or JSON when
+OUT ends in .json. Notes about what the export left out or made up go to stderr.
+
+Exit status: 0 when written; 1 when a log cannot be read (a clear message on stderr) or OUT cannot
+be written; 2 on a usage error. Not here: what either file holds (memviz.py, perfetto.py).
+"""
+
+import os
+import sys
+
+from . import memviz, perfetto
+from .export import ExportError, atomic_output, check_logs, pool_log
+from .reader import LogError, open_log
+
+
+def export_parser(commands):
+    e = commands.add_parser(
+        "export", help="a log as a PyTorch memory_viz snapshot, or logs as a Perfetto trace",
+        description="Write cudapool allocation logs in the formats of other viewers "
+        "(docs/exports.md): --memory-viz OUT, a snapshot for pytorch.org/memory_viz (one LOG; "
+        "pickle, or JSON when OUT ends in .json); --perfetto OUT, Chrome trace event JSON for "
+        "ui.perfetto.dev and chrome://tracing (one process per LOG).")
+    what = e.add_mutually_exclusive_group(required=True)
+    what.add_argument("--memory-viz", metavar="OUT", help="write a memory_viz snapshot to OUT")
+    what.add_argument("--perfetto", metavar="OUT", help="write a Perfetto trace to OUT")
+    e.add_argument("--max-entries", type=int, metavar="N", default=None,
+                   help="--memory-viz: keep the last N trace entries of each device "
+                   "(default: all)")
+    e.add_argument("--max-points", type=int, metavar="N", default=None,
+                   help="--perfetto: counter points per device (default %d; every peak is "
+                   "kept)" % perfetto.MAX_POINTS)
+    e.add_argument("--max-instants", type=int, metavar="N", default=None,
+                   help="--perfetto: instant events per device and action (default %d)"
+                   % perfetto.MAX_INSTANTS)
+    e.add_argument("logs", nargs="+", metavar="LOG", help="a log file")
+    e.set_defaults(parser=e)
+
+
+def usage_checks(args):
+    """The usage errors (argparse's exit 2), before anything is read."""
+    error = args.parser.error
+    out = args.memory_viz if args.memory_viz is not None else args.perfetto
+    if not out:
+        error("OUT is empty")
+    if "-" in args.logs:
+        error("export reads log files, not stdin (-)")
+    if args.memory_viz is not None:
+        if len(args.logs) != 1:
+            error("--memory-viz takes exactly one LOG (%d given)" % len(args.logs))
+        for name in ("max_points", "max_instants"):
+            if getattr(args, name) is not None:
+                error("--%s is an option of --perfetto" % name.replace("_", "-"))
+        if args.max_entries is not None and args.max_entries < 1:
+            error("--max-entries must be at least 1")
+    else:
+        if args.max_entries is not None:
+            error("--max-entries is an option of --memory-viz")
+        if args.max_points is not None and args.max_points < 10:
+            error("--max-points must be at least 10")
+        if args.max_instants is not None and args.max_instants < 0:
+            error("--max-instants must not be negative")
+    for log in args.logs:
+        if os.path.exists(out) and os.path.exists(log) and os.path.samefile(out, log):
+            error("OUT %s is the log %s" % (out, log))
+    return out
+
+
+def export(args):
+    out = usage_checks(args)
+    try:
+        check_logs(args.logs)
+        if args.memory_viz is not None:
+            log = args.logs[0]
+            with pool_log(log) as path:
+                try:
+                    with open_log(path) as f:
+                        snap, notes = memviz.build(f, args.max_entries or 0, log)
+                except OSError as e:
+                    raise LogError("cannot read %s: %s" % (log, e.strerror or e)) from None
+                if path != log:
+                    notes.insert(0, "%s has no pool decisions: its requests were replayed "
+                                 "under its settings (cudapool replay); the segments and blocks "
+                                 "are the replay's" % log)
+            with atomic_output(out) as f:
+                memviz.write(snap, f, as_json=out.endswith(".json"))
+            what = "a memory_viz snapshot: %d segments, %d trace entries" % (
+                len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
+        else:
+            with atomic_output(out, "w") as f:
+                notes = perfetto.export(
+                    args.logs, f,
+                    perfetto.MAX_POINTS if args.max_points is None else args.max_points,
+                    perfetto.MAX_INSTANTS if args.max_instants is None else args.max_instants)
+            what = "a Perfetto trace of %d log%s" % (len(args.logs),
+                                                    "" if len(args.logs) == 1 else "s")
+    except (LogError, ExportError) as e:
+        print("cudapool export: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print("cudapool export: %s: %s" % (getattr(e, "filename", None) or out,
+                                           e.strerror or e), file=sys.stderr)
+        return 1
+    for note in notes:
+        print("cudapool export: note: %s" % note, file=sys.stderr)
+    print("cudapool export: wrote %s (%s, %d bytes)" % (out, what, os.path.getsize(out)),
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,196 @@
+"""cudapool_analysis/pagedata.py: what the HTML page shows of one log, as a JSON-ready dict,
+gathered while report.read_log() reads it (the same two passes as `cudapool report`, so every
+peak in the page is the report's figure): the run, per device the peaks, the downsampled
+timeline (timeline.py), the segment maps at the reserved peak and at the end (segmap.py), the
+allocation sites (sites.py), the oom events with their explanations (oom.py), the leaks.
+
+A log without pool decisions (request-only: alloc/free without block_size or segment events)
+has no segment layout of its own: its maps, and the reserved bytes over time, are those of the
+C++ replay of the log under its own settings (replayed.pool_events(), which writes that replay as
+a log), read the same way and labelled as the replay's.
+
+Not here: the figures (accounting.py, layout.py, report.py), writing the page (htmlreport.py).
+"""
+
+import os
+
+from .oom import explain_oom, oom_figures
+from .reader import Malformed
+from .report import read_log
+from .segmap import Detail, snapshot
+from .sites import Sites, at_peak, leak_groups, symbols
+from .timeline import Timeline
+
+from .replayed import pool_events
+
+MAX_LEAKS = 200          # leaks listed one by one (all are counted, and grouped by stack)
+MAX_PROBLEMS = 20
+RUN_FIELDS = ("executable", "argv", "pid", "host", "start_time", "version", "conf",
+              "conf_source", "options")
+
+
+class Hooks:
+    """report.read_log()'s hooks for the page. The first pass feeds the timeline (which passes
+    the sites' counts on and keeps the oom events); the second pass, beside each device's
+    layout, the blocks' states and sites (segmap.Detail), and stops at the device's reserved
+    peak and last event (a device with segments: the segment maps) and at its allocated peak (a
+    log with backtraces, sites=True: the sites at the peak). The page shows no request sizes:
+    their tables, which grow with the distinct sizes, are not kept."""
+
+    request_sizes = False
+
+    def __init__(self, sites=True):
+        self.want_sites = sites
+        self.sites = Sites()
+        self.timeline = Timeline(self.sites.count)
+        self.details = {}
+        self.peak_maps = {}
+        self.exit_maps = {}
+        self.peak_sites = {}
+        self.run = None
+        self.first = self.timeline.observe
+
+    def stops(self, run):
+        self.run = run
+        stops = {}
+
+        def at(line, dev, table, take):
+            stops.setdefault(line, []).append(
+                (dev, lambda layout: table.__setitem__(dev, take(layout, self.details[dev]))))
+        for dev, d in run.devices.items():
+            if d.num_device_alloc:
+                if d.peak_reserved is not None and d.peak_reserved[0] > 0:
+                    at(d.peak_reserved[3], dev, self.peak_maps, snapshot)
+                at(self.timeline.devices[dev].last_line, dev, self.exit_maps, snapshot)
+            if self.want_sites and self.sites.frames and d.peak_allocated is not None:
+                at(d.peak_allocated[3], dev, self.peak_sites,
+                   lambda layout, detail: at_peak(detail.allocated(layout)))
+        for entries in stops.values():
+            for dev, _ in entries:
+                if dev not in self.details:
+                    self.details[dev] = Detail(run.devices[dev].no_free_completed())
+        return stops
+
+    def second(self, dev, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj):
+        detail = self.details.get(dev)
+        if detail is not None:
+            detail.event(action, ptr, size, seq,
+                         self.sites.site(obj) if action == "alloc" and self.want_sites else None)
+
+
+def time_of(rep_dev_peak, key):
+    p = rep_dev_peak.get(key)
+    return None if p is None else {"seq": p["seq"], "time_s": p["time_s"]}
+
+
+def device_maps(hooks, rep):
+    """dev -> {"peak": the map at the reserved peak, "exit": at the end}, for the page."""
+    out = {}
+    for dev, dr in rep["devices"].items():
+        m = {}
+        if int(dev) in hooks.peak_maps:
+            m["peak"] = dict(hooks.peak_maps[int(dev)], **time_of(dr, "peak_reserved"))
+        if int(dev) in hooks.exit_maps:
+            m["exit"] = hooks.exit_maps[int(dev)]
+        out[dev] = m
+    return out
+
+
+def run_info(rep, duration):
+    h = rep["header"] or {}
+    info = {k: h.get(k) for k in RUN_FIELDS}
+    info["devices"] = h.get("devices") or []
+    info["duration_s"] = duration
+    for k in ("lines", "events", "actions", "exited_normally", "malformed_lines", "problem_count",
+              "cache_hits", "allocs", "notes"):
+        info[k] = rep[k]
+    info["problems"] = rep["problems"][:MAX_PROBLEMS]
+    return info
+
+
+def oom_entries(hooks, run):
+    out = []
+    for dev, size, seq, t_ns, obj in hooks.timeline.ooms:
+        try:
+            f = oom_figures(obj, size)
+        except Malformed as e:
+            f = None
+            why = "its figures are malformed (%s)" % e
+        else:
+            why = None if f else "the event carries no explanation (not written by the shim)"
+        out.append({"dev": dev, "size": size, "seq": seq,
+                    "time_s": (t_ns - run.first_t) / 1e9, "cause": f["cause"] if f else None,
+                    "figures": f, "explanation": explain_oom(f, dev) if f else [why]})
+    return out
+
+
+def log_data(path, index):
+    """(page dict of the log at path, report dict, cross-rank row). Raises reader.LogError, also
+    when a request-only log needs the replay and it cannot run (replayed.pool_events())."""
+    with pool_events(path) as pool_path:
+        return gather(path, index, pool_path)
+
+
+def same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a == b
+
+
+def gather(path, index, pool_path):
+    own = same_file(path, pool_path)
+    hooks = Hooks()
+    rep, row = read_log(path, index, hooks=hooks)
+    run = hooks.run
+    timelines = hooks.timeline.result(run)
+    maps = device_maps(hooks, rep)
+    devices = {}
+    names = {str(x.get("id")): x for x in (rep["header"] or {}).get("devices") or []
+             if isinstance(x, dict)}
+    for dev, dr in rep["devices"].items():
+        devices[dev] = {
+            "name": names.get(dev, {}).get("name"),
+            "total_memory": names.get(dev, {}).get("total_memory"),
+            "peak_allocated": dr["peak_allocated"], "peak_reserved": dr["peak_reserved"],
+            "fragmentation": dr["fragmentation"], "events": dr["events"],
+            "stats_source": dr["stats_source"],
+            "timeline": timelines.get(dev),
+            "maps": maps.get(dev, {}),
+            "sites_at_peak": hooks.peak_sites.get(int(dev)),
+        }
+    has_layout = any(d.num_device_alloc for d in run.devices.values())
+    data = {"log": rep["log"], "index": index, "rank": row["rank"], "rank_from": row["rank_from"],
+            "run": run_info(rep, hooks.timeline.duration()), "devices": devices,
+            "layout_source": "log" if own and has_layout else None, "layout_note": None,
+            "replay": None,
+            "ooms": oom_entries(hooks, run), "oom_count": rep["actions"].get("oom", 0),
+            "leaks": dict({k: rep["leaks"][k] for k in ("source", "count", "bytes",
+                                                        "last_seq")},
+                          entries=rep["leaks"]["entries"][:MAX_LEAKS],
+                          groups=leak_groups(rep["leaks"]["entries"])),
+            "sites": {"frames": hooks.sites.frames, "focus": hooks.sites.focus,
+                      "frequent": hooks.sites.most_frequent(),
+                      "symbols": symbols(rep["leaks"]["entries"])}}
+    if not own:
+        hooks = run = None          # the log's live blocks and segments go before the replay's
+        data["replay"] = replay_data(pool_path)
+        data["layout_source"] = "replay"
+    elif not has_layout:
+        data["layout_note"] = "the log has no segment events"
+    return data, rep, row
+
+
+def replay_data(pool_path):
+    """The replay's log (pool decisions of the C++ pool under the log's own settings), read the
+    same way: per device its peaks, timeline and maps."""
+    hooks = Hooks(sites=False)
+    rep, _ = read_log(pool_path, 0, hooks=hooks)
+    run = hooks.run
+    timelines = hooks.timeline.result(run)
+    maps = device_maps(hooks, rep)
+    h = rep["header"] or {}
+    return {"conf": h.get("conf"), "events": rep["events"], "devices": {
+        dev: {"peak_allocated": dr["peak_allocated"], "peak_reserved": dr["peak_reserved"],
+              "fragmentation": dr["fragmentation"], "timeline": timelines.get(dev),
+              "maps": maps.get(dev, {})} for dev, dr in rep["devices"].items()}}

@@ -1,0 +1,111 @@
+"""cudapool_analysis/sites.py: allocation sites for the HTML page: the `backtrace` of alloc events
+(written with CUDAPOOL_BACKTRACE=N, docs/log-format.md), each distinct stack one site. Counts the
+allocations of each site over the log, the bytes each site holds at a device's allocated peak
+(from segmap.Detail beside the layout at that line), groups the leaks by stack, and names the
+frames the summary line's leaks symbolized.
+
+Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (report.py).
+"""
+
+TOP_SITES = 25        # rows of each table
+MAX_FRAMES = 16       # the writer's limit (CUDAPOOL_BACKTRACE 0 to 16)
+MAX_FRAME_TEXT = 300
+
+
+# Frames of the CUDA runtime and driver, of cudapool, and of PyTorch's allocator (c10): every
+# allocation passes through them, so a site is named by its first frame outside them.
+RUNTIME_LIBRARIES = ("libcudart", "libcuda.so", "libcudapool", "libc10_cuda", "libc10.so")
+
+
+def focus(frames):
+    """The index of the frame that names a site: the first one outside RUNTIME_LIBRARIES (0 when
+    every frame is inside them, or a frame is a bare address)."""
+    for i, f in enumerate(frames):
+        if not any(lib in f for lib in RUNTIME_LIBRARIES):
+            return i
+    return 0
+
+
+def frame_text(frame):
+    return frame if len(frame) <= MAX_FRAME_TEXT else frame[:MAX_FRAME_TEXT] + "..."
+
+
+class Sites:
+    """Distinct stacks, each an id (its place in frames); per id [allocations, bytes]."""
+
+    def __init__(self):
+        self.ids = {}
+        self.frames = []
+        self.focus = []    # per site: the index of the frame that names it (focus())
+        self.allocs = []
+
+    def site(self, obj):
+        """The site id of an alloc event's object, or None (no backtrace, or not a list of
+        strings)."""
+        bt = obj.get("backtrace")
+        if not bt or type(bt) is not list:
+            return None
+        key = tuple(bt[:MAX_FRAMES])
+        i = self.ids.get(key)
+        if i is None:
+            if not all(type(f) is str for f in key):
+                return None
+            i = self.ids[key] = len(self.frames)
+            self.frames.append([frame_text(f) for f in key])
+            self.focus.append(focus(key))
+            self.allocs.append([0, 0])
+        return i
+
+    def count(self, obj, block_size):
+        """An alloc event with a backtrace (timeline.Timeline's on_alloc, in the first pass)."""
+        i = self.site(obj)
+        if i is not None:
+            a = self.allocs[i]
+            a[0] += 1
+            a[1] += block_size
+
+    def most_frequent(self):
+        order = sorted(range(len(self.allocs)), key=lambda i: (-self.allocs[i][0], i))
+        return [{"site": i, "count": self.allocs[i][0], "bytes": self.allocs[i][1]}
+                for i in order[:TOP_SITES]]
+
+
+def at_peak(allocated):
+    """The sites holding the most bytes among allocated blocks (segmap.Detail.allocated():
+    (ptr, block_size, requested, seq, site)): [{site (-1: no backtrace), count, bytes}]."""
+    held = {}
+    for _, bs, _, _, site in allocated:
+        h = held.setdefault(-1 if site is None else site, [0, 0])
+        h[0] += 1
+        h[1] += bs
+    order = sorted(held.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    return [{"site": s, "count": c, "bytes": b} for s, (c, b) in order[:TOP_SITES]]
+
+
+def leak_groups(entries):
+    """The report's leak entries grouped by stack, the most bytes first: [{backtrace, count,
+    bytes, first_seq}]."""
+    groups = {}
+    for e in entries:
+        key = tuple(e.get("backtrace") or ())
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"backtrace": [frame_text(f) for f in key], "focus": focus(key),
+                               "count": 0,
+                               "bytes": 0, "first_seq": e.get("seq")}
+        g["count"] += 1
+        if type(e.get("block_size")) is int:
+            g["bytes"] += e["block_size"]
+    return sorted(groups.values(), key=lambda g: (-g["bytes"], -g["count"]))[:TOP_SITES]
+
+
+def symbols(entries):
+    """Return address -> its symbolized form, from the summary's leaks ("0x7f33aa0101c0
+    /usr/lib/libtorch_cuda.so(forward+0x1c)"): names for the raw frames of alloc events."""
+    names = {}
+    for e in entries:
+        for f in e.get("backtrace") or ():
+            if isinstance(f, str) and " " in f:
+                addr, rest = f.split(" ", 1)
+                names[addr] = frame_text(rest)
+    return names

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""tests/cli/check_report_html.py: the checks of tests/cli/report_html.sh on a page written by
+`cudapool report --html`. Standard library only; exits 1 with a message on the first failure.
+
+  static PAGE
+      the page is self-contained: no src/href/... to another place, no <link>/<img>/<iframe>, no
+      fetch/XMLHttpRequest/WebSocket/EventSource/sendBeacon/import(), no url() or @import in its
+      styles; its data block is JSON without a "<" (so nothing can end the <script> early)
+  dom DOM STDERR REPORT_JSON CHARTS [REPLAY_REPORT_JSON]
+      what headless Chromium left of the page (--dump-dom): its self-check is done; no error
+      (window error/unhandledrejection, console.error/warn, nor a CONSOLE line in Chromium's
+      log); exactly the charts named in CHARTS (comma-separated ids), each drawn (pixels other
+      than the background) and, where it has data, with ink of its main colour; the peak figures
+      shown equal `cudapool report --json`'s; each memory chart's highest point is the report's
+      peak (bytes and time), the replay's chart that of the replayed log's report
+  large PAGE REPORT_JSON MAX_BYTES
+      a page of a long log: at most MAX_BYTES, every timeline downsampled to at most
+      2 * 4 * 4096 + 2 points, its peaks still the report's
+"""
+import html
+import json
+import re
+import sys
+
+MAX_POINTS = 2 * 4 * 4096 + 2
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def data_block(text):
+    m = re.search(r'<script type="application/json" id="cudapool-data">(.*?)</script>', text, re.S)
+    if not m:
+        fail("no data block")
+    return m.group(1)
+
+
+def static(path):
+    text = open(path, encoding="utf-8").read()
+    block = data_block(text)
+    if "<" in block:
+        fail("the data block holds a '<'")
+    data = json.loads(block)
+    if data.get("schema") != "cudapool.page/1":
+        fail("data schema %r" % data.get("schema"))
+    code = text.replace(block, "")
+    m = re.search(r'\b(src|href|action|srcset|poster|data|formaction|xlink:href)\s*=\s*["\']?\s*'
+                  r'(https?:|//|ftp:)', code, re.I)
+    if m:
+        fail("an address of another place: %r" % code[m.start():m.start() + 80])
+    for tag in ("<link", "<img", "<iframe", "<object", "<embed", "<base", "<audio", "<video"):
+        if tag in code.lower():
+            fail("the page has a %s tag" % tag)
+    if re.search(r"<script[^>]*\bsrc\s*=", code, re.I):
+        fail("a <script src=...>")
+    for word in ("fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "import(",
+                 "@import", "url("):
+        if word in code:
+            fail("the page has %r" % word)
+    if "uPlot" not in code or "(v1.6.32)" not in code:
+        fail("uPlot 1.6.32 is not inlined")
+    return data
+
+
+def selfcheck(dom):
+    m = re.search(r'<pre id="cudapool-selfcheck"[^>]*data-done="1"[^>]*>(.*?)</pre>', dom, re.S)
+    if not m:
+        fail("the page did not finish its self-check (a script failed, or ran out of time)")
+    return json.loads(html.unescape(m.group(1)))
+
+
+def logs_of(report):
+    return report["logs"] if "logs" in report else [report]
+
+
+def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
+    check = selfcheck(open(dom_path, encoding="utf-8").read())
+    if check["errors"]:
+        fail("errors in the page: %s" % check["errors"])
+    console = [l for l in open(stderr_path, encoding="utf-8", errors="replace")
+               if ":CONSOLE" in l]
+    if console:
+        fail("console messages: %s" % console[:5])
+    ids = [c["id"] for c in check["charts"]]
+    want = [c for c in charts.split(",") if c]
+    if sorted(ids) != sorted(want):
+        fail("charts %s, expected %s" % (ids, want))
+    for c in check["charts"]:
+        if c["width"] < 400 or c["height"] < 20:
+            fail("chart %s is %dx%d" % (c["id"], c["width"], c["height"]))
+        if c["drawn"] < 1000:
+            fail("chart %s is blank (%d pixels drawn)" % (c["id"], c["drawn"]))
+        if c["expect_ink"] and c["ink"] < 50:
+            fail("chart %s: its data is not drawn (%d pixels of its colour)" % (c["id"], c["ink"]))
+    report = json.load(open(report_path))
+    expected = []
+    for li, rep in enumerate(logs_of(report)):
+        for dev, dr in rep["devices"].items():
+            for kind in ("allocated", "reserved"):
+                p = dr["peak_" + kind]
+                if p is not None:
+                    expected.append((li, dev, kind, p["bytes"]))
+    shown = [(p["log"], p["dev"], p["kind"], p["bytes"]) for p in check["peaks"]]
+    if sorted(shown) != sorted(expected):
+        fail("peaks shown %s, report --json %s" % (sorted(shown), sorted(expected)))
+    replay = json.load(open(replay_path)) if replay_path else None
+    tpeaks = {t["chart"]: t for t in check["timeline_peaks"]}
+    for li, rep in enumerate(logs_of(report)):
+        for dev, dr in rep["devices"].items():
+            sources = [("log%d-dev%s-memory" % (li, dev), dr)]
+            if replay is not None and li == 0:
+                sources.append(("log%d-dev%s-replay-memory" % (li, dev),
+                                logs_of(replay)[0]["devices"][dev]))
+            for chart, figures in sources:
+                t = tpeaks.get(chart)
+                if t is None:
+                    fail("no peaks read from chart %s" % chart)
+                for kind in ("allocated", "reserved"):
+                    p = figures["peak_" + kind]
+                    want = None if p is None else {"bytes": p["bytes"], "time_s": p["time_s"]}
+                    if t[kind] != want:
+                        fail("chart %s: highest %s point %s, report --json %s"
+                             % (chart, kind, t[kind], want))
+    print("ok: %d charts drawn, %d peaks equal to the report's" % (len(ids), len(shown)))
+
+
+def large(path, report_path, max_bytes):
+    text = open(path, encoding="utf-8").read()
+    size = len(text.encode("utf-8"))
+    if size > int(max_bytes):
+        fail("the page is %d bytes, more than %s" % (size, max_bytes))
+    data = json.loads(data_block(text))
+    rep = logs_of(json.load(open(report_path)))[0]
+    tl, dr = data["logs"][0]["devices"]["0"]["timeline"], rep["devices"]["0"]
+    if not tl["points"] <= MAX_POINTS or tl["points"] != len(tl["t"]):
+        fail("%d points, more than %d" % (tl["points"], MAX_POINTS))
+    if tl["exact"] or tl["changes"] <= tl["points"]:
+        fail("the timeline was not downsampled (%d changes, %d points)"
+             % (tl["changes"], tl["points"]))
+    top = max(tl["allocated"])
+    at = tl["t"][tl["allocated"].index(top)]
+    p = dr["peak_allocated"]
+    if (top, at) != (p["bytes"], p["time_s"]):
+        fail("highest point %s at %s, report --json %s at %s"
+             % (top, at, p["bytes"], p["time_s"]))
+    said = "ok: %d bytes; the log's %d changes in %d points" % (size, tl["changes"], tl["points"])
+    replay = data["logs"][0]["replay"]
+    if replay is not None:
+        tl = replay["devices"]["0"]["timeline"]
+        if tl["points"] > MAX_POINTS or max(tl["reserved"]) != \
+                replay["devices"]["0"]["peak_reserved"]["bytes"]:
+            fail("the replay's timeline: %d points, highest %s" % (tl["points"],
+                                                                 max(tl["reserved"])))
+        said += ", the replay's %d in %d" % (tl["changes"], tl["points"])
+    print(said)
+
+
+if __name__ == "__main__":
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "static":
+        static(*args)
+        print("ok: self-contained")
+    elif what == "dom":
+        dom(*args)
+    elif what == "large":
+        large(*args)
+    else:
+        fail("unknown check %s" % what)

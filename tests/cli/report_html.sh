@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# tests/cli/report_html.sh: `cudapool report --html OUT [--tune] LOG...`, opened in Debian's
+# headless Chromium: the page of the example log (a log of requests only: its segment maps are the
+# replay's) and of two ranks (tests/cli/fixtures/normal.jsonl + killed.jsonl, with --tune). Each
+# must be self-contained (no address of another place, no network call: check_report_html.py
+# static), run without a console or JS error, draw every chart (canvas pixels), and show the peaks
+# of `cudapool report --json` exactly. A screenshot of each is kept: the CI artifact
+# $CUDAPOOL_BUILD_DIR/artifacts/report.png (and report-ranks.png). Also: --tune embeds `cudapool
+# tune --json`; a missing charting library is a clear error (exit 1); usage errors (exit 2); the
+# page of a 1-million-event log (bench/make_random_log.py) is written in reasonable time, a few MB,
+# downsampled with its peak exact; `cmake --install` gives a package that writes the page.
+# Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
+set -euo pipefail
+src="$CUDAPOOL_SOURCE_DIR"
+build="$CUDAPOOL_BUILD_DIR"
+fx="$src/tests/cli/fixtures"
+check="$src/tests/cli/check_report_html.py"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+py() { PYTHONPATH="$src/scripts" python3 -m cudapool_analysis "$@"; }
+
+# ---- the browser ------------------------------------------------------------------------------
+chromium=${CHROMIUM:-}
+if [ -z "$chromium" ]; then
+  for c in chromium-headless-shell /usr/lib/chromium/headless_shell \
+           /usr/lib/chromium/chromium-headless-shell chromium; do
+    if command -v "$c" >/dev/null 2>&1; then chromium=$(command -v "$c"); break; fi
+  done
+fi
+[ -n "$chromium" ] && [ -x "$chromium" ] || fail "no headless Chromium${chromium:+ at $chromium}:" \
+  "install the Debian package chromium-headless-shell (apt-get install -y chromium-headless-shell," \
+  "or scripts/cudapool setup as root)"
+# chrome PAGE ARGS...: the page in a fresh profile, offline (every host name unknown)
+chrome() {
+  local page=$1 profile
+  shift
+  profile=$(mktemp -d "$tmp/profile.XXXX")
+  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+    --hide-scrollbars --window-size=1400,2400 --virtual-time-budget=20000 --no-first-run \
+    --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 "$@" "file://$page"
+}
+# browse PAGE NAME: the page's DOM after its scripts ran (NAME.dom), Chromium's log (NAME.err)
+browse() {
+  chrome "$1" --dump-dom >"$tmp/$2.dom" 2>"$tmp/$2.err" \
+    || fail "$2: Chromium failed: $(tail -3 "$tmp/$2.err")"
+}
+# shot PAGE PNG: a screenshot of the page's first 1400x2400 pixels
+shot() {
+  chrome "$1" --screenshot="$2" >/dev/null 2>&1 || fail "$2: the screenshot failed"
+  python3 - "$2" <<'PY' || fail "$2: not a screenshot of 1400x2400"
+import struct, sys, os
+d = open(sys.argv[1], "rb").read(32)
+assert d[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", d[16:24]) == (1400, 2400), d
+assert os.path.getsize(sys.argv[1]) > 40000, os.path.getsize(sys.argv[1])
+PY
+}
+artifacts="$build/artifacts"
+mkdir -p "$artifacts"
+
+# ---- the example log: requests only, the maps from the replay (through the launcher) -----------
+ex="$src/examples/logs/training-loop.jsonl"
+"$src/scripts/cudapool" report --html "$tmp/example.html" "$ex" 2>"$tmp/example.msg" \
+  || fail "example: exit $?: $(cat "$tmp/example.msg")"
+grep -q "wrote $tmp/example.html" "$tmp/example.msg" || fail "example: no line saying what was written"
+py report --json "$ex" >"$tmp/example.json"
+"$build/tools/cudapool-replay" --write-log "$tmp/replayed.jsonl" "$ex" >/dev/null
+py report --json "$tmp/replayed.jsonl" >"$tmp/replayed.json"
+python3 "$check" static "$tmp/example.html" >/dev/null || fail "example: not self-contained"
+browse "$tmp/example.html" example
+python3 "$check" dom "$tmp/example.dom" "$tmp/example.err" "$tmp/example.json" \
+  log0-dev0-memory,log0-dev0-replay-memory,log0-dev0-replay-unallocated,log0-dev0-map-peak,log0-dev0-map-exit \
+  "$tmp/replayed.json" || fail "example: the page in Chromium"
+shot "$tmp/example.html" "$artifacts/report.png"
+grep -q "cudapool's replay of the log" "$tmp/example.dom" || fail "example: the page does not say the layout is the replay's"
+
+# ---- two ranks, with --tune ---------------------------------------------------------------------
+py report --html "$tmp/ranks.html" --tune "$fx/normal.jsonl" "$fx/killed.jsonl" 2>"$tmp/ranks.msg" \
+  || fail "ranks: exit $?: $(cat "$tmp/ranks.msg")"
+py report --json "$fx/normal.jsonl" "$fx/killed.jsonl" >"$tmp/ranks.json"
+python3 "$check" static "$tmp/ranks.html" >"$tmp/ranks.data" || fail "ranks: not self-contained"
+charts=""
+for l in 0 1; do
+  for c in memory unallocated map-peak map-exit; do charts="$charts,log$l-dev0-$c"; done
+done
+browse "$tmp/ranks.html" ranks
+python3 "$check" dom "$tmp/ranks.dom" "$tmp/ranks.err" "$tmp/ranks.json" "$charts" \
+  || fail "ranks: the page in Chromium"
+shot "$tmp/ranks.html" "$artifacts/report-ranks.png"
+for text in "Ranks: 2 logs" "Tuning: what cudapool tune finds" "Out of memory: 1 event" \
+            "Leaks: 4 blocks still allocated at exit" "Allocation sites holding the most bytes" \
+            "Segment map at the reserved peak" "did not exit normally"; do
+  grep -qF "$text" "$tmp/ranks.dom" || fail "ranks: the page lacks: $text"
+done
+"$src/scripts/cudapool" tune --json "$fx/normal.jsonl" "$fx/killed.jsonl" >"$tmp/tune.json"
+python3 - "$tmp/ranks.html" "$tmp/tune.json" <<'PY' || fail "ranks: the embedded tune table"
+import json, re, sys
+page = open(sys.argv[1]).read()
+data = json.loads(re.search(r'id="cudapool-data">(.*?)</script>', page, re.S).group(1))
+tune, want = data["tune"], json.load(open(sys.argv[2]))
+assert tune["schema"] == "cudapool.tune/1", tune.get("schema")
+results = lambda t: [l["results"] for l in t["logs"]]   # "seconds" differs from run to run
+assert results(tune) == results(want) and tune["recommendation"] == want["recommendation"]
+assert [l["rank"] for l in data["logs"]] == [0, 1] and len(data["ranks"]) == 2, data["ranks"]
+PY
+
+# ---- errors: a missing library, usage ---------------------------------------------------------
+mkdir "$tmp/empty"
+rc=0; CUDAPOOL_UPLOT_DIR="$tmp/empty" py report --html "$tmp/none.html" "$ex" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] || fail "no uPlot: exit $rc, not 1"
+grep -q "uPlot 1.6.32 is not installed" "$tmp/err" && grep -q "npm ci --prefix" "$tmp/err" \
+  || fail "no uPlot: the message does not name the command that installs it: $(cat "$tmp/err")"
+[ ! -e "$tmp/none.html" ] && ! grep -q Traceback "$tmp/err" || fail "no uPlot: a page, or a traceback"
+for args in "--tune $ex" "--html $tmp/x.html --json $ex" "--html $tmp/x.html -"; do
+  rc=0; py report $args >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+  [ $rc -eq 2 ] || fail "report $args: exit $rc, not 2"
+done
+rc=0; py report --html "$tmp/x.html" "$fx/normal.jsonl" "$tmp/missing.jsonl" 2>"$tmp/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "missing.jsonl" "$tmp/err" && [ ! -e "$tmp/x.html" ] || fail "a missing log: exit $rc"
+
+# ---- a long log: written in reasonable time, a few MB, downsampled, peaks exact (no browser) ---
+python3 "$src/bench/make_random_log.py" 1000000 "$tmp/long.jsonl"
+start=$(date +%s.%N)
+py report --html "$tmp/long.html" "$tmp/long.jsonl" 2>/dev/null || fail "long log: exit $?"
+took=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(date +%s.%N)")
+py report --json "$tmp/long.jsonl" >"$tmp/long.json"
+python3 "$check" large "$tmp/long.html" "$tmp/long.json" 8000000 || fail "long log"
+python3 -c "import sys; sys.exit(float(sys.argv[1]) > 240)" "$took" || fail "long log: $took s"
+echo "the page of 1,000,000 events (and their replay): $took s, $(stat -c %s "$tmp/long.html") bytes"
+rm -f "$tmp/long.jsonl"
+
+# ---- an install writes the page from its own files --------------------------------------------
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null || fail "cmake --install failed"
+(cd "$tmp" && env -u CUDAPOOL_BUILD_DIR PYTHONPATH="$tmp/prefix/share/cudapool" \
+   python3 -m cudapool_analysis report --html "$tmp/installed.html" "$ex" "$fx/normal.jsonl" 2>"$tmp/err") \
+  || fail "the installed package: $(cat "$tmp/err")"
+python3 "$check" static "$tmp/installed.html" >/dev/null || fail "the installed package's page"
+echo "ok: report --html"
