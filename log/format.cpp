@@ -436,7 +436,7 @@ std::string format_header(const HeaderInfo& h) {
 
 std::string format_summary(const Summary& s) {
   std::string out;
-  out.reserve(4096 + 160 * s.leaks.size());
+  out.reserve(4096 + 160 * s.leaks.size() + 120 * s.modules.size());
   out += "{\"schema\":";
   append_json_string(out, kSchema);
   out += ",\"action\":\"summary\",\"seq\":";
@@ -503,7 +503,22 @@ std::string format_summary(const Summary& s) {
     }
     out.push_back('}');
   }
-  out += "],\"log_errors\":{\"write_failed\":";
+  out += "]";
+  if (!s.modules.empty()) {
+    out += ",\"modules\":[";
+    for (std::size_t i = 0; i < s.modules.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out += "{\"base\":";
+      append_hex(out, s.modules[i].base);
+      out += ",\"end\":";
+      append_hex(out, s.modules[i].end);
+      out += ",\"path\":";
+      append_json_string(out, s.modules[i].path);
+      out.push_back('}');
+    }
+    out += "]";
+  }
+  out += ",\"log_errors\":{\"write_failed\":";
   out += s.write_failed ? "true" : "false";
   out += ",\"records_lost\":";
   append_u64(out, s.records_lost);

@@ -59,6 +59,14 @@ struct Leak {
   std::vector<std::string> symbols;          // when not empty: written instead of frames
 };
 
+// A loaded object (the executable, a shared library) and its address range [base, end): how a
+// reader names a return address of a backtrace (library + offset).
+struct Module {
+  std::uint64_t base = 0, end = 0;
+  std::string path;
+};
+inline constexpr std::size_t kMaxModules = 4096;
+
 struct Summary {
   // Logger::finish() fills seq, t_ns and events when they are 0.
   std::uint64_t seq = 0, t_ns = 0, events = 0;
@@ -67,6 +75,7 @@ struct Summary {
   // device's "fences" object (not statistics of the pool: a replay does not reproduce them).
   std::vector<std::vector<std::pair<std::string, std::uint64_t>>> fences;
   std::vector<Leak> leaks;
+  std::vector<Module> modules;     // written when not empty (backtraces were recorded)
   bool write_failed = false;       // a write failed: lines are missing
   std::uint64_t records_lost = 0;  // events not written (only after a write failure)
 };

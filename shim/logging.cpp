@@ -24,6 +24,7 @@
 #include "shim/clock.h"
 #include "shim/exit_signals.h"
 #include "shim/guard.h"
+#include "shim/loaded_modules.h"
 #include "shim/pools.h"
 #include "shim/real_driver.h"
 #include "shim/runtime.h"
@@ -307,6 +308,7 @@ void finish_log() {
     });
     return false;
   });
+  if (reporting().backtrace_frames > 0) summary.modules = loaded_modules();
   l->finish(summary);
 }
 

@@ -25,6 +25,7 @@ using cudapool::log::kMaxEventLine;
 using cudapool::log::Leak;
 using cudapool::log::LogAction;
 using cudapool::log::LogRecord;
+using cudapool::log::Module;
 using cudapool::log::Summary;
 using nlohmann::json;
 
@@ -418,6 +419,16 @@ TEST_CASE("log: summary line shape") {
   CHECK(j.at("leaks")[1].at("backtrace") == json(sym.symbols));
   CHECK(!j.at("leaks")[2].contains("backtrace"));
   CHECK(j.at("log_errors") == json({{"write_failed", false}, {"records_lost", 0}}));
+  CHECK(!j.contains("modules"));  // none: not written
+  s.modules = {Module{0x400000, 0x401000, "/usr/bin/prog"},
+               Module{0x7f0000000000, 0x7f0000200000, "/lib/libx \"1\".so"}};
+  const json m = parse_line(format_summary(s));
+  CHECK(m.at("modules") ==
+        json::array({{{"base", "0x400000"}, {"end", "0x401000"}, {"path", "/usr/bin/prog"}},
+                     {{"base", "0x7f0000000000"},
+                      {"end", "0x7f0000200000"},
+                      {"path", "/lib/libx \"1\".so"}}}));
+  CHECK(m.at("log_errors") == j.at("log_errors"));
 
   Summary failed;
   failed.write_failed = true;
