@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # tests/fakecuda/exit_signal.sh: the allocation log when a signal ends the program
-# (shim/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
+# (shim/lifecycle/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
 # writer formats, and counts its pairs in a shared file. (1) SIGTERM at its default action: the
 # process still dies by SIGTERM (status 143), and every pair counted before the signal is in the
 # log (each line whole JSON, seq 1..N without a gap). (2) A program with its own SIGTERM handler
 # keeps it: it returns normally and the log ends with its summary line. (3) _exit, which runs no
-# atexit handler (shim/immediate_exit.cpp), called from the loop and from the program's SIGTERM
+# atexit handler (shim/lifecycle/immediate_exit.cpp), called from the loop and from the program's SIGTERM
 # handler: the status is the program's, and every counted pair is in the log. Through the fake
 # driver.
 # Usage: exit_signal.sh <signal_producer> <libcudapool.so> <directory of the fake libcuda.so.1>

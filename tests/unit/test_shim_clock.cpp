@@ -1,11 +1,11 @@
-// tests/unit/test_shim_clock.cpp: the hooks' clock (shim/clock.cpp) against CLOCK_MONOTONIC, across
+// tests/unit/test_shim_clock.cpp: the hooks' clock (shim/recording/clock.cpp) against CLOCK_MONOTONIC, across
 // its calibrations (the first after 50 ms, the refined one after 5 s): never back, never far.
 #include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "shim/clock.h"
+#include "shim/recording/clock.h"
 #include "tests/unit/catch.h"
 
 namespace {

@@ -1,0 +1,4 @@
+// shim/interpose/export.h: how a hook is exported. Everything else in the shim is hidden.
+#pragma once
+
+#define CUDAPOOL_EXPORT extern "C" __attribute__((visibility("default")))

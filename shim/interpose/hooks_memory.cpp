@@ -1,0 +1,293 @@
+// shim/interpose/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the
+// calling thread's cache (thread_cache.h) or the current context's pool; cuMemFree_v2 returns a
+// block to the thread's cache or the pool that owns it (any context, pooled_free.h), and passes
+// pointers no pool owns to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer range and
+// context attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its
+// own allocation. Each hook is also the exported symbol for programs linked with -lcuda.
+#include <algorithm>
+#include <mutex>
+
+#include "shim/interpose/export.h"
+#include "shim/interpose/hooks.h"
+#include "shim/interpose/real_driver.h"
+#include "shim/lifecycle/startup.h"
+#include "shim/pools/context_registry.h"
+#include "shim/pools/pooled_free.h"
+#include "shim/pools/thread_cache.h"
+#include "shim/recording/clock.h"
+#include "shim/recording/event_log.h"
+#include "shim/recording/oom_report.h"
+#include "shim/support/guard.h"
+
+using namespace cudapool::shim;
+
+namespace {
+
+// Where ptr lies among the live pools' memory. Pools whose context is gone (reset behind the
+// shim's back) are not looked at: the driver answers for such a pointer.
+enum class PooledPlace : std::uint8_t {
+  kOutside,  // in no pool's segment or reservation
+  kBlock,    // in an allocated block: *base, *size and *context describe it
+  kFreed,    // in a segment or reservation but in no allocated block, or in a block the program
+             // freed into its thread's cache: memory the driver would have released at the free
+};
+
+PooledPlace locate_pooled(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size,
+                          CUcontext* context = nullptr) {
+  PooledPlace place = PooledPlace::kOutside;
+  for_each_live_pool([&](ContextPool& p) {
+    std::lock_guard<SpinLock> lock(p.mutex);
+    const cudapool::pool::Block* b = p.pool.find_allocated_containing(ptr);
+    if (b != nullptr && !thread_cache_holds_freed(*b)) {
+      *base = b->ptr;
+      *size = b->size;
+      if (context != nullptr) *context = p.context;
+      place = PooledPlace::kBlock;
+      return true;
+    }
+    std::uintptr_t segment_base = 0;
+    std::size_t segment_size = 0;
+    if (b != nullptr || p.backend.segment_containing(ptr, &segment_base, &segment_size) ||
+        p.backend.in_address_reservation(ptr)) {
+      place = PooledPlace::kFreed;
+      return true;
+    }
+    return false;
+  });
+  return place;
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  ReentrancyGuard guard;
+  CUresult error = CUDA_SUCCESS;
+  ContextPool* p = current_pool(&error);
+  if (p == nullptr) return error != CUDA_SUCCESS ? error : real().cuMemAlloc_v2(dptr, bytesize);
+  CacheMiss miss;
+  if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &miss)) {
+    *dptr = static_cast<CUdeviceptr>(cached);
+    return CUDA_SUCCESS;
+  }
+  cudapool::pool::AllocTag tag;
+  const bool report = reporting().any();
+  if (report) {
+    tag = {0, monotonic_ns(), thread_id()};
+    CallInfo& call = current_call();
+    call.start_ns = tag.t_ns;
+    call.seq = 0;
+    capture_backtrace();
+  }
+  cudapool::pool::AllocResult r;
+  cudapool::pool::OomState oom;
+  {
+    PoolLock lock(*p);
+    r = p->pool.malloc(bytesize, 0, tag);
+    // Blocks kept by threads' caches are the last memory to try before out-of-memory.
+    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory && !p->thread_caches.empty() &&
+        thread_cache_flush_all(*p)) {
+      r = p->pool.malloc(bytesize, 0, tag);
+    }
+    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory) oom = p->pool.last_oom();
+    if (miss.cache != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
+      thread_cache_track(*p, miss, r.ptr, r.block_size);
+    }
+    if (report && r.status == cudapool::pool::AllocStatus::kOk) {
+      const CallInfo& call = current_call();
+      if (call.seq != 0) p->pool.set_alloc_seq(r.ptr, call.seq);
+      if (call.frames > 0) {
+        p->backtraces[r.ptr].assign(call.backtrace, call.backtrace + call.frames);
+      }
+    }
+  }
+  switch (r.status) {
+    case cudapool::pool::AllocStatus::kOk:
+      *dptr = static_cast<CUdeviceptr>(r.ptr);
+      return CUDA_SUCCESS;
+    case cudapool::pool::AllocStatus::kOutOfMemory:
+      report_oom(oom, p->device);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    case cudapool::pool::AllocStatus::kBackendError:
+      return static_cast<CUresult>(r.backend_error);
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  if (!pooling() || dptr == 0) return CUDAPOOL_PASS(cuMemFree_v2, dptr);
+  ReentrancyGuard guard;
+  const auto ptr = static_cast<std::uintptr_t>(dptr);
+  if (reporting().any()) current_call().start_ns = monotonic_ns();
+  CUresult ignored = CUDA_SUCCESS;
+  ContextPool* current = current_pool(&ignored);
+  if (CUresult answer = CUDA_SUCCESS;
+      pooled_free_answer(free_pooled_pointer(current, ptr), &answer)) {
+    return answer;
+  }
+  const CUresult r = real().cuMemFree_v2(dptr);
+  log_event(cudapool::log::LogAction::kFreeUnowned, current != nullptr ? current->device : 0, dptr,
+            0, r);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
+  ReentrancyGuard guard;
+  CUdevice device = 0;
+  if (real().cuCtxGetDevice(&device) != CUDA_SUCCESS) {
+    return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
+  }
+  // Idle cached memory is free for the program; with a memory fraction the cap is the total.
+  std::size_t idle = 0;
+  std::size_t reserved = 0;
+  std::size_t cap = 0;
+  // A pool whose context was reset behind the shim's back holds no memory any more (what the
+  // driver kept past the context is given back during the walk: the device is asked after it).
+  for_each_live_pool([&](ContextPool& p) {
+    if (p.device != device) return false;
+    std::lock_guard<SpinLock> lock(p.mutex);
+    // Blocks still behind a reuse fence are free for the program too: they come back at the
+    // next allocation that needs them.
+    idle += p.pool.idle_cached_bytes() + p.pool.pending_fence_bytes() + thread_cached_bytes(p);
+    reserved += p.pool.reserved_bytes();
+    if (p.pool.allowed_memory()) cap = std::max(cap, *p.pool.allowed_memory());
+    return false;
+  });
+  size_t device_free = 0;
+  size_t device_total = 0;
+  const CUresult r = real().cuMemGetInfo_v2(&device_free, &device_total);
+  if (r != CUDA_SUCCESS) return r;
+  std::size_t out_free = device_free + idle;
+  std::size_t out_total = device_total;
+  const double fraction = options().per_process_memory_fraction;
+  if (fraction < 1.0) {
+    if (cap == 0) cap = static_cast<std::size_t>(fraction * static_cast<double>(device_total));
+    const std::size_t in_use = reserved - idle;
+    out_free = std::min(out_free, cap > in_use ? cap - in_use : 0);
+    out_total = cap;
+  }
+  if (free != nullptr) *free = out_free;
+  if (total != nullptr) *total = out_total;
+  return CUDA_SUCCESS;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
+                                                 CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuMemGetAddressRange_v2, pbase, psize, dptr);
+  ReentrancyGuard guard;
+  // Without a current context the driver answers CUDA_ERROR_INVALID_CONTEXT for any pointer
+  // (measured on the H200, docs/gpu-validation.md); the pool must not answer in its place.
+  CUcontext current = nullptr;
+  if (real().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr) {
+    return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
+  }
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  switch (locate_pooled(static_cast<std::uintptr_t>(dptr), &base, &size)) {
+    case PooledPlace::kBlock:
+      if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(base);
+      if (psize != nullptr) *psize = size;
+      return CUDA_SUCCESS;
+    case PooledPlace::kFreed:
+      // The driver would describe the whole segment; without the pool the memory would be gone.
+      return CUDA_ERROR_NOT_FOUND;
+    case PooledPlace::kOutside:
+      break;
+  }
+  return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
+}
+
+namespace {
+
+// Rewrites an attribute of a pooled pointer that describes its allocation: the range (the block,
+// not the segment) and the context (the pool's: pages of an expandable segment belong to no
+// context in the driver, a cudaMalloc'd block does). False for every other attribute or pointer.
+bool pooled_block_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr dptr) {
+  if (attribute != CU_POINTER_ATTRIBUTE_RANGE_START_ADDR &&
+      attribute != CU_POINTER_ATTRIBUTE_RANGE_SIZE && attribute != CU_POINTER_ATTRIBUTE_CONTEXT) {
+    return false;
+  }
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  CUcontext context = nullptr;
+  if (data == nullptr || locate_pooled(static_cast<std::uintptr_t>(dptr), &base, &size, &context) !=
+                             PooledPlace::kBlock) {
+    return false;
+  }
+  if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) {
+    *static_cast<CUdeviceptr*>(data) = static_cast<CUdeviceptr>(base);
+  } else if (attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+    *static_cast<size_t*>(data) = size;
+  } else {
+    *static_cast<CUcontext*>(data) = context;
+  }
+  return true;
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
+                                               CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttribute, data, attribute, dptr);
+  ReentrancyGuard guard;
+  if (pooled_block_attribute(data, attribute, dptr)) return CUDA_SUCCESS;
+  return real().cuPointerGetAttribute(data, attribute, dptr);
+}
+
+CUDAPOOL_EXPORT CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes,
+                                                void** data, CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuPointerGetAttributes, count, attributes, data, dptr);
+  ReentrancyGuard guard;
+  const CUresult r = real().cuPointerGetAttributes(count, attributes, data, dptr);
+  if (r != CUDA_SUCCESS || attributes == nullptr || data == nullptr) return r;
+  for (unsigned int i = 0; i < count; ++i) pooled_block_attribute(data[i], attributes[i], dptr);
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr) {
+  if (!pooling()) return CUDAPOOL_PASS(cuIpcGetMemHandle, handle, dptr);
+  ReentrancyGuard guard;
+  // A handle names a whole driver allocation: the importer maps the segment's base. That is the
+  // caller's memory only when the block starts its segment. An expandable segment's pages are no
+  // cuMemAlloc allocation (what legacy IPC exports), and a page exported would still not be the
+  // block. Segments of a context reset behind the shim's back are gone: the address may belong to
+  // a new allocation now.
+  const auto ptr = static_cast<std::uintptr_t>(dptr);
+  enum class Refusal { kNone, kInsideSegment, kExpandable } refusal = Refusal::kNone;
+  int device = 0;
+  for_each_live_pool([&](ContextPool& p) {
+    std::lock_guard<SpinLock> lock(p.mutex);
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+    if (p.backend.segment_containing(ptr, &base, &size)) {
+      if (base != ptr) refusal = Refusal::kInsideSegment;
+    } else if (p.backend.in_address_reservation(ptr)) {
+      refusal = Refusal::kExpandable;
+    } else {
+      return false;
+    }
+    device = p.device;
+    return true;
+  });
+  if (refusal == Refusal::kNone) return real().cuIpcGetMemHandle(handle, dptr);
+  log_event(cudapool::log::LogAction::kIpcRefused, device, dptr, 0, CUDA_ERROR_INVALID_VALUE);
+  // Once per kind on stderr; the log records every refusal.
+  if (refusal == Refusal::kInsideSegment) {
+    CUDAPOOL_WARN_ONCE(
+        "cuIpcGetMemHandle(0x%llx): the block lies inside a pooled segment, and an IPC handle "
+        "would map other memory in the importing process; refused with "
+        "CUDA_ERROR_INVALID_VALUE (run with CUDAPOOL_DISABLE=1 to share such memory)",
+        static_cast<unsigned long long>(dptr));
+  } else {
+    CUDAPOOL_WARN_ONCE(
+        "cuIpcGetMemHandle(0x%llx): the block lies in an expandable segment "
+        "(expandable_segments:True), which cuIpcGetMemHandle cannot export as one allocation; "
+        "refused with "
+        "CUDA_ERROR_INVALID_VALUE (set expandable_segments:False, or CUDAPOOL_DISABLE=1, to "
+        "share such memory)",
+        static_cast<unsigned long long>(dptr));
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}

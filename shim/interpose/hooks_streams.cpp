@@ -1,0 +1,88 @@
+// shim/interpose/hooks_streams.cpp: stream creation and destruction (streams are registered for the
+// reuse fences of their context, stream_registry.h, and logged) and stream capture begin/end (while
+// a capture runs, the shim records and waits on nothing). The calls themselves always go to the
+// driver unchanged. Event records and waits: hooks_events.cpp.
+#include "shim/interpose/export.h"
+#include "shim/interpose/hooks.h"
+#include "shim/interpose/stream_work.h"
+#include "shim/pools/context_registry.h"
+#include "shim/recording/event_log.h"
+
+using namespace cudapool::shim;
+
+CUDAPOOL_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  const CUresult r = CUDAPOOL_PASS(cuStreamCreate, stream, flags);
+  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
+    ReentrancyGuard guard;
+    note_stream_created(*stream, flags, "cuStreamCreate");
+  }
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags,
+                                                    int priority) {
+  const CUresult r = CUDAPOOL_PASS(cuStreamCreateWithPriority, stream, flags, priority);
+  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
+    ReentrancyGuard guard;
+    note_stream_created(*stream, flags, "cuStreamCreateWithPriority");
+  }
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx green,
+                                                unsigned int flags, int priority) {
+  const CUresult r = CUDAPOOL_PASS(cuGreenCtxStreamCreate, stream, green, flags, priority);
+  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
+    ReentrancyGuard guard;
+    // Its work runs in the green context, not in a pool's context: the shim cannot follow it.
+    if (g_track_streams.load(std::memory_order_relaxed)) note_untracked_nonblocking();
+    if (!reporting().log_template.empty()) {
+      log_stream_event(cudapool::log::LogAction::kStreamCreated,
+                       reinterpret_cast<std::uint64_t>(*stream), flags, "cuGreenCtxStreamCreate");
+    }
+  }
+  return r;
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamDestroy_v2(CUstream stream) {
+  if (pooling()) {
+    ReentrancyGuard guard;
+    note_stream_destroyed(stream);
+  }
+  return CUDAPOOL_PASS(cuStreamDestroy_v2, stream);
+}
+
+namespace {
+
+CUresult begun(CUresult r) {
+  if (r == CUDA_SUCCESS) captures_in_progress().fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+CUresult ended(CUresult r) {
+  // The capture is over when EndCapture succeeds or reports it invalidated.
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+    int n = captures_in_progress().load(std::memory_order_relaxed);
+    while (n > 0 && !captures_in_progress().compare_exchange_weak(n, n - 1)) {
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2, stream, mode));
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
+  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2_ptsz, stream, mode));
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  return ended(CUDAPOOL_PASS(cuStreamEndCapture, stream, graph));
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
+  return ended(CUDAPOOL_PASS(cuStreamEndCapture_ptsz, stream, graph));
+}

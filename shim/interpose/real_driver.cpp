@@ -1,0 +1,59 @@
+// shim/interpose/real_driver.cpp: see real_driver.h.
+#include "shim/interpose/real_driver.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <initializer_list>
+#include <mutex>
+
+namespace cudapool::shim {
+
+namespace {
+
+using dlsym_fn = void* (*)(void*, const char*);
+
+std::mutex g_load_mutex;
+
+dlsym_fn find_real_dlsym() {
+  // glibc 2.34+ has dlsym@@GLIBC_2.34 and the older dlsym@GLIBC_2.2.5; dlvsym is not hooked.
+  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+    if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) return reinterpret_cast<dlsym_fn>(p);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void* real_dlsym(void* handle, const char* name) {
+  static const dlsym_fn fn = find_real_dlsym();
+  return fn != nullptr ? fn(handle, name) : nullptr;
+}
+
+namespace detail {
+
+RealDriver g_real;
+std::atomic<bool> g_real_loaded{false};
+
+bool load_real_driver_slow() {
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  if (g_real_loaded.load(std::memory_order_relaxed)) return true;
+  // Only a driver the process loaded itself: the shim never brings CUDA into a process.
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return false;
+#define CUDAPOOL_LOAD_REAL(name, type) \
+  g_real.name = reinterpret_cast<std::type_identity_t<type>>(real_dlsym(handle, #name));
+  CUDAPOOL_REAL_FUNCTIONS(CUDAPOOL_LOAD_REAL)
+#undef CUDAPOOL_LOAD_REAL
+  if (g_real.cuMemAlloc_v2 == nullptr || g_real.cuMemFree_v2 == nullptr ||
+      g_real.cuCtxGetCurrent == nullptr) {
+    g_real = RealDriver{};
+    return false;
+  }
+  g_real_loaded.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace detail
+
+}  // namespace cudapool::shim

@@ -1,0 +1,188 @@
+// shim/pools/cuda_backend.cpp: see cuda_backend.h.
+#include "shim/pools/cuda_backend.h"
+
+#include "shim/interpose/real_driver.h"
+#include "shim/lifecycle/startup.h"
+#include "shim/pools/context_scope.h"
+
+namespace cudapool::shim {
+
+namespace {
+
+pool::BackendResult from_cuda(CUresult r) {
+  if (r == CUDA_SUCCESS) return pool::BackendResult{};
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return {pool::BackendStatus::kOutOfMemory, static_cast<int>(r)};
+  return {pool::BackendStatus::kError, static_cast<int>(r)};
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence,
+                         int pool_slot)
+    : context_(context), device_(device), fence_(context, fence, pool_slot) {
+  size_t total = 0;
+  if (real().cuDeviceTotalMem_v2 != nullptr &&
+      real().cuDeviceTotalMem_v2(&total, device) == CUDA_SUCCESS) {
+    total_memory_ = total;
+  }
+}
+
+bool CudaBackend::free_memory(std::size_t* bytes) const {
+  ContextScope scope(context_);
+  size_t free = 0;
+  size_t total = 0;
+  if (real().cuMemGetInfo_v2 == nullptr || real().cuMemGetInfo_v2(&free, &total) != CUDA_SUCCESS) {
+    return false;
+  }
+  *bytes = free;
+  return true;
+}
+
+pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
+  ContextScope scope(context_);
+  CUdeviceptr p = 0;
+  const CUresult r = real().cuMemAlloc_v2(&p, bytes);
+  if (r == CUDA_SUCCESS) {
+    *ptr = static_cast<std::uintptr_t>(p);
+    segments_[*ptr] = bytes;
+  }
+  return from_cuda(r);
+}
+
+void CudaBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
+  (void)bytes;
+  segments_.erase(ptr);
+  ContextScope scope(context_);
+  const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED) {
+    CUDAPOOL_WARN_ONCE("cuMemFree_v2 of a pool segment failed with error %d", static_cast<int>(r));
+  }
+}
+
+namespace {
+
+// The (start, bytes) entry of a map of ranges that holds ptr, or nullptr.
+const std::pair<const std::uintptr_t, std::size_t>* range_holding(
+    const std::map<std::uintptr_t, std::size_t>& ranges, std::uintptr_t ptr) {
+  auto it = ranges.upper_bound(ptr);
+  if (it == ranges.begin()) return nullptr;
+  --it;
+  return ptr < it->first + it->second ? &*it : nullptr;
+}
+
+}  // namespace
+
+bool CudaBackend::segment_containing(std::uintptr_t ptr, std::uintptr_t* base,
+                                     std::size_t* size) const {
+  const auto* range = range_holding(segments_, ptr);
+  if (range == nullptr) return false;
+  *base = range->first;
+  *size = range->second;
+  return true;
+}
+
+bool CudaBackend::in_address_reservation(std::uintptr_t ptr) const {
+  return range_holding(reservations_, ptr) != nullptr;
+}
+
+pool::BackendResult CudaBackend::reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) {
+  ContextScope scope(context_);
+  CUdeviceptr p = 0;
+  const CUresult r = real().cuMemAddressReserve(&p, bytes, 0, 0, 0);
+  if (r == CUDA_SUCCESS) {
+    *ptr = static_cast<std::uintptr_t>(p);
+    reservations_[*ptr] = bytes;
+  }
+  return from_cuda(r);
+}
+
+void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
+  ContextScope scope(context_);
+  real().cuMemAddressFree(static_cast<CUdeviceptr>(ptr), bytes);
+  reservations_.erase(ptr);
+}
+
+pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
+                                           std::size_t page_size) {
+  ContextScope scope(context_);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device_;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  std::vector<std::uintptr_t> done;
+  CUresult r = CUDA_SUCCESS;
+  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+    CUmemGenericAllocationHandle handle = 0;
+    r = real().cuMemCreate(&handle, page_size, &prop, 0);
+    if (r != CUDA_SUCCESS) break;
+    r = real().cuMemMap(static_cast<CUdeviceptr>(p), page_size, 0, handle, 0);
+    if (r != CUDA_SUCCESS) {
+      real().cuMemRelease(handle);
+      break;
+    }
+    r = real().cuMemSetAccess(static_cast<CUdeviceptr>(p), page_size, &access, 1);
+    pages_[p] = Page{handle, page_size};
+    done.push_back(p);
+    if (r != CUDA_SUCCESS) break;
+  }
+  if (r != CUDA_SUCCESS) {  // all or nothing
+    for (std::uintptr_t p : done) {
+      real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
+      real().cuMemRelease(pages_[p].handle);
+      pages_.erase(p);
+    }
+  }
+  return from_cuda(r);
+}
+
+void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
+  ContextScope scope(context_);
+  // Unmapping does not wait for the device as cuMemFree does.
+  if (captures_in_progress().load(std::memory_order_relaxed) == 0) real().cuCtxSynchronize();
+  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+    auto it = pages_.find(p);
+    if (it == pages_.end()) continue;
+    real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
+    real().cuMemRelease(it->second.handle);
+    pages_.erase(it);
+  }
+}
+
+void CudaBackend::release_after_context_gone() {
+  // No context is made current: this one is gone. The virtual memory calls need none.
+  for (const auto& [p, page] : pages_) {
+    real().cuMemUnmap(static_cast<CUdeviceptr>(p), page.size);
+    real().cuMemRelease(page.handle);
+  }
+  pages_.clear();
+  for (const auto& [p, bytes] : reservations_)
+    real().cuMemAddressFree(static_cast<CUdeviceptr>(p), bytes);
+  reservations_.clear();
+  // The rest named things of the dead context (its cuMemAlloc segments, streams and events).
+  segments_.clear();
+  fence_.forget_all();
+}
+
+// --- reuse fences: reuse_fence.h --------------------------------------------------------------
+
+std::uint64_t CudaBackend::fence_after_free(std::uintptr_t, std::size_t, std::uintptr_t) {
+  return fence_.ticket_for_free();
+}
+
+bool CudaBackend::fence_passed(std::uint64_t fence) {
+  return fence_.passed(fence);
+}
+
+bool CudaBackend::fence_wait(std::uint64_t fence) {
+  return fence_.wait(fence, ReuseFence::kForever);
+}
+
+bool CudaBackend::fence_wait_for(std::uint64_t fence, std::uint64_t budget_ns) {
+  return fence_.wait(fence, budget_ns);
+}
+
+}  // namespace cudapool::shim

@@ -1,0 +1,71 @@
+// shim/pools/cuda_backend.h: the pool's Backend over the real CUDA driver, for one context:
+// segments (cuMemAlloc_v2/cuMemFree_v2), expandable segments
+// (cuMemAddressReserve/cuMemCreate/cuMemMap), and the pool's side of the reuse fences
+// (reuse_fence.h, which the threads' caches read too). Called with the owning pool's lock held. Not
+// here: which pool a call belongs to (context_registry.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "config/options.h"
+#include "pool/backend.h"
+#include "shim/interpose/cuda_api.h"
+#include "shim/pools/reuse_fence.h"
+
+namespace cudapool::shim {
+
+class CudaBackend final : public pool::Backend {
+ public:
+  CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence, int pool_slot);
+
+  std::size_t total_memory() const override { return total_memory_; }
+  bool free_memory(std::size_t* bytes) const override;
+  pool::BackendResult allocate_segment(std::size_t bytes, std::uintptr_t* ptr) override;
+  void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
+  pool::BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
+  void release_address_space(std::uintptr_t ptr, std::size_t bytes) override;
+  pool::BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes,
+                                std::size_t page_size) override;
+  void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
+
+  std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
+                                 std::uintptr_t stream) override;
+  bool fence_passed(std::uint64_t fence) override;
+  bool fence_wait(std::uint64_t fence) override;
+  bool fence_wait_for(std::uint64_t fence, std::uint64_t budget_ns) override;
+
+  // After the context was destroyed or reset: gives back the expandable segments' pages and
+  // address ranges, which the driver keeps past the context (measured on the H200: a
+  // cudaDeviceReset left 1 GiB of cached pages allocated). cuMemAlloc segments went with the
+  // context and are only forgotten, as are its streams and events. Makes no context current.
+  void release_after_context_gone();
+
+  // Whether ptr lies in an address range reserved for an expandable segment.
+  bool in_address_reservation(std::uintptr_t ptr) const;
+
+  // The segment (base, size) holding ptr, if the pool owns it.
+  bool segment_containing(std::uintptr_t ptr, std::uintptr_t* base, std::size_t* size) const;
+
+  ReuseFence& fence() { return fence_; }
+  const ReuseFence& fence() const { return fence_; }
+
+  CUcontext context() const { return context_; }
+  CUdevice device() const { return device_; }
+
+ private:
+  CUcontext context_;
+  CUdevice device_;
+  ReuseFence fence_;
+  std::size_t total_memory_ = 0;
+  std::map<std::uintptr_t, std::size_t> segments_;
+  struct Page {
+    CUmemGenericAllocationHandle handle = 0;
+    std::size_t size = 0;
+  };
+  std::map<std::uintptr_t, Page> pages_;                // mapped pages of expandable segments
+  std::map<std::uintptr_t, std::size_t> reservations_;  // their address ranges
+};
+
+}  // namespace cudapool::shim

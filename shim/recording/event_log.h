@@ -1,0 +1,69 @@
+// shim/recording/event_log.h: the shim's side of the allocation log (CUDAPOOL_LOG). The log starts
+// on the first pooled allocation (the driver is initialized by then, so the header can name the
+// devices); pool events reach it through a sink that adds what only the hook knows (thread, time,
+// latency, backtrace); pass-through and error events are logged by the hooks directly. Not here:
+// the file, the ring and the formatting (log/).
+#pragma once
+
+#include <cstdint>
+
+#include "log/record.h"
+#include "pool/events.h"
+
+namespace cudapool::shim {
+
+// One context's pool events, with what only the hook knows added (thread, time, latency,
+// backtrace) and the context's number among the device's pooled contexts (LogRecord::context).
+class PoolLogSink final : public pool::EventSink {
+ public:
+  explicit PoolLogSink(std::uint8_t context) : context_(context) {}
+  void on_pool_event(const pool::PoolEvent& event) override;
+
+ private:
+  std::uint8_t context_;
+};
+
+// The sink a pool hands its events to: `own` when a log is written, else nullptr.
+pool::EventSink* log_sink(PoolLogSink& own);
+
+// Whether a log is being written (started on demand; false when CUDAPOOL_LOG is unset or failed).
+bool logging();
+
+// What the current hook call contributes to the alloc event the pool is about to emit.
+struct CallInfo {
+  std::uint64_t start_ns = 0;
+  std::uint8_t frames = 0;
+  std::uint64_t backtrace[log::kMaxBacktrace] = {};
+  std::uint64_t seq = 0;  // out: the log's seq of the alloc event
+};
+CallInfo& current_call();
+
+// Captures the caller's backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it.
+void capture_backtrace();
+
+// A pass-through, error or stream event; `context`, `entry` and `caller` as in LogRecord.
+void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,
+               int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0,
+               std::uint8_t context = 0, const char* entry = nullptr, const char* caller = nullptr);
+
+// A stream event (stream_created, stream_first_work): `entry` is the driver entry point (a
+// string constant); the library that called it is found from the return addresses (dladdr; the
+// first frame outside the shim, the CUDA runtime and the driver). A cold path: once per stream.
+void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t size,
+                      const char* entry);
+
+// At exit: the summary line with every pool's statistics and leaks, then the file is closed.
+void finish_log();
+
+// From a signal handler or _exit about to end the process: waits until the log's writer has put
+// every event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
+// Does nothing in a process other than the one that started the log (a fork or vfork child).
+void wait_for_log_before_exit(unsigned stall_ms);
+// Its stall limit at the process's end (a writer blocked on a full pipe, or a record whose append
+// the signal interrupted on the exiting thread, makes no progress).
+inline constexpr unsigned kExitStallMs = 1000;
+
+// In a child after fork: never write the parent's file.
+void forget_log_after_fork();
+
+}  // namespace cudapool::shim
