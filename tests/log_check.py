@@ -9,10 +9,11 @@ user tool (users have `cudapool report` and `cudapool replay`).
 Checks: every line is complete JSON; the header's fields and types; every event's common fields,
 types, and the fields its action requires (the names, kinds and actions come from
 scripts/cudapool_analysis/vocabulary.py); seq is 1..N in file order; the summary line (unless
---no-summary): its fields, seq = events + 1, no write failure or lost record. With --replay: runs
-`BIN --json LOG` and compares every statistic of every device with the summary line; the replay
-must see no malformed line and no unknown free. Exit 0 and one line of counts on stdout when all
-holds; exit 1 with the first problem on stderr otherwise.
+--no-summary): its fields, seq = events + 1, no write failure or lost record, its modules (when
+written) sorted address ranges. With --replay: runs `BIN --json LOG` and compares every
+statistic of every device with the summary line; the replay must see no malformed line and no
+unknown free. Exit 0 and one line of counts on stdout when all holds; exit 1 with the first
+problem on stderr otherwise.
 """
 import argparse
 import collections
@@ -59,6 +60,23 @@ def typed(value, t):
     if t is int:
         return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, t)
+
+
+def check_modules(modules):
+    """The summary's modules, when written: {base, end, path} entries, base < end, sorted by base,
+    at most 4096."""
+    if modules is None:
+        return
+    need(isinstance(modules, list) and len(modules) <= 4096, "summary modules: not a list of at "
+         "most 4096 entries")
+    last = -1
+    for m in modules:
+        need(isinstance(m, dict) and sorted(m) == sorted(n for n, _ in vocabulary.MODULE_FIELDS)
+             and is_hex(m["base"]) and is_hex(m["end"]) and isinstance(m["path"], str),
+             "summary module not {base, end, path}:", m)
+        base, end = int(m["base"], 16), int(m["end"], 16)
+        need(last <= base < end, "summary module out of order or empty:", m)
+        last = base
 
 
 def check_event(e, n):
@@ -122,6 +140,7 @@ def check(path, want_summary, min_allocs):
         need(summary["events"] == len(events), "summary says", summary["events"], "events, file has",
              len(events))
         need(summary["seq"] == len(events) + 1, "summary seq", summary["seq"])
+        check_modules(summary.get("modules"))
         errors = summary["log_errors"]
         need(errors.get("write_failed") is False and errors.get("records_lost") == 0,
              "log errors:", errors)

@@ -15,10 +15,21 @@
   text        the report as text (the statistics table in torch.cuda.memory_summary()'s layout)
   timeline    the HTML page's timelines: each device's bytes over time, downsampled, peaks exact
   segmap      the HTML page's segment maps: blocks allocated, fenced or free, with their sites
+  frames      backtrace frames named: library + offset from the summary line's modules, the
+              leaks' symbols (the page's sites and the memory_viz export)
   sites       allocation sites (alloc events' backtraces): most frequent, held at the peak, leaks
-  pagedata    what the HTML page shows of one log, gathered along the report's two passes
+  clock       the wall clock of a log's events; the time zero of several logs (the page, the
+              exports)
+  pagedata    what the HTML page shows of one log, gathered along the report's two passes; the
+              logs' charts on one time axis
   htmlreport  `report --html`: the self-contained page (page/: its template, script, styles)
-  tools       the command line that runs a C++ tool (cudapool-tune for report --html --tune)
+  tools       the one finder of the C++ tools (cudapool-replay, cudapool-tune)
+  downsample  the rule that keeps every peak of a long series (the page, the Perfetto export)
+  export      what the exports share: the log with pool decisions, writing OUT whole
+  memviz      `export --memory-viz`: the log as a PyTorch memory snapshot (memviz_snapshot: its
+              dicts and the file)
+  perfetto    `export --perfetto`: logs as one Chrome trace event file
+  exportcli   the `export` subcommand
   cli         `python3 -m cudapool_analysis report [--json | --html OUT [--tune]] LOG...`
 
 Not here: the replay and tune (C++ tools, tools/), the log writer (log/, in the shim). Importing

@@ -1,7 +1,8 @@
 """cudapool_analysis/checks.py: the header line's and the summary line's fields checked against
-their kinds (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, ...): a field of the wrong
-kind is left out of the object (a leak's field becomes None) and named in a problem, so that no
-reader of the object prints a wrong figure from it. reader.LogReader calls these for the lines it
+their kinds (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, MODULE_FIELDS, ...): a field
+of the wrong kind is left out of the object (a leak's field becomes None; a modules entry without
+a valid base, end and path is left out whole) and named in a problem, so that no reader of the
+object prints a wrong figure from it. reader.LogReader calls these for the lines it
 hands over.
 
 Not here: the events (reader.py checks them on its fast path), what the fields mean.
@@ -21,6 +22,21 @@ def _bad(entry, fields):
         if name in entry and not v.fits(entry[name], kind):
             return name, "%s is not %s" % (name, KIND_TEXT[kind])
     return None
+
+
+def _module_ok(i, m, problem):
+    """Whether modules[i] is {base, end, path} of their kinds with base < end; else a problem."""
+    if type(m) is not dict:
+        why = "not an object"
+    else:
+        missing = [n for n, _ in v.MODULE_FIELDS if n not in m]
+        bad = _bad(m, v.MODULE_FIELDS)
+        why = ("no " + missing[0]) if missing else bad[1] if bad else None
+        if why is None and v.hex_value(m["base"]) >= v.hex_value(m["end"]):
+            why = "base %s is not below end %s" % (m["base"], m["end"])
+    if why is not None:
+        problem("summary modules[%d]: %s: ignored" % (i, why))
+    return why is None
 
 
 def check_header(obj, problem):
@@ -52,9 +68,9 @@ def check_header(obj, problem):
 def check_summary(obj, problem):
     """Leaves out of a summary object the fields of the wrong kind: its own, a device's entry
     whose key is not an ordinal, a statistic that is not a 64-bit integer, a leak entry that is
-    not an object (a leak's field of the wrong kind becomes None), log_errors' fields;
-    problem(text) for each."""
-    for name, kind in v.SUMMARY_FIELDS:
+    not an object (a leak's field of the wrong kind becomes None), a modules entry that is not
+    {base, end, path} with base < end, log_errors' fields; problem(text) for each."""
+    for name, kind in v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS:
         if name not in ("schema", "action", "devices") and name in obj \
                 and not v.fits(obj[name], kind):
             problem("summary field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
@@ -99,6 +115,9 @@ def check_summary(obj, problem):
                     leak[name] = None
             kept.append(leak)
         obj["leaks"] = kept
+    modules = obj.get("modules")
+    if modules is not None:
+        obj["modules"] = [m for i, m in enumerate(modules) if _module_ok(i, m, problem)]
     errors = obj.get("log_errors")
     if errors is not None:
         bad = _bad(errors, v.LOG_ERROR_FIELDS)

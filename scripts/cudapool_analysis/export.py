@@ -1,16 +1,17 @@
 """cudapool_analysis/export.py: what the two exports (`cudapool export --memory-viz`, memviz.py;
 `--perfetto`, perfetto.py; docs/exports.md) share: the log whose pool decisions they draw (the log
-itself, or the C++ replay's log of a request-only log: replayed.pool_events), the wall clock of a
-log's events, and writing the output file whole or not at all (OUT.tmp, then a rename).
+itself, or the C++ replay's log of a request-only log: replayed.pool_events), the logs' headers
+read before the long work, and writing the output file whole or not at all (OUT.tmp, then a
+rename).
 
-Not here: what either export writes, the command line (cli.py).
+Not here: what either export writes, the wall clock of a log's events (clock.py, which the HTML
+page uses too), the command line (exportcli.py).
 """
 
 import contextlib
 import importlib.util
 import os
 
-from . import vocabulary as v
 from .reader import LogError
 
 
@@ -45,32 +46,6 @@ def pool_log(path):
         return contextlib.nullcontext(path)
     from .replayed import pool_events
     return pool_events(path)
-
-
-class Clock:
-    """The wall clock (ns since the Unix epoch) of a log's t_ns (CLOCK_MONOTONIC), from its header:
-    start_unix_ns + (t_ns - start_t_ns) when the header has both; else the first event is put at
-    start_unix_ns (how: "first event"); else at `fallback_ns` (how: "none"). `how` says which."""
-
-    def __init__(self, header, fallback_ns=0):
-        h = header or {}
-        unix = h.get("start_unix_ns")
-        mono = h.get("start_t_ns")
-        self.start_unix_ns = unix if v.fits(unix, v.UINT) else None
-        mono = mono if v.fits(mono, v.UINT) else None
-        if self.start_unix_ns is not None and mono is not None:
-            self.offset = self.start_unix_ns - mono
-            self.how = "start_t_ns"
-        else:
-            self.offset = None   # set by the first event
-            self.how = "first event" if self.start_unix_ns is not None else "none"
-        self.fallback_ns = fallback_ns
-
-    def wall_ns(self, t_ns):
-        if self.offset is None:
-            start = self.start_unix_ns if self.start_unix_ns is not None else self.fallback_ns
-            self.offset = start - t_ns
-        return t_ns + self.offset
 
 
 def check_logs(paths):
@@ -113,5 +88,4 @@ def _remove(path):
         pass
 
 
-__all__ = ["ExportError", "LogError", "pool_log", "log_header", "Clock", "check_logs",
-           "atomic_output"]
+__all__ = ["ExportError", "LogError", "pool_log", "log_header", "check_logs", "atomic_output"]

@@ -6,8 +6,9 @@ The page is page/report.html with, inlined at write time: the charting library u
 step runs; an install has it in page/uplot/), page/report.css and page/report.js (which draw
 everything: the timelines with uPlot, the segment maps on canvases of their own), and the data as
 JSON in a <script type="application/json"> (every "<" escaped). The data per log is
-pagedata.log_data()'s; several logs add report.several()'s cross-rank table; --tune adds
-`cudapool tune --json` of all the logs (the C++ tool, tools.py).
+pagedata.log_data()'s, their charts on one time axis (pagedata.one_clock(): several logs count
+from the earliest start among them); several logs add report.several()'s cross-rank table;
+--tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py).
 
 Not here: the figures (report.py and the passes under it), the drawing (page/report.js).
 """
@@ -21,7 +22,7 @@ import sys
 import tempfile
 
 from . import vocabulary as v
-from .pagedata import log_data
+from .pagedata import log_data, one_clock
 from .reader import LogError, open_log
 from .report import several
 from .tools import ToolError, tool_command
@@ -105,8 +106,9 @@ def tune_json(paths):
 
 
 def page_data(paths, tune=False):
-    """The page's data: every log's (pagedata.log_data()), the cross-rank table for several,
-    tune's JSON with --tune. Raises reader.LogError or PageError."""
+    """The page's data: every log's (pagedata.log_data()), the time axis (pagedata.one_clock()),
+    the cross-rank table for several, tune's JSON with --tune. Raises reader.LogError or
+    PageError."""
     logs, reports, rows = [], [], []
     for i, path in enumerate(paths):
         data, rep, row = log_data(path, i)
@@ -114,10 +116,11 @@ def page_data(paths, tune=False):
         reports.append(rep)
         rows.append(row)
     multi = several(reports, rows) if len(paths) > 1 else None
+    clock = one_clock(logs)
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,
             "generated": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%d %H:%M:%S UTC"),
-            "logs": logs,
+            "logs": logs, "clock": clock,
             "ranks": multi["ranks"] if multi else None,
             "rank_notes": multi["notes"] if multi else [],
             "tune": tune_json(paths) if tune else None}

@@ -14,16 +14,21 @@ log leaves out (a free_completed missing, memory the driver took with its contex
 entries marked in `user_metadata`, and events that fit nothing (a free of an unknown block) are
 left out and counted in the notes.
 
+Frames are named by frames.Frames from the summary line (its modules: library + offset; its
+leaks' symbols, for every frame of the same address), the same names as the HTML page's.
+
 Not here: the pool's decisions (a request-only log is replayed first: export.pool_log), the
-snapshot's dicts and the file (memviz_snapshot.py), writing it whole (export.atomic_output), the
-command line (exportcli.py).
+snapshot's dicts and the file (memviz_snapshot.py), naming a frame (frames.py), the wall clock
+(clock.py), writing it whole (export.atomic_output), the command line (exportcli.py).
 """
 
 import bisect
 import collections
 
 from . import vocabulary as v
-from .export import Clock, ExportError
+from .clock import Clock
+from .export import ExportError
+from .frames import Frames
 from .layout import add_range, remove_range
 from .memviz_snapshot import snapshot, write
 from .reader import LogError, LogReader
@@ -245,8 +250,8 @@ def build(stream, max_entries=0, name="the log"):
            for d in devices.values()):
         raise ExportError("%s has allocations but no pool decisions (no segment events): a "
                           "memory_viz snapshot needs the pool's segments" % name)
-    notes = finish(devices, reader)
-    snap = snapshot(devices, reader.header, clock)
+    notes = finish(devices)
+    snap = snapshot(devices, reader.header, clock, Frames(reader.summary))
     for d in sorted(devices.values(), key=lambda d: d.dev):
         for what, n in sorted(d.count.items()):
             notes.append("device %d: %d %s" % (d.dev, n, what))
@@ -265,9 +270,9 @@ def build(stream, max_entries=0, name="the log"):
     return snap, notes
 
 
-def finish(devices, reader):
+def finish(devices):
     """The end of the log: blocks of a log without free_completed events leave at their
-    free_requested; a leak's frames symbolized by the summary line replace the addresses."""
+    free_requested."""
     notes = []
     for d in devices.values():
         if d.free_completed == 0 and d.free_requested > 0:
@@ -275,16 +280,4 @@ def finish(devices, reader):
                 d.gone(ptr, b, 0, IMPLIED % "free_completed")
             notes.append("device %d: the log has no free_completed events: blocks leave the "
                          "cache at free_requested" % d.dev)
-    leaks = (reader.summary or {}).get("leaks") or []
-    for leak in leaks:
-        d = devices.get(leak.get("dev"))
-        ptr = v.hex_value(leak.get("ptr"))
-        b = d.blocks.get(ptr) if d is not None else None
-        bt = leak.get("backtrace")
-        if b is None or b.seq != leak.get("seq") or not bt or b.pending:
-            continue
-        if type(b.frames) is list and len(b.frames) == len(bt):
-            b.frames[:] = bt      # the alloc entry shares the list
-        else:
-            b.frames = list(bt)
     return notes

@@ -2,13 +2,14 @@
 devices' final state and traces as the dicts and lists of a PyTorch 2.11 snapshot
 (torch.cuda.memory._snapshot(), docs/exports.md), and the file written from them.
 
-    snapshot(devices, header, clock) -> {"segments", "device_traces", "allocator_settings",
-                                         "external_annotations"}
+    snapshot(devices, header, clock, names) -> {"segments", "device_traces",
+                                                "allocator_settings", "external_annotations"}
     write(snap, f, as_json=False)    -> pickle protocol 4 of plain objects, or JSON
 
 Each segment's blocks are listed in address order and cover it exactly (the viewer recomputes
-their addresses from the sizes), free ranges as `inactive` blocks. Not here: reading the log and
-keeping the trace consistent (memviz.py).
+their addresses from the sizes), free ranges as `inactive` blocks; each frame as frames.Frames
+names it ({name, filename, line}). Not here: reading the log and keeping the trace consistent
+(memviz.py), naming a frame (frames.py).
 """
 
 import bisect
@@ -19,39 +20,18 @@ import pickle
 PICKLE_PROTOCOL = 4      # the viewer's own pickle reader takes protocols 2 to 4
 
 
-def parse_frame(text):
-    """A backtrace entry, "0xADDR" or "0xADDR FILE(SYMBOL+0xOFF)", as memory_viz's frame
-    {name, filename, line}: the symbol and offset (the address when there is no symbol), the
-    file ("??" when unknown), line 0."""
-    addr, _, rest = text.partition(" ")
-    filename, name = "??", addr
-    if rest:
-        if rest.endswith(")") and "(" in rest:
-            filename, _, sym = rest[:-1].rpartition("(")
-            if sym and not sym.startswith("?") and not sym.startswith("+"):
-                name = sym
-        else:
-            filename = rest
-    return {"name": name, "filename": filename or "??", "line": 0}
-
-
-def snapshot(devices, header, clock):
+def snapshot(devices, header, clock, names):
+    """The snapshot's dicts; names: the log's frames.Frames (each frame's {name, filename,
+    line})."""
     header = header or {}
     frames_cache = {}
-    frame_cache = {}
 
     def frames_of(raw):
         if not raw:
             return []
         out = frames_cache.get(id(raw))
         if out is None or out[0] is not raw:
-            conv = []
-            for t in raw:
-                f = frame_cache.get(t)
-                if f is None:
-                    f = frame_cache[t] = parse_frame(t)
-                conv.append(f)
-            out = frames_cache[id(raw)] = (raw, conv)
+            out = frames_cache[id(raw)] = (raw, [names.memviz(t) for t in raw])
         return out[1]
 
     ids = set(devices)

@@ -11,19 +11,21 @@ downsampled to at most --max-points points per device with every peak exact (dow
 instant events for oom, segment_refused, empty_cache, segment_alloc/free/map/unmap,
 context_dropped and stream events (at most --max-instants of each action per device, the rest
 counted in the metadata). Times: microseconds from the earliest start of the logs, on the wall
-clock (export.Clock: start_unix_ns + (t_ns - start_t_ns); a log without start_t_ns has its first
+clock (clock.Clock: start_unix_ns + (t_ns - start_t_ns); a log without start_t_ns has its first
 event at its start_unix_ns, said in the metadata). Each log is read once, streaming.
 
-Not here: the counting (accounting.py), replaying a request-only log (export.pool_log), writing
-the file whole (export.atomic_output), the command line (cli.py).
+Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
+(export.pool_log), writing the file whole (export.atomic_output), the command line
+(exportcli.py).
 """
 
 import json
 
 from . import vocabulary as v
 from .accounting import first_pass
+from .clock import Clock, clock_note, time_zero_ns
 from .downsample import Downsampler
-from .export import Clock, check_logs, pool_log
+from .export import check_logs, pool_log
 from .reader import LogError, open_log
 from .report import header_rank
 
@@ -127,9 +129,7 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
     """Writes the trace of the logs at paths to the text file out; returns the notes. Raises
     LogError for a log that cannot be read."""
     headers = check_logs(paths)
-    starts = [h["start_unix_ns"] for h in headers
-              if h and v.fits(h.get("start_unix_ns"), v.UINT)]
-    base_ns = min(starts) if starts else 0
+    base_ns = time_zero_ns(headers)
     notes = []
     logs = []
     out.write('{"traceEvents":[\n')
@@ -158,10 +158,9 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
             first = False
         left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
                 if n > max_instants}
-        if trace.clock.how != "start_t_ns":
-            notes.append("%s: the header has no start_t_ns: its first event is put at %s" % (
-                path, "its start_unix_ns" if trace.clock.how == "first event"
-                else "the earliest start of the logs (it has no start_unix_ns either)"))
+        note = clock_note(path, trace.clock)
+        if note:
+            notes.append(note)
         if replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"

@@ -5,17 +5,19 @@ of pool decisions, does: `cudapool-replay --write-log OUT LOG` writes them as a 
 (docs/replay.md). `pool_events(path)` gives the file to read for the layout: the log itself when it
 has pool decisions, else such a replayed log (a temporary file, removed afterwards).
 
-Not here: reading either file (reader.py); what is drawn from it (layout.py and the outputs).
+Not here: finding cudapool-replay (tools.find_tool: $CUDAPOOL_REPLAY, the build trees, an
+install's PREFIX/bin, PATH), reading either file (reader.py), what is drawn from it (layout.py
+and the outputs).
 """
 
 import contextlib
 import os
-import shutil
 import subprocess
 import tempfile
 
 from . import vocabulary as v
 from .reader import LogError, Malformed, parse_line
+from .tools import find_tool
 
 SCAN_LINES = 5000   # the lines looked at to decide whether a log has pool decisions
 POOL_ACTIONS = v.actions("segment_alloc", "segment_map")
@@ -40,23 +42,6 @@ def has_pool_decisions(path):
     return False
 
 
-def replay_tool():
-    """The cudapool-replay binary: $CUDAPOOL_REPLAY, the build tree ($CUDAPOOL_BUILD_DIR, else
-    build/ of this repository), beside an installed package (PREFIX/bin), or on PATH; None when
-    none is found."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("CUDAPOOL_REPLAY")]
-    if os.environ.get("CUDAPOOL_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["CUDAPOOL_BUILD_DIR"], "tools", "cudapool-replay"))
-    candidates.append(os.path.join(here, "..", "..", "build", "tools", "cudapool-replay"))
-    candidates.append(os.path.join(here, "..", "..", "..", "bin", "cudapool-replay"))
-    candidates.append(shutil.which("cudapool-replay"))
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.normpath(c)
-    return None
-
-
 @contextlib.contextmanager
 def pool_events(path):
     """Yields the path to read for the layout: path itself, or (when it has no pool decisions) a
@@ -65,7 +50,7 @@ def pool_events(path):
     if path == "-" or has_pool_decisions(path):
         yield path
         return
-    tool = replay_tool()
+    tool = find_tool("cudapool-replay")
     if tool is None:
         raise LogError("%s has no pool decisions (a log of requests only: no block sizes, no "
                        "segments); its layout comes from the replay, and cudapool-replay was not "

@@ -1,15 +1,19 @@
 """cudapool_analysis/sites.py: allocation sites for the HTML page: the `backtrace` of alloc events
 (written with CUDAPOOL_BACKTRACE=N, docs/log-format.md), each distinct stack one site. Counts the
 allocations of each site over the log, the bytes each site holds at a device's allocated peak
-(from segmap.Detail beside the layout at that line), groups the leaks by stack, and names the
-frames the summary line's leaks symbolized.
+(from segmap.Detail beside the layout at that line), groups the leaks by stack, and names each
+site by its focus: the first frame outside the CUDA runtime and the allocators, on the frames'
+readable texts (frames.Frames: library + offset from the summary's modules, the leaks' symbols).
 
-Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (report.py).
+The passes key the sites by their bare frames; the texts come once the log is read (its summary
+line, with the modules, is its last line): Sites.named(), leak_groups().
+
+Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (report.py), naming
+a frame (frames.py).
 """
 
 TOP_SITES = 25        # rows of each table
 MAX_FRAMES = 16       # the writer's limit (CUDAPOOL_BACKTRACE 0 to 16)
-MAX_FRAME_TEXT = 300
 
 
 # Frames of the CUDA runtime and driver, of cudapool, and of PyTorch's allocator (c10): every
@@ -17,17 +21,19 @@ MAX_FRAME_TEXT = 300
 RUNTIME_LIBRARIES = ("libcudart", "libcuda.so", "libcudapool", "libc10_cuda", "libc10.so")
 
 
-def focus(frames):
-    """The index of the frame that names a site: the first one outside RUNTIME_LIBRARIES (0 when
-    every frame is inside them, or a frame is a bare address)."""
-    for i, f in enumerate(frames):
+def focus(texts):
+    """The index of the frame that names a site, among its readable texts (frames.Frames.text):
+    the first one outside RUNTIME_LIBRARIES that names a library; else the first bare address
+    outside them (an older log without modules, code outside every module); 0 when every frame
+    is inside them."""
+    bare = None
+    for i, f in enumerate(texts):
         if not any(lib in f for lib in RUNTIME_LIBRARIES):
-            return i
-    return 0
-
-
-def frame_text(frame):
-    return frame if len(frame) <= MAX_FRAME_TEXT else frame[:MAX_FRAME_TEXT] + "..."
+            if " " in f:
+                return i
+            if bare is None:
+                bare = i
+    return bare or 0
 
 
 class Sites:
@@ -35,8 +41,7 @@ class Sites:
 
     def __init__(self):
         self.ids = {}
-        self.frames = []
-        self.focus = []    # per site: the index of the frame that names it (focus())
+        self.frames = []   # per site: its bare frames, as the events carry them
         self.allocs = []
 
     def site(self, obj):
@@ -46,13 +51,15 @@ class Sites:
         if not bt or type(bt) is not list:
             return None
         key = tuple(bt[:MAX_FRAMES])
-        i = self.ids.get(key)
+        try:
+            i = self.ids.get(key)
+        except TypeError:       # a frame that is a list or an object
+            return None
         if i is None:
             if not all(type(f) is str for f in key):
                 return None
             i = self.ids[key] = len(self.frames)
-            self.frames.append([frame_text(f) for f in key])
-            self.focus.append(focus(key))
+            self.frames.append(key)
             self.allocs.append([0, 0])
         return i
 
@@ -63,6 +70,12 @@ class Sites:
             a = self.allocs[i]
             a[0] += 1
             a[1] += block_size
+
+    def named(self, names):
+        """The page's sites: {"frames": per site its frames' texts, "focus": per site the index of
+        the frame that names it}, names being the log's frames.Frames."""
+        frames = [names.texts(key) for key in self.frames]
+        return {"frames": frames, "focus": [focus(t) for t in frames]}
 
     def most_frequent(self):
         order = sorted(range(len(self.allocs)), key=lambda i: (-self.allocs[i][0], i))
@@ -82,30 +95,18 @@ def at_peak(allocated):
     return [{"site": s, "count": c, "bytes": b} for s, (c, b) in order[:TOP_SITES]]
 
 
-def leak_groups(entries):
-    """The report's leak entries grouped by stack, the most bytes first: [{backtrace, count,
-    bytes, first_seq}]."""
+def leak_groups(entries, names):
+    """The report's leak entries grouped by stack, the most bytes first: [{backtrace (the frames'
+    texts, names being the log's frames.Frames), focus, count, bytes, first_seq}]."""
     groups = {}
     for e in entries:
-        key = tuple(e.get("backtrace") or ())
+        key = tuple(f if type(f) is str else "?" for f in e.get("backtrace") or ())
         g = groups.get(key)
         if g is None:
-            g = groups[key] = {"backtrace": [frame_text(f) for f in key], "focus": focus(key),
-                               "count": 0,
+            texts = names.texts(key)
+            g = groups[key] = {"backtrace": texts, "focus": focus(texts), "count": 0,
                                "bytes": 0, "first_seq": e.get("seq")}
         g["count"] += 1
         if type(e.get("block_size")) is int:
             g["bytes"] += e["block_size"]
     return sorted(groups.values(), key=lambda g: (-g["bytes"], -g["count"]))[:TOP_SITES]
-
-
-def symbols(entries):
-    """Return address -> its symbolized form, from the summary's leaks ("0x7f33aa0101c0
-    /usr/lib/libtorch_cuda.so(forward+0x1c)"): names for the raw frames of alloc events."""
-    names = {}
-    for e in entries:
-        for f in e.get("backtrace") or ():
-            if isinstance(f, str) and " " in f:
-                addr, rest = f.split(" ", 1)
-                names[addr] = frame_text(rest)
-    return names

@@ -12,6 +12,10 @@ times, the first MAX_MARKS; the first MAX_OOMS oom events whole (for their expla
 alloc event with a backtrace goes on to on_alloc (sites.py counts them): one observer per event,
 the cheapest for a pass that calls it ten million times.
 
+Times are seconds since the log's first event (t0), the report's time_s; each device's timeline
+also says where that t = 0 lies on the page's time axis (offset_s: 0 for a page of one log;
+pagedata.one_clock puts several logs on one wall clock, clock.py).
+
 Not here: the figures themselves (accounting.py), the downsampling rule (downsample.py), drawing
 (page/report.js).
 """
@@ -77,7 +81,7 @@ class Timeline:
         """dev -> the page's timeline of the device: columns t (s from the first event),
         allocated, reserved, active; reserved is None for a device without segment events,
         active None for a log without free_completed (active is then allocated: accounting's
-        rule)."""
+        rule); offset_s 0 (pagedata.one_clock sets it)."""
         out = {}
         t0 = self.t0
         for dev, tl in self.devices.items():
@@ -95,5 +99,6 @@ class Timeline:
                 "exact": len(points) == tl.changes,
                 "bucket_s": tl.samples.width / 1e9,
                 "marks": {a: [(t - t0) / 1e9 for t in ts] for a, ts in tl.marks.items()},
+                "offset_s": 0.0,
             }
         return out

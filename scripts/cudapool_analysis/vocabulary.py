@@ -1,7 +1,8 @@
 """cudapool_analysis/vocabulary.py: the names of the allocation log, cudapool.log/1
 (docs/log-format.md), written once: the event actions, the fields of the header, the events and
-the summary line with the kind of value each holds, the oom causes, and the statistics of
-torch.cuda.memory_stats() that the summary line carries (pool/stats.cpp, for_each_stat).
+the summary line (its leaks and loaded modules) with the kind of value each holds, the oom
+causes, and the statistics of torch.cuda.memory_stats() that the summary line carries
+(pool/stats.cpp, for_each_stat).
 
 tests/cli/vocabulary_check.sh compares these lists with the C++ source that writes the log
 (log/record.cpp action_name, log/format.cpp, pool/stats.cpp, pool/oom.cpp), so the two cannot
@@ -88,10 +89,15 @@ OOM_CAUSES = ("fragmentation", "cap", "shortage")   # pool/oom.cpp oom_cause_nam
 SUMMARY_FIELDS = (
     ("schema", STR), ("action", STR), ("seq", UINT), ("t_ns", UINT), ("events", UINT),
     ("devices", OBJECT), ("leaks", LIST), ("log_errors", OBJECT))
+# Written when backtraces were recorded (CUDAPOOL_BACKTRACE); logs of earlier versions have none.
+SUMMARY_OPTIONAL_FIELDS = (("modules", LIST),)
 SUMMARY_DEVICE_FIELDS = (("stats", OBJECT), ("fences", OBJECT))   # devices["N"]
 LEAK_FIELDS = (
     ("dev", INT), ("ptr", HEX), ("size", UINT), ("block_size", UINT), ("seq", UINT),
     ("t_ns", UINT), ("tid", UINT), ("backtrace", STR_LIST))
+# modules[]: every loaded object's address range [base, end), sorted by base, at most 4096
+# (log/format.h kMaxModules): how a reader names a return address (library + offset, frames.py).
+MODULE_FIELDS = (("base", HEX), ("end", HEX), ("path", STR))
 LOG_ERROR_FIELDS = (("write_failed", BOOL), ("records_lost", UINT))
 
 # ---- statistics: torch.cuda.memory_stats() names (pool/stats.cpp for_each_stat) ----------------

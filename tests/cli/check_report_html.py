@@ -16,6 +16,15 @@
   large PAGE REPORT_JSON MAX_BYTES
       a page of a long log: at most MAX_BYTES, every timeline downsampled to at most
       2 * 4 * 4096 + 2 points, its peaks still the report's
+  clock PAGE [OFFSET_S,...]
+      the charts' time axis: one log (no offsets given) counts from its first event (every
+      timeline's offset_s 0); several logs count from the earliest start, each log's first event
+      at its OFFSET_S on that axis, every timeline of the log (and of its replay) with it
+  viewers PAGE DOM
+      the page of tests/cli/fixtures/viewers.jsonl and viewers-rank1.jsonl: rank 1's frames
+      named by library + offset from its summary's modules (its leak's symbol preferred), each
+      site named by its first frame outside the runtime, and shown so in Chromium's DOM; rank 0
+      (no modules) as before: bare addresses, focus 0
 """
 import html
 import json
@@ -157,6 +166,74 @@ def large(path, report_path, max_bytes):
     print(said)
 
 
+def page_data(path):
+    return json.loads(data_block(open(path, encoding="utf-8").read()))
+
+
+def timelines(log):
+    for d in log["devices"].values():
+        if d["timeline"]:
+            yield d["timeline"]
+    for d in (log["replay"] or {}).get("devices", {}).values():
+        if d["timeline"]:
+            yield d["timeline"]
+
+
+def clock(path, offsets=None):
+    data = page_data(path)
+    c = data["clock"]
+    if offsets is None:   # one log, or runs far apart in time: each from its first event
+        if c["zero"] != "first event" or c["range"] is not None:
+            fail("one log: the axis %s" % c)
+        if len(data["logs"]) > 1 and not any("far apart" in n for n in c["notes"]):
+            fail("runs apart in time: no note says why each chart has its own axis: %s" % c)
+        want = [0.0] * len(data["logs"])
+    else:
+        want = [float(x) for x in offsets.split(",")]
+        if c["zero"] != "earliest start" or c["range"][0] != 0.0:
+            fail("several logs: the axis %s" % c)
+    got = [l["clock"]["offset_s"] for l in data["logs"]]
+    if len(got) != len(want) or any(abs(a - b) > 1e-9 for a, b in zip(got, want)):
+        fail("first events at %s on the axis, expected %s" % (got, want))
+    for l, off in zip(data["logs"], want):
+        for tl in timelines(l):
+            if abs(tl["offset_s"] - off) > 1e-9 or (c["range"] and not
+                                                    c["range"][0] <= off + tl["t"][-1]
+                                                    <= c["range"][1]):
+                fail("%s: a timeline at %s, its log at %s (axis %s)"
+                     % (l["log"], tl["offset_s"], off, c["range"]))
+    print("ok: the time axis from the %s, first events at %s" % (c["zero"], got))
+
+
+def viewers(path, dom_path):
+    data = page_data(path)
+    rank0, rank1 = data["logs"]
+    s = rank1["sites"]
+    named = sorted(frames[at] for frames, at in zip(s["frames"], s["focus"]))
+    want = ["0x401234 python3.11+0x1234",          # the stack whose 2nd frame is in no module
+            "0x7f00d0003000 libtorch_cuda.so(empty_cuda+0x30)",  # the leak's symbol
+            "0x7f00d002a1c0 libtorch_cuda.so+0x2a1c0"]
+    if named != want:
+        fail("rank 1's sites named %s, expected %s" % (named, want))
+    if ["0x7f00c00146f3 libcudart.so.13+0x146f3", "0x7f00e0001000",
+            "0x401234 python3.11+0x1234"] not in s["frames"]:
+        fail("rank 1's frames: %s" % s["frames"])
+    g = rank1["leaks"]["groups"]
+    if [x["backtrace"] for x in g] != [["0x7f00c0002000 libcudart.so.13+0x2000",   # "?+0x2000"
+                                        "0x7f00d0003000 libtorch_cuda.so(empty_cuda+0x30)"]] \
+            or g[0]["focus"] != 1:
+        fail("rank 1's leak stacks: %s" % g)
+    s0 = rank0["sites"]
+    if s0["frames"] != [["0x7f00aa001000", "0x7f00aa002000"], ["0x7f00aa003000"],
+                        ["0x7f00bb000100"]] or s0["focus"] != [0, 0, 0]:
+        fail("rank 0 (no modules): sites %s" % s0)
+    dom = html.unescape(open(dom_path, encoding="utf-8").read())
+    for label in ["frame 1: " + want[2], "frame 1: " + want[1], "frame 2: " + want[0]]:
+        if "<code>%s</code>" % label not in dom:
+            fail("the page does not show the site %r" % label)
+    print("ok: frames named by library + offset, %d sites" % len(s["frames"]))
+
+
 if __name__ == "__main__":
     what, args = sys.argv[1], sys.argv[2:]
     if what == "static":
@@ -166,5 +243,9 @@ if __name__ == "__main__":
         dom(*args)
     elif what == "large":
         large(*args)
+    elif what == "clock":
+        clock(*args)
+    elif what == "viewers":
+        viewers(*args)
     else:
         fail("unknown check %s" % what)

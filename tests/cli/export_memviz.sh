@@ -4,15 +4,16 @@
 # and torch/cuda/_memory_viz.py need and against `cudapool report --json` of the same log; then the
 # mapping itself on tests/cli/fixtures/viewers.jsonl (two devices, a dropped context, expandable
 # segments, blocks still fenced at the end, an oom, backtraces, the wall clock from start_t_ns);
-# --max-entries; and what is not a readable log or a usable command line (a clear message, exit 1
-# or 2, and no OUT or OUT.tmp left behind, an existing OUT untouched).
+# frames named library + offset from the summary's modules, the leaks' symbols preferred
+# (viewers-rank1.jsonl); --max-entries; and what is not a readable log or a usable command line
+# (a clear message, exit 1 or 2, and no OUT or OUT.tmp left behind, an existing OUT untouched).
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 check() { python3 "$src/tests/cli/check_viewers.py" "$@"; }
 
 # ---- every fixture: pickle and JSON, against the viewer's rules and the report ------------------
-for name in normal killed expandable malformed viewers; do
+for name in normal killed expandable malformed viewers viewers-rank1; do
   cudapool report --json "$fx/$name.jsonl" >"$tmp/$name.report.json"
   extra=()
   [ "$name" = viewers ] && extra=(--pending 2)
@@ -76,6 +77,23 @@ assert d["frames"][0] == {"name": "forward+0x1c", "filename": "/usr/lib/libtorch
                           "line": 0}, d
 oom = [e for e in n["device_traces"][0] if e["action"] == "oom"]
 assert oom[0]["device_free"] == 0, oom
+PY
+
+# ---- frames named by the summary's modules (library + offset), the leak's symbols preferred -------
+python3 - "$tmp/viewers-rank1.pickle" <<'PY' || fail "viewers-rank1.jsonl: the frames' names"
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+allocs = [e["frames"] for e in s["device_traces"][0] if e["action"] == "alloc"]
+rt, torch, py = "/opt/cuda/lib64/libcudart.so.13", "/opt/torch/lib/libtorch_cuda.so", "/usr/bin/python3.11"
+assert allocs[0] == [{"name": "libcudart.so.13+0x146f3", "filename": rt, "line": 0},
+                     {"name": "libtorch_cuda.so+0x2a1c0", "filename": torch, "line": 0},
+                     {"name": "python3.11+0x1234", "filename": py, "line": 0}], allocs[0]
+assert allocs[1][1] == {"name": "0x7f00e0001000", "filename": "??", "line": 0}, allocs[1]
+leak = [{"name": "libcudart.so.13+0x2000", "filename": rt, "line": 0},      # "(?+0x2000)"
+        {"name": "empty_cuda+0x30", "filename": torch, "line": 0}]
+assert allocs[-1] == leak, allocs[-1]
+held = [b["frames"] for g in s["segments"] for b in g["blocks"] if b["state"] == "active_allocated"]
+assert held == [leak], held
 PY
 
 # ---- --max-entries: the last N entries of each device, still consistent --------------------------

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/cli/replay_tool.sh: cudapool-replay and `scripts/cudapool replay` as a user runs them.
+# tests/cli/replay_tool.sh: cudapool-replay and `scripts/cudapool replay` as a user runs them; how
+# the Python package finds the tools (tools.py: $CUDAPOOL_REPLAY / $CUDAPOOL_TUNE, the build tree).
 set -euo pipefail
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
 src="$CUDAPOOL_SOURCE_DIR"
@@ -57,4 +58,24 @@ set -e
 # the launcher finds the built tool
 CUDAPOOL_BUILD_DIR="$CUDAPOOL_BUILD_DIR" "$src/scripts/cudapool" replay --json "$log" >"$tmp/l.json" ||
   fail "scripts/cudapool replay failed"
+
+# the Python package's one finder of the tools (scripts/cudapool_analysis/tools.py): the override
+# first, one that is not a file passed over, then $CUDAPOOL_BUILD_DIR/tools; a missing tool an error
+printf '#!/bin/sh\n' >"$tmp/my-tool" && chmod +x "$tmp/my-tool"
+PYTHONPATH="$src/scripts" python3 - "$tmp" <<'PY' || fail "the package's tool finder"
+import os, sys
+from cudapool_analysis import tools
+tmp, build = sys.argv[1], os.environ["CUDAPOOL_BUILD_DIR"]
+for name, var in (("cudapool-replay", "CUDAPOOL_REPLAY"), ("cudapool-tune", "CUDAPOOL_TUNE")):
+    os.environ[var] = tmp + "/my-tool"
+    assert tools.tool_command(name) == [tmp + "/my-tool"], tools.tool_command(name)
+    os.environ[var] = tmp + "/missing"
+    got = tools.find_tool(name)
+    assert got == os.path.normpath(os.path.join(build, "tools", name)), got
+try:
+    tools.tool_command("cudapool-nothing")
+    raise AssertionError("a missing tool was found")
+except tools.ToolError as e:
+    assert "cudapool-nothing not found" in str(e) and "scripts/cudapool build" in str(e), e
+PY
 echo "replay_tool: ok"

@@ -8,7 +8,10 @@
 # $CUDAPOOL_BUILD_DIR/artifacts/report.png (and report-ranks.png). Also: --tune embeds `cudapool
 # tune --json`; a missing charting library is a clear error (exit 1); usage errors (exit 2); the
 # page of a 1-million-event log (bench/make_random_log.py) is written in reasonable time, a few MB,
-# downsampled with its peak exact; `cmake --install` gives a package that writes the page.
+# downsampled with its peak exact; `cmake --install` gives a package that writes the page. And the
+# page of tests/cli/fixtures/viewers.jsonl + viewers-rank1.jsonl: the ranks' charts on one time
+# axis (since the earliest start, on the wall clock), one log's from its first event; frames named
+# library + offset from the summary's modules, each site by its first frame outside the runtime.
 # Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
@@ -103,6 +106,24 @@ results = lambda t: [l["results"] for l in t["logs"]]   # "seconds" differs from
 assert results(tune) == results(want) and tune["recommendation"] == want["recommendation"]
 assert [l["rank"] for l in data["logs"]] == [0, 1] and len(data["ranks"]) == 2, data["ranks"]
 PY
+
+# ---- two ranks on one clock, frames by library + offset (viewers.jsonl, viewers-rank1.jsonl) ---
+py report --html "$tmp/clock.html" "$fx/viewers.jsonl" "$fx/viewers-rank1.jsonl" 2>/dev/null \
+  || fail "one clock: exit $?"
+py report --json "$fx/viewers.jsonl" "$fx/viewers-rank1.jsonl" >"$tmp/clock.json"
+python3 "$check" static "$tmp/clock.html" >/dev/null || fail "one clock: not self-contained"
+charts=""
+for c in 0-dev0 0-dev1 1-dev0; do
+  for k in memory unallocated map-peak map-exit; do charts="$charts,log$c-$k"; done
+done
+browse "$tmp/clock.html" clock
+python3 "$check" dom "$tmp/clock.dom" "$tmp/clock.err" "$tmp/clock.json" "$charts" \
+  || fail "one clock: the page in Chromium"
+# each rank's first event 1 ms after its start; rank 1 started 0.25 s after rank 0
+python3 "$check" clock "$tmp/clock.html" 0.001,0.251 || fail "one clock: the ranks' time axis"
+python3 "$check" clock "$tmp/example.html" || fail "one log: not timed from its first event"
+python3 "$check" clock "$tmp/ranks.html" || fail "runs an hour apart: not each from its first event"
+python3 "$check" viewers "$tmp/clock.html" "$tmp/clock.dom" || fail "one clock: the frames' names"
 
 # ---- errors: a missing library, usage ---------------------------------------------------------
 mkdir "$tmp/empty"

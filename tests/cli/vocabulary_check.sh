@@ -2,9 +2,10 @@
 # tests/cli/vocabulary_check.sh: scripts/cudapool_analysis/vocabulary.py against the C++ source that
 # writes the log, so that the two cannot drift: the actions of log/record.cpp action_name() (the
 # same names, in the same order), the field names of log/format.cpp's event, header and summary
-# formatters, the statistics of pool/stats.cpp for_each_stat(), the oom causes of pool/oom.cpp,
-# and the action and event-field tables of docs/log-format.md. Also imports every module of the
-# package (each checks at import the names it uses against the vocabulary). CPU only, Python 3.
+# formatters (the summary's leaks and modules entries included), the statistics of pool/stats.cpp
+# for_each_stat(), the oom causes of pool/oom.cpp, and the action and event-field tables of
+# docs/log-format.md. Also imports every module of the package (each checks at import the names
+# it uses against the vocabulary). CPU only, Python 3.
 set -euo pipefail
 src="${CUDAPOOL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/scripts" python3 - "$src" <<'PY'
@@ -71,7 +72,8 @@ same("header fields (log/format.cpp format_header)", sorted(set(header)),
 summary = field.findall(body(fmt, "std::string format_summary(", "log/format.cpp"))
 summary += re.findall(r'"action\\":\\"(summary)\\"', fmt)   # the action, written as a value
 same("summary fields (log/format.cpp format_summary)", sorted(set(summary)), sorted(set(
-    names_of(v.SUMMARY_FIELDS + v.SUMMARY_DEVICE_FIELDS + v.LEAK_FIELDS + v.LOG_ERROR_FIELDS)
+    names_of(v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS + v.SUMMARY_DEVICE_FIELDS
+             + v.LEAK_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)
     + [v.SUMMARY_ACTION])))
 
 # 3. statistics: pool/stats.cpp

@@ -1,8 +1,10 @@
 /* cudapool report --html: draws the page from the JSON in #cudapool-data (htmlreport.py writes
    it; pagedata.py says what it holds). Timelines with uPlot (inlined before this script), the
    segment maps on canvases of their own, tables as DOM nodes (text only: nothing from the log is
-   ever parsed as HTML). When everything is drawn it writes a self-check into #cudapool-selfcheck
-   (errors, whether each chart has ink, the peak figures shown) for tests/cli/report_html.sh.
+   ever parsed as HTML). Several logs' charts share one time axis (DATA.clock: since the earliest
+   start, each timeline moved by its offset_s); frames arrive named (frames.py). When everything
+   is drawn it writes a self-check into #cudapool-selfcheck (errors, whether each chart has ink,
+   the peak figures shown) for tests/cli/report_html.sh.
    Not here: any figure that is not in the data (the Python side computes them all). */
 (function () {
   "use strict";
@@ -14,6 +16,11 @@
   };
   var MARK_NAMES = { oom: "out of memory", empty_cache: "empty_cache", segment_refused: "segment refused" };
   var check = { errors: window.cudapoolErrors || [], charts: [], peaks: [], timeline_peaks: [] };
+  // The charts' time axis (pagedata.one_clock): one log, from its first event; several, from the
+  // earliest start among them on the wall clock, each timeline placed by its offset_s.
+  var CLOCK = DATA.clock || { zero: "first event", range: null, notes: [] };
+  var CLOCK_RANGE = CLOCK.range;
+  var AXIS_LABEL = CLOCK.zero === "earliest start" ? "time since the earliest start of the " + DATA.logs.length + " logs (wall clock)" : "time since the first event";
   var charts = [];      // {kind, u or redraw, canvas, ink colour, id}
   var tip = document.getElementById("tip");
 
@@ -100,13 +107,12 @@
     pairs.forEach(function (p) { if (p) { dl.appendChild(el("dt", { text: p[0] })); dl.appendChild(el("dd", null, p[1])); } });
     return dl;
   }
-  function frameText(f, symbols) { return symbols && symbols[f] ? f + "  " + symbols[f] : f; }
+  // A site's frames are readable texts already (frames.py: library + offset, or the symbol the
+  // summary line's leaks give; a bare address where neither is known).
   function siteView(log, site) {
     if (site === null || site === undefined || site < 0) return el("span", { class: "muted", text: "(no backtrace)" });
-    var frames = log.sites.frames[site] || [];
-    var sym = log.sites.symbols;
     var at = (log.sites.focus && log.sites.focus[site]) || 0;
-    return framesView(frames.map(function (f) { return frameText(f, sym); }), at);
+    return framesView(log.sites.frames[site] || [], at);
   }
   // A stack: its naming frame (the first outside the CUDA runtime, cudapool and PyTorch's
   // allocator: sites.py focus()), the whole stack on opening, innermost first.
@@ -152,6 +158,9 @@
       });
     });
     var data = [spec.x].concat(spec.series.map(function (s) { return s.values; }));
+    if (CLOCK_RANGE) {   // several logs: every chart shows the same span of the one time axis
+      data = [[CLOCK_RANGE[0]].concat(spec.x, [CLOCK_RANGE[1]])].concat(spec.series.map(function (s) { return [null].concat(s.values, [null]); }));
+    }
     var ymax = 0;
     spec.series.forEach(function (s) { s.values.forEach(function (v) { if (v > ymax) ymax = v; }); });
     var group = syncGroups[spec.group] = syncGroups[spec.group] || [];
@@ -160,7 +169,7 @@
       width: chartWidth(box), height: spec.height || 300,
       scales: { x: { time: false }, y: { range: function (u, lo, hi) { return [0, (hi > 0 ? hi : 1) * 1.12]; } } },
       axes: [
-        { values: timeTicks, size: 46, label: "time since the first event", labelSize: 18, labelFont: "12px system-ui, sans-serif", font: "12px system-ui, sans-serif", grid: { stroke: "#eef0f3" } },
+        { values: timeTicks, size: 46, label: AXIS_LABEL, labelSize: 18, labelFont: "12px system-ui, sans-serif", font: "12px system-ui, sans-serif", grid: { stroke: "#eef0f3" } },
         { values: function (u, splits) { return splits.map(axisBytes); }, incrs: BYTE_INCRS, size: 80, space: 32, font: "12px system-ui, sans-serif", grid: { stroke: "#eef0f3" } }
       ],
       series: series,
@@ -237,27 +246,34 @@
     return "Drag across the chart to zoom in, double-click to zoom out; " + how + ".";
   }
   function memoryCharts(box, tl, dev, id, group, what) {
+    // times on the page's axis: the timeline's own (since its log's first event, the report's)
+    // moved by its offset_s; the self-check reads the peaks on the timeline's own times
+    var off = tl.offset_s || 0;
+    var at = function (t) { return t === null || t === undefined ? t : t + off; };
+    var xs = off ? tl.t.map(at) : tl.t;
+    var marks = {};
+    Object.keys(tl.marks || {}).forEach(function (a) { marks[a] = tl.marks[a].map(at); });
     // drawn in this order: allocated last, on top of the others (active is often the same)
     var series = [];
     if (tl.reserved) series.push({ label: "reserved", color: COLORS.reserved, values: tl.reserved, fill: 0.06, width: 1.8 });
     if (tl.active) series.push({ label: "active (allocated + fenced)", color: COLORS.active, values: tl.active, dash: [6, 3], width: 1.3 });
     series.push({ label: "allocated", color: COLORS.allocated, values: tl.allocated, fill: 0.10 });
     var peaks = [];
-    if (dev.peak_reserved && tl.reserved) peaks.push({ label: "peak reserved", color: COLORS.reserved, t: dev.peak_reserved.time_s, v: dev.peak_reserved.bytes });
-    if (dev.peak_allocated) peaks.push({ label: "peak allocated", color: COLORS.allocated, t: dev.peak_allocated.time_s, v: dev.peak_allocated.bytes, below: !!tl.reserved });
+    if (dev.peak_reserved && tl.reserved) peaks.push({ label: "peak reserved", color: COLORS.reserved, t: at(dev.peak_reserved.time_s), v: dev.peak_reserved.bytes });
+    if (dev.peak_allocated) peaks.push({ label: "peak allocated", color: COLORS.allocated, t: at(dev.peak_allocated.time_s), v: dev.peak_allocated.bytes, below: !!tl.reserved });
     var names = series.map(function (s) { return s.label.split(" ")[0]; }).reverse();
     var title = what + (names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names[0]) + " bytes over time";
-    timeline(box, { id: id + "-memory", title: title, help: timelineHelp(tl), x: tl.t, series: series, peaks: peaks, marks: tl.marks, group: group });
-    check.timeline_peaks.push({ chart: id + "-memory", allocated: firstMax(tl.t, tl.allocated), reserved: firstMax(tl.t, tl.reserved) });
+    timeline(box, { id: id + "-memory", title: title, help: timelineHelp(tl), x: xs, series: series, peaks: peaks, marks: marks, group: group });
+    check.timeline_peaks.push({ chart: id + "-memory", allocated: firstMax(tl.t, tl.allocated), reserved: firstMax(tl.t, tl.reserved), offset_s: off });
     if (!tl.reserved) return;
     var un = tl.reserved.map(function (r, i) { return r - tl.allocated[i]; });
-    var fpeaks = [], f = dev.fragmentation, most = firstMax(tl.t, un);
-    if (f) fpeaks.push({ text: bytes(f.free_cached) + " unallocated at the reserved peak (" + secs(f.time_s) + "), fragmentation " + f.fragmentation.toFixed(2),
-      color: COLORS.unallocated, t: f.time_s, v: f.free_cached });
+    var fpeaks = [], f = dev.fragmentation, most = firstMax(xs, un);
+    if (f) fpeaks.push({ text: bytes(f.free_cached) + " unallocated at the reserved peak (" + secs(at(f.time_s)) + "), fragmentation " + f.fragmentation.toFixed(2),
+      color: COLORS.unallocated, t: at(f.time_s), v: f.free_cached });
     else if (most && most.bytes > 0) fpeaks.push({ label: "most unallocated", color: COLORS.unallocated, t: most.time_s, v: most.bytes });
     timeline(box, { id: id + "-unallocated", height: 190, title: what + "reserved but unallocated (cached free memory and fragmentation)",
       help: "reserved − allocated: memory the pool holds that the program does not; where no free block is large enough for a request, this is fragmentation.",
-      x: tl.t, series: [{ label: "reserved − allocated", color: COLORS.unallocated, values: un, fill: 0.22 }], peaks: fpeaks, marks: tl.marks, group: group });
+      x: xs, series: [{ label: "reserved − allocated", color: COLORS.unallocated, values: un, fill: 0.22 }], peaks: fpeaks, marks: marks, group: group });
   }
 
   // ---- segment maps (canvas) -------------------------------------------------------------------
@@ -364,7 +380,7 @@
       " at " + addHex(r.at, b[0]) + "  (" + count(b[1]) + " B, requested " + count(b[3]) + " B" + (b[4] !== null ? ", seq " + b[4] : "") + ")")];
     if (b[2]) out.push(el("div", { class: "muted", text: "freed by the program, not yet reusable (its free_completed has not come)" }));
     if (b[5] >= 0 && log.sites.frames[b[5]]) {
-      out.push(el("div", { class: "frames", text: log.sites.frames[b[5]].map(function (f) { return frameText(f, log.sites.symbols); }).join("\n") }));
+      out.push(el("div", { class: "frames", text: log.sites.frames[b[5]].join("\n") }));
     }
     return out;
   }
@@ -399,7 +415,7 @@
       ["host, pid", (r.host || "?") + ", pid " + (r.pid === null || r.pid === undefined ? "?" : r.pid)],
       ["rank", log.rank + (log.rank_from === "header" ? " (from the log's header)" : " (the log's place in the order given: the header names none)")],
       ["started", r.start_time || "(not in the header)"],
-      ["duration", secs(r.duration_s) + " from the first event to the last"],
+      ["duration", secs(r.duration_s) + " from the first event to the last" + (CLOCK_RANGE && log.clock ? "; the first event at " + secs(log.clock.offset_s) + " on the charts' axis" : "")],
       ["exit", status]
     ]), kv([
       ["settings", r.conf ? el("code", { text: r.conf }) : "(none: the defaults)", r.conf_source ? " from " + r.conf_source : ""],
@@ -430,7 +446,9 @@
     return el("div", { class: "card" }, replayed, table(["device", "peak allocated", "when", "peak reserved", "when",
       "free cached at the reserved peak", "largest free block", "fragmentation"], rows,
       [false, true, false, true, false, true, true, true]),
-      el("div", { class: "chart-help", style: "margin-top:6px", text: "Peaks as `cudapool report` finds them from the events: the first time each is reached. Fragmentation = 1 − largest free block / free cached, at the reserved peak." }));
+      el("div", { class: "chart-help", style: "margin-top:6px", text: "Peaks as `cudapool report` finds them from the events: the first time each is reached, " +
+        "counted from the log's first event" + (CLOCK_RANGE && log.clock ? " (on the charts, whose axis counts from the earliest start of the logs, the first event is at " + secs(log.clock.offset_s) + ")" : "") +
+        ". Fragmentation = 1 − largest free block / free cached, at the reserved peak." }));
   }
   function deviceSection(sec, log, li, dev) {
     var d = log.devices[dev];
@@ -538,6 +556,9 @@
     main.appendChild(el("div", { class: "card" }, table(["rank", "host", "device", "peak allocated", "peak reserved", "OOMs", "events", "log", ""], rows,
       [false, false, false, true, true, true, true, false, false]),
       el("div", { class: "chart-help", style: "margin-top:6px", text: "Highlighted: the largest peak reserved." + (DATA.ranks.some(function (r) { return r.rank_from === "order"; }) ? " *: the header names no rank; the log's place in the order given." : "") }),
+      CLOCK_RANGE ? note("The charts of every log share one time axis: seconds since the earliest start among the logs" + (CLOCK.start_time ? " (" + CLOCK.start_time + ")" : "") +
+        ", each event on the wall clock (the header's start_unix_ns + t_ns − start_t_ns), so the ranks' charts line up. Times in the text count from each log's first event.", "info") : null,
+      (CLOCK.notes || []).map(function (n) { return note(n); }),
       DATA.rank_notes.map(function (n) { return note(n); })));
   }
   function tuneSection(main) {
