@@ -2,94 +2,157 @@
 #include "pool/placement.h"
 
 #include <iterator>
+#include <utility>
 
 namespace cudapool::pool {
 
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kSegmentStep = 2 * kMiB;
+constexpr std::size_t kChunkStep = 32 * kMiB;
+// The driver's own free ranges above the chunks when PyTorch's first segment comes (H200).
+constexpr struct {
+  std::size_t offset, size;
+} kDriverRanges[] = {{414 * kMiB, 2 * kMiB}, {488 * kMiB, 24 * kMiB}};
 
 std::size_t round_up(std::size_t n, std::size_t to) {
   return (n + to - 1) / to * to;
 }
 
-// Segments of at least kCoarseFrom take slots in kCoarse steps (seen for 60-256 MiB segments on
-// the H200); smaller ones in 2 MiB steps.
-constexpr std::size_t kCoarseFrom = 60 * kMiB;
-constexpr std::size_t kCoarse = 32 * kMiB;
-constexpr std::size_t kFine = 2 * kMiB;
-constexpr std::size_t kSmallSegment = 2 * kMiB;
+// Adds [ptr, ptr + size) to a map of merged free ranges; returns the merged range's start.
+std::uintptr_t add_range(std::map<std::uintptr_t, std::size_t>& ranges, std::uintptr_t ptr,
+                         std::size_t size) {
+  auto next = ranges.lower_bound(ptr);
+  if (next != ranges.end() && next->first == ptr + size) {
+    size += next->second;
+    next = ranges.erase(next);
+  }
+  if (next != ranges.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == ptr) {
+      prev->second += size;
+      return prev->first;
+    }
+  }
+  ranges[ptr] = size;
+  return ptr;
+}
 
 }  // namespace
 
-DriverPlacement::DriverPlacement(std::uintptr_t base, std::uintptr_t span)
-    : small_next_(base), large_next_(base + span) {}
-
-std::size_t DriverPlacement::slot_size(std::size_t bytes) {
-  return round_up(bytes, bytes >= kCoarseFrom ? kCoarse : kFine);
+DriverPlacement::DriverPlacement(std::uintptr_t ceiling)
+    : frontier_(ceiling / kChunkStep * kChunkStep) {
+  for (const auto& r : kDriverRanges) {
+    Chunk c;
+    c.start = frontier_ + r.offset;
+    c.size = r.size;
+    c.free[c.start] = c.size;
+    c.driver_own = true;
+    driver_.push_back(c);
+  }
 }
 
-std::uintptr_t DriverPlacement::take_from(Region& r, std::size_t slot, bool highest) {
-  if (highest) {
-    for (auto it = r.free.rbegin(); it != r.free.rend(); ++it) {
-      if (it->second < slot) continue;
-      // The top of the free range.
-      const std::uintptr_t start = it->first;
-      const std::size_t size = it->second;
-      const std::uintptr_t ptr = start + size - slot;
-      r.free.erase(std::next(it).base());
-      if (size > slot) r.free[start] = size - slot;
-      return ptr;
-    }
-    return 0;
-  }
-  for (auto it = r.free.begin(); it != r.free.end(); ++it) {
-    if (it->second < slot) continue;
-    const std::uintptr_t ptr = it->first;
-    const std::size_t size = it->second;
-    r.free.erase(it);
-    if (size > slot) r.free[ptr + slot] = size - slot;
-    return ptr;
-  }
-  return 0;
+std::size_t DriverPlacement::segment_size(std::size_t bytes) {
+  return round_up(bytes == 0 ? 1 : bytes, kSegmentStep);
 }
 
-void DriverPlacement::give_back(Region& r, std::uintptr_t ptr, std::size_t slot) {
-  auto next = r.free.lower_bound(ptr);
-  if (next != r.free.end() && next->first == ptr + slot) {
-    slot += next->second;
-    next = r.free.erase(next);
+std::size_t DriverPlacement::chunk_size(std::size_t bytes) {
+  return round_up(segment_size(bytes), kChunkStep);
+}
+
+bool DriverPlacement::fit(const Chunk& c, std::size_t size, std::uintptr_t* at) {
+  // The smallest free range that fits; the lowest of equal ones (ascending walk, strict <).
+  std::size_t best = 0;
+  for (const auto& [start, free] : c.free) {
+    if (free < size || (best != 0 && free >= best)) continue;
+    best = free;
+    *at = start;
   }
-  if (next != r.free.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == ptr) {
-      prev->second += slot;
-      return;
-    }
+  return best != 0;
+}
+
+void DriverPlacement::take(Chunk& c, std::uintptr_t at, std::size_t size) {
+  auto it = c.free.find(at);
+  const std::size_t free = it->second;
+  c.free.erase(it);
+  if (free > size) c.free[at + size] = free - size;
+  c.used += size;
+}
+
+std::uintptr_t DriverPlacement::reserve(std::size_t chunk) {
+  // The highest released range larger than the chunk (an exact fit is passed over), at its top.
+  for (auto it = released_.rbegin(); it != released_.rend(); ++it) {
+    if (it->second <= chunk) continue;
+    const std::uintptr_t start = it->first;
+    const std::size_t size = it->second - chunk;
+    released_[start] = size;
+    return start + size;
   }
-  r.free[ptr] = slot;
+  frontier_ -= chunk;
+  return frontier_;
+}
+
+void DriverPlacement::unreserve(std::uintptr_t start, std::size_t size) {
+  const std::uintptr_t merged = add_range(released_, start, size);
+  if (merged != frontier_) return;
+  // Touches the free space below the lowest chunk: the frontier moves up.
+  frontier_ += released_[merged];
+  released_.erase(merged);
+}
+
+DriverPlacement::Chunk* DriverPlacement::owner(std::uintptr_t ptr) {
+  auto it = chunks_.upper_bound(ptr);
+  if (it != chunks_.begin()) {
+    --it;
+    if (ptr < it->second.start + it->second.size) return &it->second;
+  }
+  for (Chunk& c : driver_) {
+    if (ptr >= c.start && ptr < c.start + c.size) return &c;
+  }
+  return nullptr;
 }
 
 std::uintptr_t DriverPlacement::place(std::size_t bytes) {
-  if (bytes <= kSmallSegment) {
-    const std::size_t slot = round_up(bytes, kFine);
-    if (const std::uintptr_t p = take_from(small_, slot, false)) return p;
-    const std::uintptr_t p = small_next_;
-    small_next_ += slot;
-    return p;
+  const std::size_t size = segment_size(bytes);
+  std::uintptr_t at = 0;
+  for (auto it = by_age_.rbegin(); it != by_age_.rend(); ++it) {
+    Chunk& c = chunks_.at(it->second);
+    if (fit(c, size, &at)) {
+      take(c, at, size);
+      return at;
+    }
   }
-  const std::size_t slot = slot_size(bytes);
-  if (const std::uintptr_t p = take_from(large_, slot, true)) return p;
-  large_next_ -= slot;
-  return large_next_;
+  for (Chunk& c : driver_) {
+    if (fit(c, size, &at)) {
+      take(c, at, size);
+      return at;
+    }
+  }
+  Chunk c;
+  c.size = chunk_size(bytes);
+  c.start = reserve(c.size);
+  c.free[c.start] = c.size;
+  c.age = next_age_++;
+  take(c, c.start, size);
+  by_age_[c.age] = c.start;
+  const std::uintptr_t start = c.start;
+  chunks_[start] = std::move(c);
+  return start;
 }
 
 void DriverPlacement::release(std::uintptr_t ptr, std::size_t bytes) {
-  if (bytes <= kSmallSegment) {
-    give_back(small_, ptr, round_up(bytes, kFine));
-  } else {
-    give_back(large_, ptr, slot_size(bytes));
-  }
+  Chunk* c = owner(ptr);
+  if (c == nullptr) return;
+  const std::size_t size = segment_size(bytes);
+  add_range(c->free, ptr, size);
+  c->used -= size;
+  if (c->used != 0 || c->driver_own) return;
+  const std::uintptr_t start = c->start;
+  const std::size_t chunk = c->size;
+  by_age_.erase(c->age);
+  chunks_.erase(start);
+  unreserve(start, chunk);
 }
 
 }  // namespace cudapool::pool

@@ -1,39 +1,80 @@
 // pool/placement.h: where the simulated device puts a new segment, modelled on what the CUDA
-// driver was seen to do (segment traces of PyTorch 2.11 on an H200, docs/parity.md): segments of
-// 2 MiB come from one region, upward, lowest free range first; larger segments from another,
-// top-down, highest free range first, each taking a slot rounded up to a coarse granularity;
-// released ranges are reused. It matters because PyTorch's best fit breaks ties between
-// equal-size free blocks by address. Not here: capacity (simulated_backend.h).
+// driver did for PyTorch 2.11's cudaMalloc calls on an H200 (driver 580.159.04): it matters
+// because PyTorch's best fit breaks ties between equal-size free blocks by address. Not here:
+// capacity (simulated_backend.h).
+//
+// The driver reserves address space in chunks and fills them with segments. Each rule, and the
+// segment traces (tests/parity/segment-traces/) where a model without it gets addresses wrong:
+//
+// | rule                                                                | misses without it      |
+// | ------------------------------------------------------------------- | ---------------------- |
+// | a segment takes its size in 2 MiB steps inside a chunk; a chunk     | all five (with 2       |
+// |   is 32 MiB steps and starts on a 32 MiB boundary                   |   or 64 MiB chunks)    |
+// | the newest chunk with room is tried first (not the oldest, not      | roundup_2, the         |
+// |   the lowest)                                                       |   three random_mix     |
+// | the driver's own free ranges above the chunks (2 MiB at +414        | all five               |
+// |   MiB, 24 MiB at +488 MiB) are tried after every chunk              |                        |
+// | inside a chunk: the smallest free range that fits, the lowest of    | random_mix_f0.05_gc    |
+// |   equal ones, at its start                                          |                        |
+// | no chunk has room: a new chunk at the top of the highest released   | the three random_mix   |
+// |   range (not the best fitting one) larger than it (an exact fit     |   (exact fit: two)     |
+// |   is passed over), else just below the lowest chunk                 |                        |
+// | a chunk whose segments are all freed is released, merged with       | roundup_2, the         |
+// |   its released neighbours and the free space below the lowest chunk |   three random_mix     |
+//
+// Replayed through these rules, the driver's segment traces of the five parity cases whose
+// predictions depend on addresses (tests/parity/segment-traces/: small_pool, roundup_2,
+// random_mix, random_mix_max_split_roundup, random_mix_f0.05_gc; 1134 segments, frees between)
+// get every address right relative to the first segment (tests/unit/test_pool_placement.cpp),
+// and the replay then predicts all 36 parity cases (docs/parity.md, "Known limits"). The rules
+// are what the driver was seen to do, not documented behaviour: another driver, or a process
+// that took device memory before PyTorch did, may lay out otherwise.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace cudapool::pool {
 
 class DriverPlacement {
  public:
-  // Regions start at base: 2 MiB segments upward from base, larger ones downward from
-  // base + span.
-  DriverPlacement(std::uintptr_t base, std::uintptr_t span);
+  // Chunks come down from `ceiling` (rounded down to 32 MiB); the driver's own free ranges lie
+  // above it (at +414 MiB and +488 MiB, as on the H200).
+  explicit DriverPlacement(std::uintptr_t ceiling);
 
   std::uintptr_t place(std::size_t bytes);
   void release(std::uintptr_t ptr, std::size_t bytes);
 
-  // The slot a segment of `bytes` takes in the large region.
-  static std::size_t slot_size(std::size_t bytes);
+  // The address space a segment of `bytes` takes inside a chunk (2 MiB steps), and the chunk that
+  // a segment of `bytes` reserves when none has room (32 MiB steps).
+  static std::size_t segment_size(std::size_t bytes);
+  static std::size_t chunk_size(std::size_t bytes);
+
+  std::size_t live_chunks() const { return chunks_.size(); }
 
  private:
-  struct Region {
-    std::map<std::uintptr_t, std::size_t> free;  // released ranges, merged
+  struct Chunk {
+    std::uintptr_t start = 0;
+    std::size_t size = 0;
+    std::map<std::uintptr_t, std::size_t> free;  // free ranges inside, merged
+    std::size_t used = 0;                        // bytes of live segments
+    std::uint64_t age = 0;                       // creation order: newer chunks are tried first
+    bool driver_own = false;                     // one of the driver's ranges: never released
   };
-  std::uintptr_t take_from(Region& r, std::size_t slot, bool highest);
-  void give_back(Region& r, std::uintptr_t ptr, std::size_t slot);
+  static bool fit(const Chunk& c, std::size_t size, std::uintptr_t* at);
+  static void take(Chunk& c, std::uintptr_t at, std::size_t size);
+  std::uintptr_t reserve(std::size_t chunk);
+  void unreserve(std::uintptr_t start, std::size_t size);
+  Chunk* owner(std::uintptr_t ptr);
 
-  Region small_, large_;
-  std::uintptr_t small_next_;  // next untouched address of the small region (grows up)
-  std::uintptr_t large_next_;  // lowest address used so far of the large region (grows down)
+  std::map<std::uintptr_t, Chunk> chunks_;          // by start
+  std::map<std::uint64_t, std::uintptr_t> by_age_;  // chunk starts by creation order
+  std::vector<Chunk> driver_;                       // the driver's own ranges, tried last
+  std::map<std::uintptr_t, std::size_t> released_;  // released ranges above the frontier, merged
+  std::uintptr_t frontier_;                         // the lowest chunk's start: below is free
+  std::uint64_t next_age_ = 0;
 };
 
 }  // namespace cudapool::pool

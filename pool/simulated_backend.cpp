@@ -8,9 +8,10 @@ constexpr std::uintptr_t kRangeAlignment = 2 * 1024 * 1024;
 }
 
 SimulatedBackend::SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address)
-    : capacity_(device_memory),
-      next_address_(first_address),
-      placement_(first_address + (std::uintptr_t{1} << 42), std::uintptr_t{1} << 42) {}
+    :  // Driver-placed chunks come down from 8 TiB above the fresh ranges (which go up).
+      placement_(first_address + (std::uintptr_t{1} << 43)),
+      capacity_(device_memory),
+      next_address_(first_address) {}
 
 bool SimulatedBackend::take(std::size_t bytes) {
   if (bytes > capacity_ - in_use_) return false;

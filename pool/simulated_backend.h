@@ -1,7 +1,8 @@
 // pool/simulated_backend.h: a Backend with fake device addresses and a device of a chosen size, so
 // the pool runs on a CPU (tests, cudapool-replay). It models only capacity: an allocation or a page
-// mapping fails with out-of-memory when it would take more bytes than the device has. Addresses are
-// never reused. Tests can also force failures and fences.
+// mapping fails with out-of-memory when it would take more bytes than the device has. Fresh
+// addresses are never reused (segments placed the driver's way, placement.h, reuse released
+// ranges as the driver does). Tests can also force failures and fences.
 #pragma once
 
 #include <cstddef>
