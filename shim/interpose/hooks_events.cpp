@@ -9,6 +9,7 @@
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
 #include "shim/pools/context_registry.h"
+#include "shim/pools/stream_capture.h"
 
 using namespace cudapool::shim;
 

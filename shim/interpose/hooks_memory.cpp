@@ -10,13 +10,15 @@
 #include "shim/interpose/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/startup.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
+#include "shim/pools/pool_lock.h"
 #include "shim/pools/pooled_free.h"
 #include "shim/pools/thread_cache.h"
 #include "shim/recording/clock.h"
 #include "shim/recording/event_log.h"
 #include "shim/recording/oom_report.h"
+#include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
 
 using namespace cudapool::shim;

@@ -5,7 +5,9 @@
 #include "shim/interpose/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
+#include "shim/pools/stream_capture.h"
 #include "shim/recording/event_log.h"
 
 using namespace cudapool::shim;

@@ -6,6 +6,9 @@
 
 #include "shim/interpose/export.h"
 #include "shim/interpose/hooks.h"
+#include "shim/lifecycle/settings.h"
+#include "shim/lifecycle/startup.h"
+#include "shim/support/diagnostics.h"
 
 using namespace cudapool::shim;
 

@@ -15,7 +15,7 @@
 #include "shim/interpose/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
-#include "shim/lifecycle/startup.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/recording/event_log.h"
 #include "shim/support/guard.h"
 

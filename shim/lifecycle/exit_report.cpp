@@ -3,19 +3,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "log/file.h"
+#include "log/format.h"
 #include "pool/summary.h"
-#include "shim/lifecycle/startup.h"
-#include "shim/pools/context_registry.h"
+#include "shim/lifecycle/exit_snapshot.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/recording/event_log.h"
+#include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
 
 namespace cudapool::shim {
@@ -37,52 +39,58 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
-struct Leak {
-  std::uintptr_t ptr;
-  std::size_t requested;
-  std::size_t block;
-  std::uint64_t seq, t_ns, tid;
-};
-
 // The table and leak report of every live pool.
-std::string summary_text() {
+std::string summary_text(const std::vector<PoolAtExit>& pools) {
   std::string out;
   const std::uint64_t start = reporting().start_ns;
-  for_each_pool([&](ContextPool& p) {
-    pool::DeviceStats stats;
-    std::vector<Leak> leaks;
-    {
-      std::lock_guard<SpinLock> lock(p.mutex);
-      stats = p.pool.stats();
-      p.pool.for_each_block([&](const pool::Block& b) {
-        if (b.allocated) {
-          leaks.push_back(
-              Leak{b.ptr, b.requested_size, b.size, b.alloc_seq, b.alloc_t_ns, b.alloc_tid});
-        }
-      });
-    }
-    out += pool::memory_summary(stats, p.device);
-    std::size_t total = 0;
-    for (const Leak& l : leaks) total += l.block;
+  for (const PoolAtExit& p : pools) {
+    out += pool::memory_summary(p.stats, p.device);
+    std::uint64_t total = 0;
+    for (const log::Leak& l : p.leaks) total += l.block_size;
     char line[256];
     std::snprintf(line, sizeof line,
                   "Leak report, device %d: %zu block%s still allocated at exit (%s)\n", p.device,
-                  leaks.size(), leaks.size() == 1 ? "" : "s", human_bytes(total).c_str());
+                  p.leaks.size(), p.leaks.size() == 1 ? "" : "s", human_bytes(total).c_str());
     out += line;
-    for (const Leak& l : leaks) {
+    for (const log::Leak& l : p.leaks) {
       const double t = l.t_ns >= start ? static_cast<double>(l.t_ns - start) / 1e9 : 0.0;
       std::snprintf(
           line, sizeof line,
           "  ptr 0x%llx  requested %zu B  block %zu B  seq %llu  at %.6f s  thread %llu\n",
-          static_cast<unsigned long long>(l.ptr), l.requested, l.block,
-          static_cast<unsigned long long>(l.seq), t, static_cast<unsigned long long>(l.tid));
+          static_cast<unsigned long long>(l.ptr), static_cast<std::size_t>(l.size),
+          static_cast<std::size_t>(l.block_size), static_cast<unsigned long long>(l.seq), t,
+          static_cast<unsigned long long>(l.tid));
       out += line;
     }
     out += "\n";
-    return false;
-  });
+  }
   if (out.empty()) out = "cudapool: no device memory was allocated through the pool\n";
   return out;
+}
+
+// The log's summary line: one entry per device, the pools of several contexts on one device
+// summed (statistics and fence counters), and every leak.
+log::Summary summary_line(const std::vector<PoolAtExit>& pools) {
+  log::Summary summary;
+  for (const PoolAtExit& p : pools) {
+    auto same = std::find_if(summary.devices.begin(), summary.devices.end(),
+                             [&](const auto& entry) { return entry.first == p.device; });
+    if (same == summary.devices.end()) {
+      summary.devices.emplace_back(p.device, p.stats);
+      summary.fences.emplace_back();
+      for (const auto& [name, value] : p.fence_counters) {
+        summary.fences.back().emplace_back(name, value);
+      }
+    } else {
+      pool::add_pool_stats(same->second, p.stats);
+      auto& sums = summary.fences[static_cast<std::size_t>(same - summary.devices.begin())];
+      for (std::size_t k = 0; k < p.fence_counters.size() && k < sums.size(); ++k) {
+        sums[k].second += p.fence_counters[k].second;
+      }
+    }
+    summary.leaks.insert(summary.leaks.end(), p.leaks.begin(), p.leaks.end());
+  }
+  return summary;
 }
 
 void write_all(int fd, const std::string& text) {
@@ -95,8 +103,7 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-void write_summary(const std::string& target) {
-  const std::string text = summary_text();
+void write_summary(const std::string& target, const std::string& text) {
   if (target == "stderr") {
     write_all(2, text);
     return;
@@ -116,24 +123,18 @@ void write_summary(const std::string& target) {
   write_all(2, text);
 }
 
-void at_exit() {
-  run_exit_report();
-}
-
 }  // namespace
-
-void register_exit_report() {
-  static std::once_flag once;
-  std::call_once(once, [] { std::atexit(at_exit); });
-}
 
 void run_exit_report() {
   if (g_done.exchange(true)) return;
-  if (mode() != Mode::kPooling) return;  // a child after fork, or disabled: report nothing
   ReentrancyGuard guard;
   const Reporting& r = reporting();
-  if (!r.summary_target.empty()) write_summary(r.summary_target);
-  finish_log();
+  const bool table = !r.summary_target.empty();
+  const bool line = log_open();
+  if (!table && !line) return;
+  const std::vector<PoolAtExit> pools = exit_snapshot();
+  if (table) write_summary(r.summary_target, summary_text(pools));
+  if (line) finish_log(summary_line(pools));
 }
 
 }  // namespace cudapool::shim

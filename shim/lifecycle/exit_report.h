@@ -1,15 +1,15 @@
 // shim/lifecycle/exit_report.h: what the shim reports when the process exits (normal exit, exit()
 // from any thread, end of main): the CUDAPOOL_SUMMARY table (torch.cuda.memory_summary() layout per
-// pool) with its leak report, and the log's summary line. It makes no CUDA call (the driver may
-// already be shutting down) and runs once.
+// pool) with its leak report, and the log's summary line, both made from one exit_snapshot()
+// (exit_snapshot.h). It makes no CUDA call (the driver may already be shutting down) and runs
+// once. Not here: when it runs (startup.cpp registers it with atexit when something is to be
+// reported, and skips it in a child after fork), the log's file (recording/event_log.h), the ends
+// without atexit (exit_signals.h, immediate_exit.cpp).
 #pragma once
 
 namespace cudapool::shim {
 
-// Registers the at-exit report (once); called at initialization when reporting is on.
-void register_exit_report();
-
-// The report itself (also for tests); a second call does nothing.
+// The report; a second call does nothing.
 void run_exit_report();
 
 }  // namespace cudapool::shim

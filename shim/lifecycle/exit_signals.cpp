@@ -6,17 +6,18 @@
 
 #include <atomic>
 
-#include "shim/recording/event_log.h"
-
 namespace cudapool::shim {
 
 namespace {
 
 constexpr int kExitSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
+// Set once, before the first handler is installed; read by the handler (a lock-free load).
+std::atomic<void (*)()> g_wait_for_log{nullptr};
+
 void on_exit_signal(int sig) {
   const int saved_errno = errno;
-  wait_for_log_before_exit(kExitStallMs);
+  if (void (*wait)() = g_wait_for_log.load(std::memory_order_acquire)) wait();
   // SA_RESETHAND made the action the default again on entry; the signal, blocked while this
   // handler runs, is delivered again when it returns.
   raise(sig);
@@ -25,9 +26,10 @@ void on_exit_signal(int sig) {
 
 }  // namespace
 
-void handle_exit_signals_for_log() {
+void handle_exit_signals_for_log(void (*wait_for_log)()) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;
+  g_wait_for_log.store(wait_for_log, std::memory_order_release);
   for (int sig : kExitSignals) {
     struct sigaction current {};
     if (sigaction(sig, nullptr, &current) != 0) continue;

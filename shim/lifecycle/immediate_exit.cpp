@@ -2,10 +2,11 @@
 // atexit handlers (Python's os._exit, a program skipping its teardown), so the at-exit report
 // (exit_report.h) never runs, and the log's writer thread dies with whatever is still queued.
 // While a log is written, the hook first waits until the writer has put every queued event in the
-// file (the bounded, async-signal-safe wait of exit_signals.h: _exit may be called from a signal
-// handler), then calls the next _exit. Not here: a summary line or CUDAPOOL_SUMMARY (they need the
-// pools' locks and memory allocation, which a signal handler calling _exit may not take: the log
-// ends as a killed process's does), exit() (exit_report.h), signals (exit_signals.h).
+// file (event_log.h's bounded, async-signal-safe wait, the one the exit signals' handler makes:
+// _exit may be called from a signal handler), then calls the next _exit. Not here: a summary line
+// or CUDAPOOL_SUMMARY (they need the pools' locks and memory allocation, which a signal handler
+// calling _exit may not take: the log ends as a killed process's does), exit() (exit_report.h),
+// signals (exit_signals.h).
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/syscall.h>

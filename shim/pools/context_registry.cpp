@@ -1,14 +1,13 @@
-// shim/pools/context_registry.cpp: see context_registry.h. Pools live in a fixed array of slots; a new pool
-// takes over the slot of a dropped one. Dropped pools are leaked on purpose (another thread may
-// still be inside one; their memory belonged to a context that no longer exists).
+// shim/pools/context_registry.cpp: see context_registry.h. Pools live in a fixed array of slots; a
+// new pool takes over the slot of a dropped one. Dropped pools are leaked on purpose (another
+// thread may still be inside one; their memory belonged to a context that no longer exists).
 #include "shim/pools/context_registry.h"
 
 #include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/startup.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/pools/stream_registry.h"
-#include "shim/pools/thread_cache.h"
 #include "shim/recording/event_log.h"
-#include "shim/support/guard.h"
+#include "shim/support/diagnostics.h"
 
 namespace cudapool::shim {
 
@@ -34,9 +33,12 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       log_sink(context_number),
       backend(ctx, dev, options().reuse_fence, slot),
       pool(options(), backend, dev, shim::log_sink(log_sink)) {
-  caching_on_contention =
-      options().thread_cache == config::ThreadCacheMode::kAuto && !reporting().any();
-  thread_caching.store(thread_caching_from_start(), std::memory_order_relaxed);
+  // Thread caches (thread_cache.h) never while a log or summary is written; always: on from the
+  // start; auto: once the pool's lock is found contended (pool_lock.h).
+  const config::ThreadCacheMode caches = options().thread_cache;
+  caching_on_contention = caches == config::ThreadCacheMode::kAuto && !reporting().any();
+  thread_caching.store(caches == config::ThreadCacheMode::kAlways && !reporting().any(),
+                       std::memory_order_relaxed);
 }
 
 void drop_pool(ContextPool& p) {

@@ -40,8 +40,8 @@ struct ContextPool {
   pool::DevicePool pool;
   // Return addresses of allocated blocks, kept only with CUDAPOOL_BACKTRACE (leak reports).
   std::unordered_map<std::uintptr_t, std::vector<std::uint64_t>> backtraces;
-  // Under mutex (thread_cache.h): the threads' caches of this pool, and thread_cache:auto's count
-  // of contended lock acquisitions.
+  // Under mutex: the threads' caches of this pool (thread_cache.h), and thread_cache:auto's count
+  // of contended lock acquisitions (pool_lock.h).
   std::vector<ThreadCache*> thread_caches;
   bool caching_on_contention = false;
   std::uint32_t window_acquisitions = 0;

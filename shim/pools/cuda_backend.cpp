@@ -2,8 +2,9 @@
 #include "shim/pools/cuda_backend.h"
 
 #include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/startup.h"
 #include "shim/pools/context_scope.h"
+#include "shim/pools/stream_capture.h"
+#include "shim/support/diagnostics.h"
 
 namespace cudapool::shim {
 

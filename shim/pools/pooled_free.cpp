@@ -1,9 +1,10 @@
 // shim/pools/pooled_free.cpp: see pooled_free.h.
 #include "shim/pools/pooled_free.h"
 
-#include "shim/lifecycle/startup.h"
+#include "shim/pools/pool_lock.h"
 #include "shim/pools/thread_cache.h"
 #include "shim/recording/event_log.h"
+#include "shim/support/diagnostics.h"
 
 namespace cudapool::shim {
 

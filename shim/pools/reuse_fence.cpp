@@ -10,9 +10,9 @@
 #include <algorithm>
 
 #include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/startup.h"
 #include "shim/pools/context_registry.h"
 #include "shim/pools/context_scope.h"
+#include "shim/pools/stream_capture.h"
 #include "shim/recording/clock.h"
 
 namespace cudapool::shim {

@@ -10,6 +10,7 @@
 
 #include "pool/rounding.h"
 #include "shim/lifecycle/startup.h"
+#include "shim/pools/pool_lock.h"
 #include "shim/support/guard.h"
 
 namespace cudapool::shim {
@@ -22,10 +23,6 @@ constexpr int kLiveSlots = 32;  // allocated blocks tracked (more are left to th
 constexpr int kIdleSlots = 8;   // freed blocks kept
 constexpr std::size_t kIdleBytes = std::size_t{32} << 20;
 constexpr std::size_t kLargestCachedBlock = std::size_t{8} << 20;
-// thread_cache:auto: caches go on when at least kContendedToEnable of kWindow lock acquisitions
-// found the lock held.
-constexpr std::uint32_t kWindow = 1024;
-constexpr std::uint32_t kContendedToEnable = kWindow / 8;
 
 struct Entry {
   std::uintptr_t ptr = 0;
@@ -245,23 +242,6 @@ bool reuse_needs_no_fence(const ContextPool& p) {
 }
 
 }  // namespace
-
-void PoolLock::count_acquisition(bool contended) {
-  ContextPool& p = pool_;
-  ++p.window_acquisitions;
-  p.window_contended += contended ? 1 : 0;
-  if (p.window_acquisitions < kWindow) return;
-  if (p.window_contended >= kContendedToEnable) {
-    p.thread_caching.store(true, std::memory_order_relaxed);
-    p.caching_on_contention = false;
-  }
-  p.window_acquisitions = 0;
-  p.window_contended = 0;
-}
-
-bool thread_caching_from_start() {
-  return options().thread_cache == config::ThreadCacheMode::kAlways && !reporting().any();
-}
 
 bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr, CacheMiss* miss) {
   *miss = CacheMiss{};

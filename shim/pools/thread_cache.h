@@ -9,7 +9,9 @@
 // once the pool's lock was contended in at least 1/8 of 1024 acquisitions; never while a log or
 // summary is written (the log and replay then see every free). A freed block is kept only while
 // it needs no reuse fence (reuse_fence:none, or auto while its pool is quiet: reuse_fence.h).
-// Not here: the pool's policy (pool/), the hooks (hooks_memory.cpp).
+// Not here: the pool's policy (pool/), the hooks (hooks_memory.cpp), whether a pool's caches are
+// on (ContextPool::thread_caching: set when the pool is made, context_registry.cpp, or by the
+// contention count, pool_lock.h).
 #pragma once
 
 #include <cstddef>
@@ -21,25 +23,6 @@ namespace cudapool::shim {
 
 class ThreadCache;
 
-// The pool's lock, noting for thread_cache:auto whether it was contended.
-class PoolLock {
- public:
-  explicit PoolLock(ContextPool& p) : pool_(p) {
-    const bool contended = !p.mutex.try_lock();
-    if (contended) p.mutex.lock();
-    if (p.caching_on_contention) count_acquisition(contended);
-  }
-  ~PoolLock() { pool_.mutex.unlock(); }
-  PoolLock(const PoolLock&) = delete;
-  PoolLock& operator=(const PoolLock&) = delete;
-
- private:
-  void count_acquisition(bool contended);
-  ContextPool& pool_;
-};
-
-// Whether p starts with thread caches on (thread_cache:always, nothing reported).
-bool thread_caching_from_start();
 // A request the calling thread's cache missed, to be tracked once the pool served it.
 struct CacheMiss {
   ThreadCache* cache = nullptr;  // nullptr: not to be tracked

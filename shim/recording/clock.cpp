@@ -8,6 +8,7 @@
 #include "shim/recording/clock.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -113,6 +114,11 @@ std::uint64_t monotonic_ns() {
     return g_current.load(std::memory_order_acquire)->ns(t);
   }
   return now;
+}
+
+std::uint64_t thread_id() {
+  static thread_local std::uint64_t id = static_cast<std::uint64_t>(::gettid());
+  return id;
 }
 
 }  // namespace cudapool::shim

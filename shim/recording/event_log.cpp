@@ -5,7 +5,6 @@
 #include <execinfo.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -23,11 +22,9 @@
 #include "log/logger.h"
 #include "shim/interpose/real_driver.h"
 #include "shim/lifecycle/exit_signals.h"
-#include "shim/lifecycle/startup.h"
-#include "shim/pools/context_registry.h"
+#include "shim/lifecycle/settings.h"
 #include "shim/recording/clock.h"
 #include "shim/recording/loaded_modules.h"
-#include "shim/support/guard.h"
 
 #ifndef CUDAPOOL_VERSION
 #define CUDAPOOL_VERSION "0.0.0"
@@ -95,6 +92,11 @@ log::HeaderInfo header_info() {
   return h;
 }
 
+// What the exit signals' handler does before the signal ends the process (exit_signals.h).
+void wait_for_log_at_exit_signal() {
+  wait_for_log_before_exit(kExitStallMs);
+}
+
 log::Logger* start_logger() {
   std::lock_guard<std::mutex> lock(g_start_mutex);
   if (g_tried.load(std::memory_order_relaxed)) return g_logger.load(std::memory_order_relaxed);
@@ -108,7 +110,7 @@ log::Logger* start_logger() {
   }
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);
-  if (logger != nullptr) handle_exit_signals_for_log();
+  if (logger != nullptr) handle_exit_signals_for_log(wait_for_log_at_exit_signal);
   return logger;
 }
 
@@ -253,61 +255,37 @@ void wait_for_log_before_exit(unsigned stall_ms) {
     l->wait_written_before_exit(stall_ms);
 }
 
-void finish_log() {
+bool log_open() {
+  return g_logger.load(std::memory_order_acquire) != nullptr;
+}
+
+namespace {
+
+// A return address as "0x... library(symbol+0x...)", or "0x..." when no loaded object holds it.
+std::string symbolized(std::uint64_t a) {
+  Dl_info info{};
+  char text[512];
+  if (dladdr(reinterpret_cast<void*>(a), &info) != 0 && info.dli_fname != nullptr) {
+    std::snprintf(text, sizeof text, "0x%llx %s(%s+0x%llx)", static_cast<unsigned long long>(a),
+                  info.dli_fname, info.dli_sname != nullptr ? info.dli_sname : "?",
+                  static_cast<unsigned long long>(
+                      a - reinterpret_cast<std::uint64_t>(
+                              info.dli_saddr != nullptr ? info.dli_saddr : info.dli_fbase)));
+  } else {
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(a));
+  }
+  return text;
+}
+
+}  // namespace
+
+void finish_log(log::Summary summary) {
   log::Logger* l = g_logger.load(std::memory_order_acquire);
   if (l == nullptr) return;
-  log::Summary summary;
-  for_each_pool([&](ContextPool& p) {
-    std::lock_guard<SpinLock> lock(p.mutex);
-    // One entry per device: the pools of several contexts on one device are summed.
-    auto same = std::find_if(summary.devices.begin(), summary.devices.end(),
-                             [&](const auto& entry) { return entry.first == p.device; });
-    const auto counters = p.backend.fence().counters();
-    if (same == summary.devices.end()) {
-      summary.devices.emplace_back(p.device, p.pool.stats());
-      summary.fences.emplace_back();
-      for (const auto& [name, value] : counters) summary.fences.back().emplace_back(name, value);
-    } else {
-      pool::add_pool_stats(same->second, p.pool.stats());
-      auto& sums = summary.fences[static_cast<std::size_t>(same - summary.devices.begin())];
-      for (std::size_t k = 0; k < counters.size() && k < sums.size(); ++k) {
-        sums[k].second += counters[k].second;
-      }
-    }
-    p.pool.for_each_block([&](const pool::Block& b) {
-      if (!b.allocated) return;
-      log::Leak leak;
-      leak.dev = p.device;
-      leak.ptr = b.ptr;
-      leak.size = b.requested_size;
-      leak.block_size = b.size;
-      leak.seq = b.alloc_seq;
-      leak.t_ns = b.alloc_t_ns;
-      leak.tid = b.alloc_tid;
-      auto it = p.backtraces.find(b.ptr);
-      if (it != p.backtraces.end()) {
-        leak.frames = it->second;
-        // Symbolized here, at exit, never on the hot path.
-        for (std::uint64_t a : it->second) {
-          Dl_info info{};
-          char text[512];
-          if (dladdr(reinterpret_cast<void*>(a), &info) != 0 && info.dli_fname != nullptr) {
-            std::snprintf(
-                text, sizeof text, "0x%llx %s(%s+0x%llx)", static_cast<unsigned long long>(a),
-                info.dli_fname, info.dli_sname != nullptr ? info.dli_sname : "?",
-                static_cast<unsigned long long>(
-                    a - reinterpret_cast<std::uint64_t>(
-                            info.dli_saddr != nullptr ? info.dli_saddr : info.dli_fbase)));
-          } else {
-            std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(a));
-          }
-          leak.symbols.emplace_back(text);
-        }
-      }
-      summary.leaks.push_back(std::move(leak));
-    });
-    return false;
-  });
+  // Symbolized here, at exit, never on the hot path.
+  for (log::Leak& leak : summary.leaks) {
+    for (std::uint64_t a : leak.frames) leak.symbols.push_back(symbolized(a));
+  }
   if (reporting().backtrace_frames > 0) summary.modules = loaded_modules();
   l->finish(summary);
 }

@@ -1,12 +1,15 @@
 // shim/recording/event_log.h: the shim's side of the allocation log (CUDAPOOL_LOG). The log starts
 // on the first pooled allocation (the driver is initialized by then, so the header can name the
 // devices); pool events reach it through a sink that adds what only the hook knows (thread, time,
-// latency, backtrace); pass-through and error events are logged by the hooks directly. Not here:
-// the file, the ring and the formatting (log/).
+// latency, backtrace); pass-through and error events are logged by the hooks directly; at exit it
+// writes the summary line it is given. Not here: the file, the ring and the formatting (log/), what
+// the summary line holds (lifecycle/exit_report.cpp, from the exit snapshot), the exit signals'
+// handler (lifecycle/exit_signals.h: the log installs it, handing it its wait).
 #pragma once
 
 #include <cstdint>
 
+#include "log/format.h"
 #include "log/record.h"
 #include "pool/events.h"
 
@@ -52,8 +55,12 @@ void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64
 void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t size,
                       const char* entry);
 
-// At exit: the summary line with every pool's statistics and leaks, then the file is closed.
-void finish_log();
+// Whether this process writes a log now (started and not forgotten after fork). Never starts it.
+bool log_open();
+
+// At exit (exit_report.h): writes the summary line, the leaks' frames named (dladdr) and, with
+// CUDAPOOL_BACKTRACE, the loaded objects added, then closes the file. Nothing without a log.
+void finish_log(log::Summary summary);
 
 // From a signal handler or _exit about to end the process: waits until the log's writer has put
 // every event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.

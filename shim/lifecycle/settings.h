@@ -1,0 +1,60 @@
+// shim/lifecycle/settings.h: the settings the shim runs with, read once at initialization
+// (startup.h) and never changed afterwards: the conf string's Options (config/; from CUDAPOOL_CONF,
+// PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF) and what the user asked to be reported
+// (CUDAPOOL_LOG, CUDAPOOL_SUMMARY, CUDAPOOL_BACKTRACE, CUDAPOOL_TRACE_LOOKUPS,
+// CUDAPOOL_LOG_BUFFER), plus whether CUDAPOOL_DISABLE turns the shim off. Both are held in
+// constant-initialized storage that no static initializer overwrites (the shim may start before
+// its own initializers ran, never_destroyed.h) and are read without a lock. Not here: when they are
+// read and what follows from them (startup.h: the mode, strict:True's refusal, the at-exit report),
+// the conf grammar (config/).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "config/options.h"
+#include "shim/support/never_destroyed.h"
+
+namespace cudapool::shim {
+
+// The settings in effect (valid once mode() returned kPooling).
+const config::Options& options();
+
+// What the user asked to be reported, read once with the settings: CUDAPOOL_LOG (a path template),
+// CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation),
+// CUDAPOOL_TRACE_LOOKUPS (a diagnostic: one stderr line per driver-function lookup).
+struct Reporting {
+  std::string log_template;
+  std::string summary_target;
+  int backtrace_frames = 0;
+  bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
+  std::size_t log_buffer = 0;  // CUDAPOOL_LOG_BUFFER: ring capacity in events (0: the default)
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
+  bool any() const { return !log_template.empty() || !summary_target.empty(); }
+};
+namespace detail {
+// Constant-initialized and never destroyed (never_destroyed.h): the shim may be initialized by
+// another library's constructor before its own static initializers run.
+extern NeverDestroyed<Reporting> g_reporting;
+}  // namespace detail
+// Inline: the pooled hooks ask reporting().any() on every call.
+inline const Reporting& reporting() {
+  return detail::g_reporting.get();
+}
+
+// Whether CUDAPOOL_DISABLE is set to anything but "", "0", "false" or "False".
+bool disabled_by_environment();
+
+// The conf string's errors, for strict:True (startup refuses to start on them).
+struct ConfErrors {
+  bool any = false;
+  std::string variable;  // the variable the conf string came from ("": none was set)
+};
+
+// Reads the settings: the conf string (its diagnostics printed on stderr, one line each, the
+// defaults kept for what they name), then the reporting variables (a malformed number is warned
+// about and its default kept). Once, from startup's initialization.
+ConfErrors read_settings();
+
+}  // namespace cudapool::shim
