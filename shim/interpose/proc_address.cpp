@@ -20,16 +20,19 @@ bool may_substitute() {
   return !inside_shim() && mode() == Mode::kPooling;
 }
 
-// CUDAPOOL_TRACE_LOOKUPS: which lookups the program makes and what it gets (a framework whose
-// allocations do not reach the pool shows here how it finds the driver).
+// CUDAPOOL_LOG_LEVEL=debug (or the older CUDAPOOL_TRACE_LOOKUPS=1): which lookups the program makes
+// and what it gets (a framework whose allocations do not reach the pool shows here how it finds the
+// driver).
 void trace_lookup(const char* via, const char* symbol, int version, cuuint64_t flags, void* found,
                   void* answer) {
-  if (mode() != Mode::kPooling || !reporting().trace_lookups) return;
-  warn("lookup %s(%s, version %d, flags 0x%llx) -> %s", via, symbol != nullptr ? symbol : "(null)",
-       version, static_cast<unsigned long long>(flags),
-       found == nullptr  ? "not found"
-       : answer != found ? "hook"
-                         : "driver's own");
+  if (mode() != Mode::kPooling) return;
+  const Level level = reporting().trace_lookups ? Level::kWarn : Level::kDebug;
+  if (!shown(level)) return;
+  say(level, "lookup %s(%s, version %d, flags 0x%llx) -> %s", via,
+      symbol != nullptr ? symbol : "(null)", version, static_cast<unsigned long long>(flags),
+      found == nullptr  ? "not found"
+      : answer != found ? "hook"
+                        : "driver's own");
 }
 
 }  // namespace

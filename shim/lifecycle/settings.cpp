@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "config/describe.h"
 #include "config/environment.h"
 #include "config/parse.h"
 #include "shim/recording/clock.h"
@@ -64,9 +65,17 @@ ConfErrors read_settings() {
   const config::ConfSource source =
       config::select_conf([](const char* name) { return std::getenv(name); });
   const config::ParseResult parsed = config::parse_conf(source.conf);
-  for (const auto& d : parsed.diagnostics) std::fprintf(stderr, "%s\n", d.message().c_str());
+  for (const auto& d : parsed.diagnostics) say_text(Level::kWarn, d.message());
   g_options = parsed.options;
   read_reporting();
+  if (shown(Level::kInfo)) {  // CUDAPOOL_LOG_LEVEL=info: the settings in effect, once, at start
+    say(Level::kInfo, "settings from %s: %s",
+        source.variable.empty() ? "the defaults" : source.variable.c_str(),
+        source.conf.empty() ? "(none)" : source.conf.c_str());
+    for (const config::EffectiveSetting& s : config::describe(parsed)) {
+      say(Level::kInfo, "  %s = %s", s.name.c_str(), s.value.c_str());
+    }
+  }
   return ConfErrors{!parsed.diagnostics.empty(), source.variable};
 }
 

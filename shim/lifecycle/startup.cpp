@@ -11,6 +11,7 @@
 #include "shim/lifecycle/settings.h"
 #include "shim/pools/stream_registry.h"
 #include "shim/recording/event_log.h"
+#include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
 
 namespace cudapool::shim {
@@ -55,10 +56,8 @@ Mode initialize() {
     g_track_streams.store(options().reuse_fence == config::ReuseFence::kAuto,
                           std::memory_order_relaxed);
     if (options().strict && errors.any) {
-      std::fprintf(stderr,
-                   "cudapool: strict:True and the settings in %s have errors: refusing to start\n",
-                   errors.variable.empty() ? "the environment" : errors.variable.c_str());
-      std::fflush(stderr);
+      say(Level::kError, "strict:True and the settings in %s have errors: refusing to start",
+          errors.variable.empty() ? "the environment" : errors.variable.c_str());
       std::_Exit(1);
     }
   }

@@ -1,6 +1,8 @@
 // shim/recording/oom_report.cpp: see oom_report.h.
 #include "shim/recording/oom_report.h"
 
+#include "shim/support/diagnostics.h"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -44,13 +46,7 @@ bool seen_before(const pool::OomState& s, int device) {
 
 void report_oom(const pool::OomState& state, int device) {
   if (seen_before(state, device)) return;
-  const std::string text = pool::explain_oom(state, device);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(2, text.data() + done, text.size() - done);
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
+  say_text(Level::kError, pool::explain_oom(state, device));
 }
 
 }  // namespace cudapool::shim
