@@ -1,6 +1,6 @@
 // config/parse.cpp: walks the tokens pair by pair, hands each value to its key's row in the
 // table (keys.h), and turns every problem into a Diagnostic. Grammar recovery lives here; value
-// rules do not (keys.cpp), nor does tokenizing (tokenizer.cpp).
+// rules do not (key_values.cpp, number_readers.cpp), nor does tokenizing (tokenizer.cpp).
 #include "config/parse.h"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 // log/format.h: the lines of the log (schema cudapool.log/1, docs/log-format.md): one event per
 // LogRecord, formatted by hand into a caller's buffer without allocating (the writer thread calls
 // it), and the header and summary lines (std::string: written once, at start and at exit). Every
-// string is JSON-escaped; bytes that are not valid UTF-8 become \u00XX. No I/O here.
+// string is JSON-escaped; bytes that are not valid UTF-8 become \u00XX (json_text.h). The event
+// line is written by format_event.cpp, the header and summary by format_lines.cpp. No I/O here.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "log/json_text.h"  // json_string() and the other JSON helpers, declared there
 #include "log/record.h"
 #include "pool/stats.h"
 
@@ -83,14 +85,5 @@ struct Summary {
 // One line each, '\n' included.
 std::string format_header(const HeaderInfo& header);
 std::string format_summary(const Summary& summary);
-
-// JSON string helpers, for option values and the tests.
-void append_json_string(std::string& out, std::string_view text);
-std::string json_string(std::string_view text);
-// A setting's value as config::describe() renders it, as the JSON of the header's options:
-// numbers and True/False as such, everything else ("unlimited", "off", lists) a string.
-std::string setting_json(const std::string& value);
-// unix_ns as "2024-05-01T12:34:56.123456Z".
-std::string iso8601_utc(std::uint64_t unix_ns);
 
 }  // namespace cudapool::log

@@ -5,9 +5,9 @@ causes, and the statistics of torch.cuda.memory_stats() that the summary line ca
 (pool/stats.cpp, for_each_stat).
 
 tests/cli/vocabulary_check.sh compares these lists with the C++ source that writes the log
-(log/record.cpp action_name, log/format.cpp, pool/stats.cpp, pool/oom.cpp), so the two cannot
-drift. Code that names an action or a statistic takes it through actions() or stat(), which fail
-at import on a name not listed here.
+(log/record.cpp action_name, log/format_event.cpp, log/format_lines.cpp, pool/stats.cpp,
+pool/oom.cpp), so the two cannot drift. Code that names an action or a statistic takes it
+through actions() or stat(), which fail at import on a name not listed here.
 
 Not here: parsing (reader.py), what the names mean (the docs), any judgement of a log.
 """
@@ -59,7 +59,7 @@ def actions(*names):
 LAYOUT_ACTIONS = actions("alloc", "free_requested", "free_completed", "segment_alloc",
                          "segment_free", "segment_map", "segment_unmap", "context_dropped")
 
-# ---- the header (line 1): log/format.cpp format_header() ---------------------------------------
+# ---- the header (line 1): log/format_lines.cpp format_header() ---------------------------------
 HEADER_FIELDS = (
     ("schema", STR), ("version", STR), ("pid", UINT), ("host", STR), ("executable", STR),
     ("argv", STR_LIST), ("start_time", STR), ("start_unix_ns", UINT), ("conf", STR),
@@ -73,7 +73,7 @@ HEADER_DEVICE_FIELDS = (("id", INT), ("name", STR), ("total_memory", UINT))
 HEADER_RANK_FIELDS = (("rank", UINT), ("environment", OBJECT), ("env", OBJECT))
 RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
 
-# ---- events: log/format.cpp format_event_unchecked() -------------------------------------------
+# ---- events: log/format_event.cpp format_event_unchecked() -------------------------------------
 EVENT_FIELDS = (            # in every event
     ("seq", UINT), ("t_ns", UINT), ("tid", UINT), ("dev", INT), ("action", STR), ("ptr", HEX),
     ("size", UINT))
@@ -85,7 +85,7 @@ OPTIONAL_FIELDS = (         # when not zero, or for some actions only (docs/log-
     ("backtrace", HEX_LIST)) + tuple((name, UINT) for name in OOM_FIGURES) + (("cause", STR),)
 OOM_CAUSES = ("fragmentation", "cap", "shortage")   # pool/oom.cpp oom_cause_name()
 
-# ---- the summary line: log/format.cpp format_summary() -----------------------------------------
+# ---- the summary line: log/format_lines.cpp format_summary() -----------------------------------
 SUMMARY_FIELDS = (
     ("schema", STR), ("action", STR), ("seq", UINT), ("t_ns", UINT), ("events", UINT),
     ("devices", OBJECT), ("leaks", LIST), ("log_errors", OBJECT))

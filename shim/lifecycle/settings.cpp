@@ -20,6 +20,8 @@ constinit NeverDestroyed<Reporting> g_reporting;
 namespace {
 
 constinit config::Options g_options;
+// Never destroyed and constant-initialized, like g_reporting: read at exit for the log header.
+constinit NeverDestroyed<ConfRecord> g_conf_record;
 
 bool truthy(const char* value) {
   return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0 &&
@@ -53,6 +55,10 @@ void read_reporting() {
 
 }  // namespace
 
+const ConfRecord& conf_record() {
+  return g_conf_record.get();
+}
+
 const config::Options& options() {
   return g_options;
 }
@@ -65,6 +71,10 @@ ConfErrors read_settings() {
   const config::ConfSource source =
       config::select_conf([](const char* name) { return std::getenv(name); });
   const config::ParseResult parsed = config::parse_conf(source.conf);
+  ConfRecord& record = g_conf_record.get();
+  record.conf = source.conf;
+  record.variable = source.variable;
+  record.settings = config::describe(parsed);
   for (const auto& d : parsed.diagnostics) say_text(Level::kWarn, d.message());
   g_options = parsed.options;
   read_reporting();
@@ -72,7 +82,7 @@ ConfErrors read_settings() {
     say(Level::kInfo, "settings from %s: %s",
         source.variable.empty() ? "the defaults" : source.variable.c_str(),
         source.conf.empty() ? "(none)" : source.conf.c_str());
-    for (const config::EffectiveSetting& s : config::describe(parsed)) {
+    for (const config::EffectiveSetting& s : record.settings) {
       say(Level::kInfo, "  %s = %s", s.name.c_str(), s.value.c_str());
     }
   }

@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "config/describe.h"
 #include "config/options.h"
 #include "shim/support/never_destroyed.h"
 
@@ -42,6 +44,16 @@ extern NeverDestroyed<Reporting> g_reporting;
 inline const Reporting& reporting() {
   return detail::g_reporting.get();
 }
+
+// The conf string as read at initialization, kept for the log's header (never read or parsed
+// again): the string, the variable it came from ("": none), and every setting in force.
+struct ConfRecord {
+  std::string conf;
+  std::string variable;
+  std::vector<config::EffectiveSetting> settings;
+};
+// Valid once mode() returned kPooling; empty before.
+const ConfRecord& conf_record();
 
 // Whether CUDAPOOL_DISABLE is set to anything but "", "0", "false" or "False".
 bool disabled_by_environment();

@@ -16,8 +16,6 @@
 #include <vector>
 
 #include "config/describe.h"
-#include "config/environment.h"
-#include "config/parse.h"
 #include "log/format.h"
 #include "log/logger.h"
 #include "shim/interpose/real_driver.h"
@@ -58,11 +56,10 @@ log::HeaderInfo header_info() {
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  const config::ConfSource source =
-      config::select_conf([](const char* name) { return std::getenv(name); });
-  h.conf = source.conf;
-  h.conf_source = source.variable;
-  for (const config::EffectiveSetting& s : config::describe(config::parse_conf(source.conf))) {
+  const ConfRecord& conf = conf_record();  // as read at initialization: not read again
+  h.conf = conf.conf;
+  h.conf_source = conf.variable;
+  for (const config::EffectiveSetting& s : conf.settings) {
     h.options.emplace_back(s.name, log::setting_json(s.value));
   }
   // The devices, when the driver can name them (it is initialized by the first allocation).

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/cli/vocabulary_check.sh: scripts/cudapool_analysis/vocabulary.py against the C++ source that
 # writes the log, so that the two cannot drift: the actions of log/record.cpp action_name() (the
-# same names, in the same order), the field names of log/format.cpp's event, header and summary
-# formatters (the summary's leaks and modules entries included), the statistics of pool/stats.cpp
-# for_each_stat(), the oom causes of pool/oom.cpp, and the action and event-field tables of
-# docs/log-format.md. Also imports every module of the package (each checks at import the names
+# same names, in the same order), the field names of the event formatter (log/format_event.cpp)
+# and of the header and summary formatters (log/format_lines.cpp; the summary's leaks and modules
+# entries included), the statistics of pool/stats.cpp for_each_stat(), the oom causes of
+# pool/oom.cpp, and the action and event-field tables of docs/log-format.md. Also imports every module of the package (each checks at import the names
 # it uses against the vocabulary). CPU only, Python 3.
 set -euo pipefail
 src="${CUDAPOOL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
@@ -61,17 +61,19 @@ if not cases:
 same("actions (log/record.cpp action_name)", cases, list(v.ACTIONS))
 
 # 2. field names the formatters write: \"name\": in each function
-fmt = read("log/format.cpp")
+event_src = read("log/format_event.cpp")
+lines_src = read("log/format_lines.cpp")
 field = re.compile(r'\\"([a-z_]+)\\":')
-event = field.findall(body(fmt, "std::size_t format_event_unchecked(", "log/format.cpp"))
-same("event fields (log/format.cpp format_event_unchecked)", sorted(set(event)),
+event = field.findall(body(event_src, "std::size_t format_event_unchecked(",
+                           "log/format_event.cpp"))
+same("event fields (log/format_event.cpp format_event_unchecked)", sorted(set(event)),
      sorted(names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)))
-header = field.findall(body(fmt, "std::string format_header(", "log/format.cpp"))
-same("header fields (log/format.cpp format_header)", sorted(set(header)),
+header = field.findall(body(lines_src, "std::string format_header(", "log/format_lines.cpp"))
+same("header fields (log/format_lines.cpp format_header)", sorted(set(header)),
      sorted(names_of(v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_DEVICE_FIELDS)))
-summary = field.findall(body(fmt, "std::string format_summary(", "log/format.cpp"))
-summary += re.findall(r'"action\\":\\"(summary)\\"', fmt)   # the action, written as a value
-same("summary fields (log/format.cpp format_summary)", sorted(set(summary)), sorted(set(
+summary = field.findall(body(lines_src, "std::string format_summary(", "log/format_lines.cpp"))
+summary += re.findall(r'"action\\":\\"(summary)\\"', lines_src)   # the action, written as a value
+same("summary fields (log/format_lines.cpp format_summary)", sorted(set(summary)), sorted(set(
     names_of(v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS + v.SUMMARY_DEVICE_FIELDS
              + v.LEAK_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)
     + [v.SUMMARY_ACTION])))
