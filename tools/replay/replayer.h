@@ -14,8 +14,8 @@
 #include "config/options.h"
 #include "config/parse.h"
 #include "pool/device_pool.h"
+#include "pool/ptr_map.h"
 #include "pool/simulated_backend.h"
-#include "tools/replay/id_map.h"
 #include "tools/replay/log_event.h"
 #include "tools/replay/log_writer.h"
 #include "tools/replay/recorded_log.h"
@@ -99,6 +99,8 @@ class Replayer {
   struct Device {
     std::unique_ptr<pool::SimulatedBackend> backend;
     std::unique_ptr<pool::DevicePool> pool;
+    // Log pointer -> a nonzero number; a log pointer is any 64-bit value but ~0 (reserved).
+    using IdMap = pool::ProbeMap<std::uint64_t, pool::AnyKeys>;
     IdMap live;    // log pointer -> pool pointer
     IdMap failed;  // log pointers whose alloc failed -> 1
     // A free_requested whose free_completed may follow as the device's next pool event (then
@@ -106,7 +108,7 @@ class Replayer {
     std::uint64_t held_log_ptr = 0;
     std::uint64_t held_pool_ptr = 0;
     LogEvent held_source;  // the held free's event (its time and thread, for --write-log)
-    IdMap fenced;  // log pointer of a block behind a fence -> the simulated fence
+    IdMap fenced;          // log pointer of a block behind a fence -> the simulated fence
   };
 
   // Pools are keyed by device and context number: device << 8 | context.
