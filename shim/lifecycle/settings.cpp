@@ -10,6 +10,7 @@
 #include "config/parse.h"
 #include "shim/recording/clock.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/environment.h"
 
 namespace cudapool::shim {
 
@@ -23,34 +24,26 @@ constinit config::Options g_options;
 // Never destroyed and constant-initialized, like g_reporting: read at exit for the log header.
 constinit NeverDestroyed<ConfRecord> g_conf_record;
 
-bool truthy(const char* value) {
-  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0 &&
-         std::strcmp(value, "false") != 0 && std::strcmp(value, "False") != 0;
-}
-
-// A whole number from lo to hi in the variable name, else fallback: unset or empty silently,
-// anything else with one warning ("accepted: a number of UNIT from lo to hi; keeping KEPT").
-long long env_count(const char* name, long long lo, long long hi, const char* unit,
-                    const char* kept, long long fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || v[0] == '\0') return fallback;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (end != v && *end == '\0' && n >= lo && n <= hi) return n;
-  warn("%s=%s: accepted: a number of %s from %lld to %lld; keeping %s", name, v, unit, lo, hi,
-       kept);
-  return fallback;
+// A count variable, its malformed value warned about once (and its default kept).
+long long count(Env e, long long fallback) {
+  bool bad = false;
+  const long long n = env_count(e, fallback, &bad);
+  if (bad) {
+    char text[512];
+    count_warning(e, text, sizeof text);
+    warn("%s", text);
+  }
+  return n;
 }
 
 void read_reporting() {
   Reporting& r = detail::g_reporting.get();
   r.start_ns = monotonic_ns();
-  if (const char* v = std::getenv("CUDAPOOL_LOG"); v != nullptr) r.log_template = v;
-  if (const char* v = std::getenv("CUDAPOOL_SUMMARY"); v != nullptr) r.summary_target = v;
-  r.backtrace_frames = static_cast<int>(env_count("CUDAPOOL_BACKTRACE", 0, 16, "frames", "0", 0));
-  r.trace_lookups = truthy(std::getenv("CUDAPOOL_TRACE_LOOKUPS"));
-  r.log_buffer = static_cast<std::size_t>(
-      env_count("CUDAPOOL_LOG_BUFFER", 256, 1ll << 24, "events", "the default", 0));
+  r.log_template = env_text(Env::kLog);
+  r.summary_target = env_text(Env::kSummary);
+  r.backtrace_frames = static_cast<int>(count(Env::kBacktrace, 0));
+  r.trace_lookups = env_flag(Env::kTraceLookups);
+  r.log_buffer = static_cast<std::size_t>(count(Env::kLogBuffer, 0));
 }
 
 }  // namespace
@@ -64,7 +57,7 @@ const config::Options& options() {
 }
 
 bool disabled_by_environment() {
-  return truthy(std::getenv("CUDAPOOL_DISABLE"));
+  return env_flag(Env::kDisable);
 }
 
 ConfErrors read_settings() {

@@ -1,6 +1,8 @@
 // shim/support/diagnostics.cpp: see diagnostics.h.
 #include "shim/support/diagnostics.h"
 
+#include "shim/support/environment.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +29,7 @@ struct Choice {
 
 Choice read_level() {
   Choice c;
-  const char* v = std::getenv("CUDAPOOL_LOG_LEVEL");
+  const char* v = env_raw(Env::kLogLevel);
   if (v == nullptr || *v == '\0') return c;
   for (int i = 0; i <= static_cast<int>(Level::kOff); ++i) {
     if (std::strcmp(v, kLevelNames[i]) == 0) {

@@ -1,0 +1,58 @@
+// shim/support/environment.h: the shim's environment variables, written once as a table (name,
+// grammar, range, what it does), and their readers: every CUDAPOOL_* variable the shim reads is
+// read through here (tests/cli/shim_environment.sh checks that, and that docs/shim.md names each
+// one). The conf string's variables (CUDAPOOL_CONF, PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF)
+// are config/'s (config/environment.h). Not here: what the settings do (settings.h, startup.h).
+#pragma once
+
+namespace cudapool::shim {
+
+enum class EnvKind {
+  kText,   // any string; unset and empty are "not given"
+  kFlag,   // on unless unset, "", "0", "false" or "False"
+  kCount,  // a whole number from lo to hi; anything else: one warning, the default kept
+  kLevel,  // a diagnostics level (support/diagnostics.h reads it)
+};
+
+struct EnvVar {
+  const char* name;
+  EnvKind kind;
+  long long lo, hi;   // kCount: the accepted range
+  const char* unit;   // kCount: what is counted, for the warning
+  const char* kept;   // kCount: the default, as the warning names it
+  const char* about;  // one line: what it does
+};
+
+enum class Env { kDisable, kLog, kLogBuffer, kSummary, kBacktrace, kTraceLookups, kLogLevel };
+
+inline constexpr EnvVar kEnvironment[] = {
+    {"CUDAPOOL_DISABLE", EnvKind::kFlag, 0, 0, "", "", "pure pass-through: the shim pools nothing"},
+    {"CUDAPOOL_LOG", EnvKind::kText, 0, 0, "", "", "the allocation log's path template (%p %r %h)"},
+    {"CUDAPOOL_LOG_BUFFER", EnvKind::kCount, 256, 1ll << 24, "events", "the default",
+     "the log ring's size in events"},
+    {"CUDAPOOL_SUMMARY", EnvKind::kText, 0, 0, "", "", "stderr, stdout or a path: the exit report"},
+    {"CUDAPOOL_BACKTRACE", EnvKind::kCount, 0, 16, "frames", "0",
+     "return addresses recorded per allocation"},
+    {"CUDAPOOL_TRACE_LOOKUPS", EnvKind::kFlag, 0, 0, "", "",
+     "each driver-function lookup on stderr (also CUDAPOOL_LOG_LEVEL=debug)"},
+    {"CUDAPOOL_LOG_LEVEL", EnvKind::kLevel, 0, 0, "", "",
+     "the shim's messages: off, error, warn, info, debug, trace"},
+};
+
+constexpr const EnvVar& env_var(Env e) {
+  return kEnvironment[static_cast<int>(e)];
+}
+
+// The raw value (nullptr: unset). The one place the shim calls getenv for its own variables.
+const char* env_raw(Env e);
+// kText: the value, or "" when unset.
+const char* env_text(Env e);
+// kFlag.
+bool env_flag(Env e);
+// kCount: the number, or fallback when unset or empty; a value outside the grammar also gives
+// fallback and sets *bad (the caller warns: count_warning's text).
+long long env_count(Env e, long long fallback, bool* bad);
+// "NAME=VALUE: accepted: a number of UNIT from LO to HI; keeping KEPT", into buf.
+void count_warning(Env e, char* buf, unsigned long size);
+
+}  // namespace cudapool::shim
