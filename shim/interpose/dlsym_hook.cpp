@@ -6,8 +6,6 @@
 // catches references to both dlsym@GLIBC_2.34 and dlsym@GLIBC_2.2.5.
 #include <dlfcn.h>
 
-#include <initializer_list>
-
 #include "shim/interpose/real_driver.h"
 
 extern "C" {
@@ -24,14 +22,8 @@ __attribute__((visibility("hidden"), used)) void* cudapool_dlsym_slow(void* hand
 
 namespace {
 
-__attribute__((constructor(101))) void find_real_dlsym() {
-  // dlvsym is not hooked. Resolving it touches no CUDA.
-  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
-    if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) {
-      cudapool_real_dlsym_ptr = p;
-      return;
-    }
-  }
+__attribute__((constructor(101))) void set_real_dlsym() {
+  cudapool_real_dlsym_ptr = cudapool::shim::find_real_dlsym();
 }
 
 }  // namespace

@@ -15,18 +15,19 @@ using dlsym_fn = void* (*)(void*, const char*);
 
 std::mutex g_load_mutex;
 
-dlsym_fn find_real_dlsym() {
-  // glibc 2.34+ has dlsym@@GLIBC_2.34 and the older dlsym@GLIBC_2.2.5; dlvsym is not hooked.
+}  // namespace
+
+void* find_real_dlsym() {
+  // glibc 2.34+ has dlsym@@GLIBC_2.34 and the older dlsym@GLIBC_2.2.5; dlvsym is not hooked and
+  // resolving it touches no CUDA.
   for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
-    if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) return reinterpret_cast<dlsym_fn>(p);
+    if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) return p;
   }
   return nullptr;
 }
 
-}  // namespace
-
 void* real_dlsym(void* handle, const char* name) {
-  static const dlsym_fn fn = find_real_dlsym();
+  static const dlsym_fn fn = reinterpret_cast<dlsym_fn>(find_real_dlsym());
   return fn != nullptr ? fn(handle, name) : nullptr;
 }
 

@@ -100,6 +100,9 @@ inline bool load_real_driver() {
 }
 
 // The dlsym of the C library, bypassing the shim's own hook.
+// glibc's own dlsym (dlsym@GLIBC_2.34, else @GLIBC_2.2.5, through dlvsym, which is not hooked), or
+// nullptr: the one lookup of it, for real_dlsym and for the exported dlsym's fast path.
+void* find_real_dlsym();
 void* real_dlsym(void* handle, const char* name);
 
 }  // namespace cudapool::shim
