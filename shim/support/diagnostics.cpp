@@ -41,21 +41,33 @@ Choice read_level() {
   return c;
 }
 
+// Made at the first message actually shown, not before: a process whose shim says nothing never
+// builds it. The level is applied by shown(), so the logger itself passes everything.
 spdlog::logger& logger() {
   // Never destroyed: messages may come from other libraries' destructors at exit.
   static spdlog::logger* const instance = [] {
     auto* l = new spdlog::logger("cudapool", std::make_shared<spdlog::sinks::stderr_sink_mt>());
     l->set_pattern("cudapool: %v");
-    const Choice c = read_level();
-    l->set_level(static_cast<spdlog::level::level_enum>(static_cast<int>(c.level)));
+    l->set_level(spdlog::level::trace);
     l->flush_on(spdlog::level::trace);
-    if (c.bad != nullptr) {
-      l->warn("CUDAPOOL_LOG_LEVEL={}: accepted: off, error, warn, info, debug, trace; keeping warn",
-              c.bad);
-    }
     return l;
   }();
   return *instance;
+}
+
+// CUDAPOOL_LOG_LEVEL, read at the first question; an unknown value is named then, once.
+Level chosen_level() {
+  static const Level level = [] {
+    const Choice c = read_level();
+    if (c.bad != nullptr) {
+      logger().warn(
+          "CUDAPOOL_LOG_LEVEL={}: accepted: off, error, warn, info, debug, trace; "
+          "keeping warn",
+          c.bad);
+    }
+    return c.level;
+  }();
+  return level;
 }
 
 void emit(Level level, std::string_view text) {
@@ -83,8 +95,7 @@ void vsay(Level level, const char* format, va_list args) {
 }  // namespace
 
 bool shown(Level level) {
-  return level != Level::kOff &&
-         logger().should_log(static_cast<spdlog::level::level_enum>(static_cast<int>(level)));
+  return level != Level::kOff && static_cast<int>(level) >= static_cast<int>(chosen_level());
 }
 
 void say(Level level, const char* format, ...) {
