@@ -115,10 +115,11 @@ void check_before_init(const Driver& d, Mode mode);
 // Shared main tail: parses argv, runs cuInit + primary context, then the scenario.
 int program_main(const Driver& d, int argc, char** argv, const char* program);
 
+// What FC_CHECK and FC_EXPECT_RC call (scenario_helpers.cpp).
 [[noreturn]] void fail(const char* file, int line, const std::string& what);
 std::string result_name(const Driver& d, CUresult rc);
 
-// --- helpers for the scenarios (scenarios.cpp) ---------------------------------------------------
+// --- helpers for the scenarios (scenario_helpers.cpp) --------------------------------------------
 
 inline constexpr size_t kKiB = size_t{1} << 10;
 inline constexpr size_t kMiB = size_t{1} << 20;
@@ -137,7 +138,46 @@ CUcontext current(const Driver& d);
 // cuMemCreate's properties for pinned memory on device 0.
 CUmemAllocationProp device0_pinned();
 
-// --- scenarios in their own files ----------------------------------------------------------------
+// --- scenarios in their own files (run_scenario in scenarios.cpp dispatches to them) -------------
+
+// scenario_basics.cpp. cache_hit/disable: 1000 alloc/free pairs of 1 MiB, `pooled`: served by the
+// pool from one driver allocation (else each pair reaches the driver).
+int alloc_free_loop(const Driver& d, bool pooled);
+// Bad sizes, no current context, bad frees, out of memory (FAKECUDA_DEVICE_MEMORY <= 256 MiB).
+int errors(const Driver& d, Mode mode);
+// cuMemGetInfo around an allocation; `fraction`: run with per_process_memory_fraction:0.5.
+int meminfo(const Driver& d, Mode mode, bool fraction);
+// cuMemGetAddressRange and pointer attributes of live, freed and unknown pointers.
+int address_range(const Driver& d, Mode mode);
+
+// scenario_threads.cpp. Threads allocating and freeing at once: data kept, blocks disjoint.
+int threads(const Driver& d, Mode mode);
+// A pool per device: blocks stay on their device (FAKECUDA_DEVICES >= 2).
+int two_devices(const Driver& d, Mode mode);
+// A forked child reaches the driver for every call; the parent's pool goes on.
+int fork_scenario(const Driver& d, Mode mode);
+
+// scenario_streams.cpp. streams_fence against the fake alone: held streams, events, sync counts.
+int streams_fake(const Driver& d);
+// streams_fence under the shim with reuse_fence:<fence> ("auto", "none" or "sync").
+int streams_shim(const Driver& d, const std::string& fence);
+// Allocations the shim does not pool (managed, pitched, stream-ordered, host, VMM) reach the
+// driver.
+int passthrough(const Driver& d);
+
+// scenario_contexts.cpp. A primary context reset no hook sees: the answers are the driver's.
+int hidden_reset(const Driver& d);
+// A reset leaves nothing the shim cached allocated; `vmm`: run with expandable segments.
+int reset_releases(const Driver& d, Mode mode, bool vmm);
+// More contexts over the process's life than the shim has pool slots.
+int many_contexts(const Driver& d, Mode mode);
+// Threads making and destroying contexts while another walks the pools.
+int contexts_threads(const Driver& d);
+// cuIpcGetMemHandle of pooled blocks; `expandable`: run with expandable_segments:True.
+int ipc(const Driver& d, Mode mode, bool expandable);
+
+// scenario_fake_api.cpp: the fake's own contract, without the shim.
+int fake_api(const Driver& d);
 
 // scenario_thread_cache.cpp: the shim's per-thread caches of freed blocks. `conf` must appear in
 // CUDAPOOL_CONF (a guard against a mis-registered test); `cached` says whether the caches are
