@@ -18,8 +18,8 @@
 // left to the exit, so that an allocation log's summary sums three pools of device 0.
 //
 // Output: RESULT lines (driver result codes and answers that must read the same with and without
-// the shim: run.sh same_results), INFO lines, and "contexts: N failed checks". Exit 0 when every
-// check passed.
+// the shim: same_results in lib/common.sh), INFO lines, and "contexts: N failed checks". Exit 0 when
+// every check passed.
 #include <cuda.h>
 
 #include <chrono>

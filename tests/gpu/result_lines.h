@@ -2,7 +2,7 @@
 // between a run without the shim and runs under it (errors.cu, odd_uses.cu): `RESULT key value`,
 // `RESULT-SOFT key value`, `INFO key value` lines and EXPECT, which prints `CHECK-FAIL` and counts
 // the failure in g_fail. Error names for both APIs. Header-only; include from one .cu file per
-// program, after common.h. Not the comparison itself (run.sh, same_results).
+// program, after common.h. Not the comparison itself (same_results, tests/gpu/lib/common.sh).
 #pragma once
 
 #include <cuda.h>
