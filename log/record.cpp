@@ -1,93 +1,46 @@
-// log/record.cpp: the action names of record.h, as the log writes them (PyTorch's memory-snapshot
-// names for the pool's actions, snake_case for the shim's own). Nothing else.
+// log/record.cpp: the action names of record.h, as the log writes them (pool/actions.def and
+// log/shim_actions.def), and a pool event as a record. Nothing else.
 #include "log/record.h"
 
 namespace cudapool::log {
 
 const char* action_name(LogAction action) {
   switch (action) {
-    case LogAction::kAlloc:
-      return "alloc";
-    case LogAction::kFreeRequested:
-      return "free_requested";
-    case LogAction::kFreeCompleted:
-      return "free_completed";
-    case LogAction::kSegmentAlloc:
-      return "segment_alloc";
-    case LogAction::kSegmentFree:
-      return "segment_free";
-    case LogAction::kSegmentMap:
-      return "segment_map";
-    case LogAction::kSegmentUnmap:
-      return "segment_unmap";
-    case LogAction::kOom:
-      return "oom";
-    case LogAction::kEmptyCache:
-      return "empty_cache";
-    case LogAction::kAllocAsync:
-      return "alloc_async";
-    case LogAction::kFreeAsync:
-      return "free_async";
-    case LogAction::kAllocManaged:
-      return "alloc_managed";
-    case LogAction::kVmmCreate:
-      return "vmm_create";
-    case LogAction::kVmmRelease:
-      return "vmm_release";
-    case LogAction::kVmmMap:
-      return "vmm_map";
-    case LogAction::kVmmUnmap:
-      return "vmm_unmap";
-    case LogAction::kAllocHost:
-      return "alloc_host";
-    case LogAction::kFreeHost:
-      return "free_host";
-    case LogAction::kAllocPitch:
-      return "alloc_pitch";
-    case LogAction::kFreeUnowned:
-      return "free_unowned";
-    case LogAction::kBadFree:
-      return "bad_free";
-    case LogAction::kIpcRefused:
-      return "ipc_refused";
-    case LogAction::kContextDropped:
-      return "context_dropped";
-    case LogAction::kStreamCreated:
-      return "stream_created";
-    case LogAction::kStreamFirstWork:
-      return "stream_first_work";
-    case LogAction::kSegmentRefused:
-      return "segment_refused";
+#define CUDAPOOL_POOL_ACTION(id, name, meaning) \
+  case LogAction::id:                           \
+    return name;
+#define CUDAPOOL_SHIM_ACTION CUDAPOOL_POOL_ACTION
+#include "log/shim_actions.def"
+#include "pool/actions.def"
+#undef CUDAPOOL_SHIM_ACTION
+#undef CUDAPOOL_POOL_ACTION
+    case LogAction::kCount:
+      break;
   }
   return "unknown";
 }
 
+bool action_from_name(std::string_view name, LogAction* action) {
+  for (int a = 0; a <= static_cast<int>(kLastLogAction); ++a) {
+    if (name == action_name(static_cast<LogAction>(a))) {
+      *action = static_cast<LogAction>(a);
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
+// The pool's actions are the first of LogAction, value for value.
+#define CUDAPOOL_POOL_ACTION(id, name, meaning)                                        \
+  static_assert(static_cast<int>(pool::Action::id) == static_cast<int>(LogAction::id), \
+                "pool/actions.def order");
+#include "pool/actions.def"
+#undef CUDAPOOL_POOL_ACTION
+
 LogAction to_log_action(pool::Action action) {
-  switch (action) {
-    case pool::Action::kAlloc:
-      return LogAction::kAlloc;
-    case pool::Action::kFreeRequested:
-      return LogAction::kFreeRequested;
-    case pool::Action::kFreeCompleted:
-      return LogAction::kFreeCompleted;
-    case pool::Action::kSegmentAlloc:
-      return LogAction::kSegmentAlloc;
-    case pool::Action::kSegmentFree:
-      return LogAction::kSegmentFree;
-    case pool::Action::kSegmentMap:
-      return LogAction::kSegmentMap;
-    case pool::Action::kSegmentUnmap:
-      return LogAction::kSegmentUnmap;
-    case pool::Action::kOom:
-      return LogAction::kOom;
-    case pool::Action::kEmptyCache:
-      return LogAction::kEmptyCache;
-    case pool::Action::kSegmentRefused:
-      return LogAction::kSegmentRefused;
-  }
-  return LogAction::kAlloc;
+  return static_cast<LogAction>(static_cast<int>(action));
 }
 
 }  // namespace

@@ -5,45 +5,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "pool/events.h"
 
 namespace cudapool::log {
 
-// Actions: the pool's (PyTorch's memory-snapshot names) and the shim's own.
+// Actions: the pool's (pool/actions.def, with the same values as pool::Action) and then the
+// shim's own (log/shim_actions.def).
 enum class LogAction : std::uint8_t {
-  kAlloc,
-  kFreeRequested,
-  kFreeCompleted,
-  kSegmentAlloc,
-  kSegmentFree,
-  kSegmentMap,
-  kSegmentUnmap,
-  kOom,
-  kEmptyCache,
-  // Pass-through allocation APIs, logged but not pooled.
-  kAllocAsync,    // cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz)
-  kFreeAsync,     // cuMemFreeAsync(_ptsz) of a pointer the pool does not own
-  kAllocManaged,  // cuMemAllocManaged
-  kAllocPitch,    // cuMemAllocPitch_v2 (size = pitch * height)
-  kVmmCreate,     // cuMemCreate (ptr = the allocation handle)
-  kVmmRelease,    // cuMemRelease (ptr = the handle)
-  kVmmMap,        // cuMemMap (ptr = the address, size = bytes mapped)
-  kVmmUnmap,      // cuMemUnmap
-  kAllocHost,     // cuMemAllocHost_v2, cuMemHostAlloc (page-locked host memory)
-  kFreeHost,      // cuMemFreeHost
-  kFreeUnowned,   // cuMemFree_v2 of a pointer the pool does not own (forwarded to the driver)
-  // Errors answered by the shim.
-  kBadFree,         // a double or interior free inside a pooled segment
-  kIpcRefused,      // cuIpcGetMemHandle refused for a block inside a segment
-  kContextDropped,  // a context's pool dropped (destroy, reset, last release)
-  // Diagnostics of the reuse fences: which streams besides the legacy one exist and get work.
-  kStreamCreated,    // a stream made through a hook (size = its flags; entry, caller)
-  kStreamFirstWork,  // the first work queued on a stream other than the legacy one (entry, caller)
-  // The pool's: the device refused a segment or pages (after which the pool freed and retried).
-  kSegmentRefused,
+#define CUDAPOOL_POOL_ACTION(id, name, meaning) id,
+#include "pool/actions.def"
+#undef CUDAPOOL_POOL_ACTION
+#define CUDAPOOL_SHIM_ACTION(id, name, meaning) id,
+#include "log/shim_actions.def"
+#undef CUDAPOOL_SHIM_ACTION
+  kCount
 };
-inline constexpr LogAction kLastLogAction = LogAction::kSegmentRefused;
+inline constexpr LogAction kLastLogAction =
+    static_cast<LogAction>(static_cast<int>(LogAction::kCount) - 1);
 
 inline constexpr std::size_t kMaxBacktrace = 16;
 
@@ -87,6 +67,8 @@ struct LogRecord {
 static_assert(sizeof(OomFigures) <= sizeof(std::uint64_t) * kMaxBacktrace);
 
 const char* action_name(LogAction action);
+// The action of a log name; false for a name that is no action.
+bool action_from_name(std::string_view name, LogAction* action);
 
 // A pool event as a record (device, action, ptr, size, block_size, segment, stream, cache_hit);
 // seq, time and thread are left for the caller or the logger to fill.

@@ -11,19 +11,17 @@
 
 namespace cudapool::pool {
 
+// The actions of pool/actions.def, in its order.
 enum class Action : std::uint8_t {
-  kAlloc,           // a block was handed to the program
-  kFreeRequested,   // the program freed a block
-  kFreeCompleted,   // the block went back to the cache (after its reuse fence, if any)
-  kSegmentAlloc,    // a new segment was taken from the device
-  kSegmentFree,     // a segment was given back to the device
-  kSegmentMap,      // pages of an expandable segment were backed
-  kSegmentUnmap,    // pages of an expandable segment were given back
-  kOom,             // a request failed: out of memory
-  kEmptyCache,      // every idle segment was given back on request
-  kSegmentRefused,  // the device refused a segment (or pages) with out-of-memory; the pool then
-                    // frees cached memory and retries (a replay refuses it at the same point)
+#define CUDAPOOL_POOL_ACTION(id, name, meaning) id,
+#include "pool/actions.def"
+#undef CUDAPOOL_POOL_ACTION
 };
+inline constexpr std::size_t kPoolActions = 0
+#define CUDAPOOL_POOL_ACTION(id, name, meaning) +1
+#include "pool/actions.def"
+#undef CUDAPOOL_POOL_ACTION
+    ;
 
 std::string_view action_name(Action action);
 

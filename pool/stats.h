@@ -1,6 +1,6 @@
 // pool/stats.h: the allocator statistics, one struct per device, with the meaning and the names of
-// PyTorch's torch.cuda.memory_stats(). Defined once here; printed as a table by summary.h and as
-// flat name/value pairs by for_each_stat().
+// PyTorch's torch.cuda.memory_stats(), listed once in pool/stats.def; printed as a table by
+// summary.h and as flat name/value pairs by for_each_stat().
 #pragma once
 
 #include <array>
@@ -35,25 +35,15 @@ enum class StatType : std::uint8_t { kAll = 0, kSmallPool = 1, kLargePool = 2 };
 inline constexpr std::size_t kStatTypes = 3;
 using StatArray = std::array<Stat, kStatTypes>;
 
+// The statistics of pool/stats.def.
 struct DeviceStats {
-  StatArray allocation;      // blocks handed to the program
-  StatArray segment;         // device allocations (cudaMalloc) held
-  StatArray active;          // blocks allocated or waiting on a reuse fence
-  StatArray inactive_split;  // free blocks inside partly used segments
-  StatArray allocated_bytes;
-  StatArray reserved_bytes;  // bytes of device memory held
-  StatArray active_bytes;
-  StatArray inactive_split_bytes;  // "non-releasable" memory
-  StatArray requested_bytes;       // bytes the program asked for (before rounding)
-
-  std::int64_t num_alloc_retries = 0;
-  std::int64_t num_ooms = 0;
-  std::int64_t num_sync_all_streams = 0;
-  std::int64_t num_device_alloc = 0;
-  std::int64_t num_device_free = 0;
-  Stat oversize_allocations;
-  Stat oversize_segments;
-  std::int64_t max_split_size = 0;  // as PyTorch reports it: -1 when unlimited
+#define CUDAPOOL_STAT_ARRAY(member, label, format, meaning) StatArray member;
+#define CUDAPOOL_STAT_SINGLE(member, label, meaning) Stat member;
+#define CUDAPOOL_STAT_COUNTER(member, combine, meaning) std::int64_t member = 0;
+#include "pool/stats.def"
+#undef CUDAPOOL_STAT_ARRAY
+#undef CUDAPOOL_STAT_SINGLE
+#undef CUDAPOOL_STAT_COUNTER
 };
 
 // Adds the statistics of another pool of the same device (a second CUDA context) into `into`:

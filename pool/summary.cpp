@@ -79,37 +79,28 @@ std::string memory_summary(const DeviceStats& stats, int device, bool abbreviate
   add_rule(out, '=');
   add_line(out, "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ");
 
-  const struct {
-    const StatArray* array;
-    const char* name;
-    Formatter format;
-  } metrics[] = {
-      {&stats.allocated_bytes, "Allocated memory", format_size},
-      {&stats.active_bytes, "Active memory", format_size},
-      {&stats.requested_bytes, "Requested memory", format_size},
-      {&stats.reserved_bytes, "GPU reserved memory", format_size},
-      {&stats.inactive_split_bytes, "Non-releasable memory", format_size},
-      {&stats.allocation, "Allocations", format_count},
-      {&stats.active, "Active allocs", format_count},
-      {&stats.segment, "GPU reserved segments", format_count},
-      {&stats.inactive_split, "Non-releasable allocs", format_count},
-  };
-  for (const auto& m : metrics) {
+  const auto array_rows = [&](const char* label, const StatArray& array, Formatter format) {
     add_rule(out, '-');
-    const Stat& all = (*m.array)[static_cast<std::size_t>(StatType::kAll)];
-    add_line(out, row(m.name, all, all, m.format));
-    if (abbreviated) continue;
+    const Stat& all = array[static_cast<std::size_t>(StatType::kAll)];
+    add_line(out, row(label, all, all, format));
+    if (abbreviated) return;
     add_line(out, row("      from large pool",
-                      (*m.array)[static_cast<std::size_t>(StatType::kLargePool)], all, m.format));
+                      array[static_cast<std::size_t>(StatType::kLargePool)], all, format));
     add_line(out, row("      from small pool",
-                      (*m.array)[static_cast<std::size_t>(StatType::kSmallPool)], all, m.format));
-  }
-  add_rule(out, '-');
-  add_line(out, row("Oversize allocations", stats.oversize_allocations, stats.oversize_allocations,
-                    format_count));
-  add_rule(out, '-');
-  add_line(out, row("Oversize GPU segments", stats.oversize_segments, stats.oversize_segments,
-                    format_count));
+                      array[static_cast<std::size_t>(StatType::kSmallPool)], all, format));
+  };
+  const auto single_row = [&](const char* label, const Stat& stat) {
+    add_rule(out, '-');
+    add_line(out, row(label, stat, stat, format_count));
+  };
+#define CUDAPOOL_STAT_ARRAY(member, label, format, meaning) \
+  array_rows(label, stats.member, format_##format);
+#define CUDAPOOL_STAT_SINGLE(member, label, meaning) single_row(label, stats.member);
+#define CUDAPOOL_STAT_COUNTER(member, combine, meaning)
+#include "pool/stats.def"
+#undef CUDAPOOL_STAT_ARRAY
+#undef CUDAPOOL_STAT_SINGLE
+#undef CUDAPOOL_STAT_COUNTER
   add_rule(out, '=');
   std::snprintf(buf, sizeof buf, " device allocs: %lld   device frees: %lld",
                 static_cast<long long>(stats.num_device_alloc),

@@ -3,9 +3,18 @@
 // the real function, or CUDA_ERROR_NOT_INITIALIZED when the process has no driver loaded.
 #pragma once
 
+#include "shim/interpose/export.h"
 #include "shim/interpose/real_driver.h"
 #include "shim/lifecycle/startup.h"
 #include "shim/support/guard.h"
+
+// The hooks of driver_functions.def, declared from it: each definition (hooks_*.cpp,
+// proc_address.cpp) must match its line.
+#define CUDAPOOL_DRIVER_CALLED(name, ret, params)
+#define CUDAPOOL_DRIVER_HOOKED(name, ret, params) CUDAPOOL_EXPORT ret name params;
+#include "shim/interpose/driver_functions.def"
+#undef CUDAPOOL_DRIVER_HOOKED
+#undef CUDAPOOL_DRIVER_CALLED
 
 namespace cudapool::shim {
 

@@ -2,7 +2,8 @@
 // last cuDevicePrimaryCtxRelease take the context's memory away with it: the shim drops that
 // context's pool without freeing its segments (the driver did), so no later call touches a dead
 // context. Expandable segments' pages outlive the context in the driver: once the call succeeded,
-// they are given back (context_registry.h, release_dropped_pool). The log records each dropped pool.
+// they are given back (context_registry.h, release_dropped_pool). The log records each dropped
+// pool.
 #include <vector>
 
 #include "shim/interpose/export.h"

@@ -42,10 +42,12 @@ bool load_real_driver_slow() {
   // Only a driver the process loaded itself: the shim never brings CUDA into a process.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return false;
-#define CUDAPOOL_LOAD_REAL(name, type) \
-  g_real.name = reinterpret_cast<std::type_identity_t<type>>(real_dlsym(handle, #name));
-  CUDAPOOL_REAL_FUNCTIONS(CUDAPOOL_LOAD_REAL)
-#undef CUDAPOOL_LOAD_REAL
+#define CUDAPOOL_DRIVER_CALLED(name, ret, params) \
+  g_real.name = reinterpret_cast<ret(*) params>(real_dlsym(handle, #name));
+#define CUDAPOOL_DRIVER_HOOKED CUDAPOOL_DRIVER_CALLED
+#include "shim/interpose/driver_functions.def"
+#undef CUDAPOOL_DRIVER_HOOKED
+#undef CUDAPOOL_DRIVER_CALLED
   if (g_real.cuMemAlloc_v2 == nullptr || g_real.cuMemFree_v2 == nullptr ||
       g_real.cuCtxGetCurrent == nullptr) {
     g_real = RealDriver{};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/config_tool.sh: cudapool-config as a user runs it: exit codes, the settings table,
-# notes on stdout, diagnostics on stderr, and which environment variable wins. Run by ctest with
+# notes on stdout, diagnostics on stderr, which environment variable wins, and that the docs
+# name every key. Run by ctest with
 # CUDAPOOL_BUILD_DIR set; prints every failed check and exits non-zero if any failed.
 set -euo pipefail
 
@@ -141,6 +142,13 @@ run 1 -- "$big"
 expect err '^cudapool: further [0-9]+ diagnostics suppressed$'
 lines="$(wc -l <"$work/err")"
 [[ "$lines" -le 65 ]] || fail "1 MB input printed $lines diagnostic lines"
+
+# Every key of the key table (as --help lists it) is named in docs/configuration.md.
+docs="${CUDAPOOL_SOURCE_DIR:-$(dirname "$0")/../..}/docs/configuration.md"
+run 0 -- --help
+for key in $(sed -n 's/^  \([a-z_0-9]*\)[: ].*/\1/p' "$work/out"); do
+  grep -q "\`$key\`" "$docs" || fail "docs/configuration.md does not name the key $key"
+done
 
 if [[ "$failures" -gt 0 ]]; then
   echo "$failures check(s) failed"

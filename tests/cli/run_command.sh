@@ -42,6 +42,13 @@ exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 for name in $exported; do
   case "$name" in dlsym | _exit | _Exit | cu*) ;; *) fail "unexpected exported symbol $name" ;; esac
 done
+# ... and each of them: the version script made from driver_functions.def and stream_work_hooks.inc
+# names exactly what is exported (a listed hook that no file defines would be missing here).
+map="$(dirname "$lib")/exports.map"
+if [ -f "$map" ]; then
+  listed=$(sed -e 's/[{}]//g' -e 's/global://' -e 's/local: \*;//' "$map" | tr ';' '\n' | tr -d ' ' | grep . | sort)
+  [ "$listed" = "$exported" ] || fail "exported symbols differ from $map: $(diff <(echo "$listed") <(echo "$exported") | head -5)"
+fi
 if readelf -d "$lib" | grep NEEDED | grep -E 'libcuda|libcudart|libstdc\+\+|libgcc_s'; then
   fail "libcudapool.so needs a library it must not"
 fi

@@ -10,7 +10,7 @@ inc = re.compile(r'^\s*#\s*include\s+"(shim/[^"]+)"', re.M)
 files = {}
 for d, _, fs in os.walk(os.path.join(root, "shim")):
     for f in fs:
-        if f.endswith((".h", ".cpp", ".inc")):
+        if f.endswith((".h", ".cpp", ".inc", ".def")):
             p = os.path.relpath(os.path.join(d, f), root)
             files[p] = inc.findall(open(os.path.join(root, p), encoding="utf-8").read())
 mod = lambda p: os.path.splitext(p)[0]

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# tests/cli/vocabulary_check.sh: scripts/cudapool_analysis/vocabulary.py against the C++ source that
-# writes the log, so that the two cannot drift: the actions of log/record.cpp action_name() (the
-# same names, in the same order), the field names of the event formatter (log/format_event.cpp)
+# tests/cli/vocabulary_check.sh [CUDAPOOL_VOCABULARY]: scripts/cudapool_analysis/vocabulary.py and
+# log_schema.json against the C++ that writes the log, so that the two cannot drift: log_schema.json
+# is the output of cudapool-vocabulary (made from pool/actions.def, log/shim_actions.def,
+# pool/stats.def; regenerated here when the program is given), the actions and statistics in the
+# .def lists are the vocabulary's, the field names of the event formatter (log/format_event.cpp)
 # and of the header and summary formatters (log/format_lines.cpp; the summary's leaks and modules
 # entries included), the statistics of pool/stats.cpp for_each_stat(), the oom causes of
 # pool/oom.cpp, and the action and event-field tables of docs/log-format.md. Also imports every module of the package (each checks at import the names
 # it uses against the vocabulary). CPU only, Python 3.
 set -euo pipefail
 src="${CUDAPOOL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/scripts" python3 - "$src" <<'PY'
-import importlib, pkgutil, re, sys
+generator="${1:-}"
+if [ -z "$generator" ] && [ -n "${CUDAPOOL_BUILD_DIR:-}" ]; then
+  generator="$CUDAPOOL_BUILD_DIR/tools/cudapool-vocabulary"
+  [ -x "$generator" ] || { echo "FAIL: $generator not built" >&2; exit 1; }
+fi
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/scripts" python3 - "$src" "$generator" <<'PY'
+import importlib, pkgutil, re, subprocess, sys
 import cudapool_analysis
 from cudapool_analysis import vocabulary as v
 
@@ -52,13 +59,20 @@ def names_of(fields):
     return [n for n, _ in fields]
 
 
-# 1. actions: case LogAction::kX: return "x"; (one line or two)
-record = read("log/record.cpp")
-cases = re.findall(r'case\s+LogAction::k\w+\s*:\s*return\s+"([^"]+)"\s*;',
-                   body(record, "const char* action_name(LogAction", "log/record.cpp"))
-if not cases:
-    failures.append("log/record.cpp: no `case LogAction::...: return \"...\";` found")
-same("actions (log/record.cpp action_name)", cases, list(v.ACTIONS))
+# 1. actions and statistics: log_schema.json is what cudapool-vocabulary makes from the .def lists
+# (pool/actions.def, log/shim_actions.def, pool/stats.def); vocabulary.py reads it.
+generator = sys.argv[2]
+if generator:
+    made = subprocess.run([generator], capture_output=True, text=True, check=True).stdout
+    if made != read("scripts/cudapool_analysis/log_schema.json"):
+        failures.append("scripts/cudapool_analysis/log_schema.json differs from what %s prints "
+                        "from the .def lists: run `ninja -C BUILD refresh-vocabulary`" % generator)
+else:
+    print("vocabulary_check: no cudapool-vocabulary given; log_schema.json not regenerated")
+def_names = lambda path, macro: re.findall(r'^%s\((\w+),\s*"([a-z_]+)"' % macro, read(path), re.M)
+same("actions (pool/actions.def, log/shim_actions.def)",
+     [n for _, n in def_names("pool/actions.def", "CUDAPOOL_POOL_ACTION")
+      + def_names("log/shim_actions.def", "CUDAPOOL_SHIM_ACTION")], list(v.ACTIONS))
 
 # 2. field names the formatters write: \"name\": in each function
 event_src = read("log/format_event.cpp")
@@ -78,15 +92,13 @@ same("summary fields (log/format_lines.cpp format_summary)", sorted(set(summary)
              + v.LEAK_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)
     + [v.SUMMARY_ACTION])))
 
-# 3. statistics: pool/stats.cpp
+# 3. statistics: the lists of pool/stats.def
+stats_def = read("pool/stats.def")
+for macro, names in (("CUDAPOOL_STAT_ARRAY", v.STAT_ARRAYS), ("CUDAPOOL_STAT_SINGLE", v.STAT_SINGLES),
+                     ("CUDAPOOL_STAT_COUNTER", v.STAT_COUNTERS)):
+    same("statistics (%s lines of pool/stats.def)" % macro,
+         sorted(re.findall(r'^%s\((\w+),' % macro, stats_def, re.M)), list(names))
 stats = read("pool/stats.cpp")
-each = body(stats, "void for_each_stat(", "pool/stats.cpp")
-same("statistic arrays (add_array)", re.findall(r'add_array\(all,\s*"([a-z_]+)"', each),
-     list(v.STAT_ARRAYS))
-same("single statistics (add_stat)", re.findall(r'add_stat\(all,\s*"([a-z_]+)"', each),
-     list(v.STAT_SINGLES))
-same("counters (emplace_back)", re.findall(r'all\.emplace_back\("([a-z_]+)"', each),
-     list(v.STAT_COUNTERS))
 types = re.search(r'kTypeNames\s*=\s*\{([^}]*)\}', stats)
 same("pools (kTypeNames)", re.findall(r'"([a-z_]+)"', types.group(1)) if types else [],
      list(v.STAT_POOLS))

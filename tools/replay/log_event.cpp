@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "log/record.h"
 #include "tools/replay/flat_json.h"
 
 namespace cudapool::replay {
@@ -108,26 +109,40 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
 
   out.kind = LineKind::kEvent;
   LogEvent& e = out.event;
-  if (action == "alloc") {
-    e.kind = EventKind::kAlloc;
-  } else if (action == "free_requested") {
-    e.kind = EventKind::kFree;
-  } else if (action == "free_completed") {
-    e.kind = EventKind::kFreeCompleted;
-  } else if (action == "segment_free" || action == "segment_map" || action == "segment_unmap") {
-    e.kind = EventKind::kPoolOther;
-  } else if (action == "oom") {
-    e.kind = EventKind::kOom;
-  } else if (action == "empty_cache") {
-    e.kind = EventKind::kEmptyCache;
-  } else if (action == "segment_alloc") {
-    e.kind = EventKind::kSegmentAlloc;
-  } else if (action == "context_dropped") {
-    e.kind = EventKind::kContextDropped;
-  } else if (action == "segment_refused") {
-    e.kind = EventKind::kSegmentRefused;
-  } else {
-    return out;  // another action (or none): skipped
+  log::LogAction logged = log::LogAction::kCount;
+  if (!log::action_from_name(action, &logged)) return out;  // no action of the log: skipped
+  switch (logged) {
+    case log::LogAction::kAlloc:
+      e.kind = EventKind::kAlloc;
+      break;
+    case log::LogAction::kFreeRequested:
+      e.kind = EventKind::kFree;
+      break;
+    case log::LogAction::kFreeCompleted:
+      e.kind = EventKind::kFreeCompleted;
+      break;
+    case log::LogAction::kSegmentFree:
+    case log::LogAction::kSegmentMap:
+    case log::LogAction::kSegmentUnmap:
+      e.kind = EventKind::kPoolOther;
+      break;
+    case log::LogAction::kOom:
+      e.kind = EventKind::kOom;
+      break;
+    case log::LogAction::kEmptyCache:
+      e.kind = EventKind::kEmptyCache;
+      break;
+    case log::LogAction::kSegmentAlloc:
+      e.kind = EventKind::kSegmentAlloc;
+      break;
+    case log::LogAction::kContextDropped:
+      e.kind = EventKind::kContextDropped;
+      break;
+    case log::LogAction::kSegmentRefused:
+      e.kind = EventKind::kSegmentRefused;
+      break;
+    default:
+      return out;  // the shim's other actions: nothing to replay
   }
   const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree ||
                          e.kind == EventKind::kFreeCompleted || e.kind == EventKind::kSegmentAlloc;
