@@ -2,6 +2,7 @@
 // user units, with where each came from. Formatting them for a terminal is the tool's job.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,10 +10,17 @@
 
 namespace cudapool::config {
 
+// What kind of value a setting holds, decided by its key's kind (keys.h ValueKind), for writers
+// of typed formats (the log header's options): a bool (True/False), a number (a count, MiB, a
+// fraction, or one power of two of roundup_power2_divisions), or text (a choice, a list, a word
+// such as "unlimited" or "off" in place of a number, "ignored").
+enum class SettingType : std::uint8_t { kBool, kNumber, kText };
+
 struct EffectiveSetting {
   std::string name;    // table name of the key
   std::string value;   // in user units: "unlimited", "128", "True", "off", "[256:1,>:4]", ...
   std::string origin;  // "default" or "conf"
+  SettingType type = SettingType::kText;
 };
 
 // One entry per key in table order; PyTorch-only keys appear only when the string gave them a

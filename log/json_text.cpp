@@ -131,20 +131,16 @@ std::string iso8601_utc(std::uint64_t unix_ns) {
   return out;
 }
 
-std::string setting_json(const std::string& value) {
-  if (value == "True") return "true";
-  if (value == "False") return "false";
-  bool number = !value.empty();
-  bool dot = false;
-  for (const char c : value) {
-    if (c == '.' && !dot) {
-      dot = true;
-    } else if (c < '0' || c > '9') {
-      number = false;
-    }
+std::string setting_json(const config::EffectiveSetting& setting) {
+  switch (setting.type) {
+    case config::SettingType::kBool:
+      return setting.value == "True" ? "true" : "false";
+    case config::SettingType::kNumber:
+      return setting.value;
+    case config::SettingType::kText:
+      break;
   }
-  if (number && value.front() != '.' && value.back() != '.') return value;
-  return json_string(value);
+  return json_string(setting.value);
 }
 
 }  // namespace cudapool::log

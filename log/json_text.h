@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/describe.h"
+
 namespace cudapool::log {
 
 inline constexpr char kHexDigits[] = "0123456789abcdef";
@@ -17,9 +19,9 @@ inline constexpr char kHexDigits[] = "0123456789abcdef";
 // JSON string helpers, for option values and the tests.
 void append_json_string(std::string& out, std::string_view text);
 std::string json_string(std::string_view text);
-// A setting's value as config::describe() renders it, as the JSON of the header's options:
-// numbers and True/False as such, everything else ("unlimited", "off", lists) a string.
-std::string setting_json(const std::string& value);
+// A setting's value as the JSON of the header's options, by its type (config/describe.h): a
+// bool as true/false, a number as written, text as a string.
+std::string setting_json(const config::EffectiveSetting& setting);
 // unix_ns as "2024-05-01T12:34:56.123456Z".
 std::string iso8601_utc(std::uint64_t unix_ns);
 

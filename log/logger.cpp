@@ -47,8 +47,14 @@ std::string error_text(int err) {
   return strerror_r(err, buf, sizeof buf);
 }
 
-// One line on stderr in one write(2).
+std::atomic<WarningSink> g_warning_sink{nullptr};
+
+// Through the sink, else one line on stderr in one write(2).
 void warn(const std::string& message) {
+  if (const WarningSink sink = g_warning_sink.load(std::memory_order_acquire)) {
+    sink(message);
+    return;
+  }
   const std::string line = "cudapool: " + message + "\n";
   ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
@@ -61,6 +67,10 @@ std::string host_name() {
 }
 
 }  // namespace
+
+void set_warning_sink(WarningSink sink) {
+  g_warning_sink.store(sink, std::memory_order_release);
+}
 
 Logger::Logger(int fd, std::string path, std::size_t ring_capacity)
     : path_(std::move(path)), fd_(fd), ring_(ring_capacity) {

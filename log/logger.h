@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "log/format.h"
@@ -25,6 +26,12 @@
 #include "pool/events.h"
 
 namespace cudapool::log {
+
+// Where the log's warnings go (a bad path, a refused file, a failed write): one message without
+// the "cudapool: " prefix. Default (nullptr): "cudapool: MESSAGE" on stderr in one write(2). The
+// shim sends them through its own diagnostics (CUDAPOOL_LOG_LEVEL); set it before start().
+using WarningSink = void (*)(std::string_view message);
+void set_warning_sink(WarningSink sink);
 
 class Logger : public pool::EventSink {
  public:

@@ -31,6 +31,18 @@ void* real_dlsym(void* handle, const char* name) {
   return fn != nullptr ? fn(handle, name) : nullptr;
 }
 
+void* real_driver_function(const char* name) {
+  // Only a driver the process loaded itself: the shim never brings CUDA into a process.
+  static std::atomic<void*> handle{nullptr};
+  void* h = handle.load(std::memory_order_acquire);
+  if (h == nullptr) {
+    h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) return nullptr;
+    handle.store(h, std::memory_order_release);  // a second dlopen of a loaded library: same handle
+  }
+  return real_dlsym(h, name);
+}
+
 namespace detail {
 
 RealDriver g_real;
@@ -39,11 +51,9 @@ std::atomic<bool> g_real_loaded{false};
 bool load_real_driver_slow() {
   std::lock_guard<std::mutex> lock(g_load_mutex);
   if (g_real_loaded.load(std::memory_order_relaxed)) return true;
-  // Only a driver the process loaded itself: the shim never brings CUDA into a process.
-  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return false;
+  if (real_driver_function("cuMemAlloc_v2") == nullptr) return false;
 #define CUDAPOOL_DRIVER_CALLED(name, ret, params) \
-  g_real.name = reinterpret_cast<ret(*) params>(real_dlsym(handle, #name));
+  g_real.name = reinterpret_cast<ret(*) params>(real_driver_function(#name));
 #define CUDAPOOL_DRIVER_HOOKED CUDAPOOL_DRIVER_CALLED
 #include "shim/interpose/driver_functions.def"
 #undef CUDAPOOL_DRIVER_HOOKED

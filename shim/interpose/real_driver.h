@@ -37,6 +37,11 @@ inline bool load_real_driver() {
   return detail::g_real_loaded.load(std::memory_order_acquire) || detail::load_real_driver_slow();
 }
 
+// A function of the libcuda.so.1 the process has loaded, by exact versioned name, or nullptr (no
+// driver loaded, no such symbol): the one way the shim looks a driver function up (the table's
+// load, the stream-work hooks).
+void* real_driver_function(const char* name);
+
 // The dlsym of the C library, bypassing the shim's own hook.
 // glibc's own dlsym (dlsym@GLIBC_2.34, else @GLIBC_2.2.5, through dlvsym, which is not hooked), or
 // nullptr: the one lookup of it, for real_dlsym and for the exported dlsym's fast path.

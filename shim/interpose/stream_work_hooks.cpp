@@ -5,8 +5,6 @@
 // cuLaunchGridAsync and other deprecated entry points are still hooked: old programs call them.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-#include <dlfcn.h>
-
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -22,17 +20,9 @@
 namespace cudapool::shim {
 namespace {
 
-void* driver_handle() {
-  static void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  return handle;
-}
-
 template <class F>
 F resolve(F& slot, const char* name) {
-  if (slot == nullptr) {
-    void* handle = driver_handle();
-    if (handle != nullptr) slot = reinterpret_cast<F>(real_dlsym(handle, name));
-  }
+  if (slot == nullptr) slot = reinterpret_cast<F>(real_driver_function(name));
   return slot;
 }
 
@@ -107,7 +97,7 @@ std::mutex g_build_mutex;
 
 bool build() {
   if (g_built.load(std::memory_order_acquire)) return true;
-  if (driver_handle() == nullptr) return false;
+  if (!load_real_driver()) return false;
   std::lock_guard<std::mutex> lock(g_build_mutex);
   if (g_built.load(std::memory_order_relaxed)) return true;
   int i = 0;

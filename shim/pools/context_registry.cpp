@@ -14,7 +14,6 @@ namespace cudapool::shim {
 namespace {
 
 std::atomic<ContextPool*> g_slots[kMaxContextPools];
-std::atomic<int> g_count{0};
 std::mutex g_create_mutex;
 
 thread_local CUcontext t_last_context = nullptr;
@@ -70,9 +69,6 @@ void drop_gone_pool(ContextPool& p) {
 ContextPool* pool_slot(int index) {
   return g_slots[index].load(std::memory_order_acquire);
 }
-int pool_count() {
-  return g_count.load(std::memory_order_acquire);
-}
 
 bool pool_alive(ContextPool& p) {
   if (p.dropped.load(std::memory_order_acquire)) return false;
@@ -91,7 +87,7 @@ namespace {
 // and destroys contexts, or resets the device, again and again never runs out; else the next
 // unused slot. -1: kMaxContextPools contexts are alive at once.
 int slot_for_new_pool() {
-  const int n = g_count.load(std::memory_order_relaxed);
+  const int n = pool_count();
   for (int i = 0; i < n; ++i) {
     if (g_slots[i].load(std::memory_order_relaxed)->dropped.load(std::memory_order_acquire)) {
       return i;
@@ -183,9 +179,7 @@ ContextPool* current_pool(CUresult* error) {
       logging();  // start the log (if any) before the pool's first event
       found = new ContextPool(ctx, id, dev, primary, number, slot);
       g_slots[slot].store(found, std::memory_order_release);
-      if (slot == g_count.load(std::memory_order_relaxed)) {
-        g_count.store(slot + 1, std::memory_order_release);
-      }
+      if (slot == pool_count()) note_pool_slot_taken(slot);
     }
   }
   t_last_context = ctx;

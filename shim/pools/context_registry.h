@@ -15,6 +15,7 @@
 #include "pool/device_pool.h"
 #include "shim/interpose/cuda_api.h"
 #include "shim/pools/cuda_backend.h"
+#include "shim/pools/pool_slots.h"
 #include "shim/pools/spin_lock.h"
 #include "shim/recording/event_log.h"
 
@@ -98,8 +99,7 @@ void note_stream_created(CUstream stream, unsigned int flags, const char* entry)
 void note_stream_destroyed(CUstream stream);
 
 // --- implementation detail of for_each_pool -----------------------------------------------------
-ContextPool* pool_slot(int index);
-int pool_count();
+ContextPool* pool_slot(int index);  // index below pool_count() (pool_slots.h)
 
 template <class Fn>
 bool for_each_pool(Fn&& fn) {

@@ -10,8 +10,8 @@
 #include <algorithm>
 
 #include "shim/interpose/real_driver.h"
-#include "shim/pools/context_registry.h"
 #include "shim/pools/context_scope.h"
+#include "shim/pools/pool_slots.h"
 #include "shim/pools/stream_capture.h"
 #include "shim/recording/clock.h"
 

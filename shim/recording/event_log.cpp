@@ -23,6 +23,7 @@
 #include "shim/lifecycle/settings.h"
 #include "shim/recording/clock.h"
 #include "shim/recording/loaded_modules.h"
+#include "shim/support/diagnostics.h"
 
 #ifndef CUDAPOOL_VERSION
 #define CUDAPOOL_VERSION "0.0.0"
@@ -60,16 +61,12 @@ log::HeaderInfo header_info() {
   h.conf = conf.conf;
   h.conf_source = conf.variable;
   for (const config::EffectiveSetting& s : conf.settings) {
-    h.options.emplace_back(s.name, log::setting_json(s.value));
+    h.options.emplace_back(s.name, log::setting_json(s));
   }
   // The devices, when the driver can name them (it is initialized by the first allocation).
-  using count_fn = CUresult (*)(int*);
-  using name_fn = CUresult (*)(char*, int, CUdevice);
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  const auto get_count =
-      driver ? reinterpret_cast<count_fn>(real_dlsym(driver, "cuDeviceGetCount")) : nullptr;
-  const auto get_name =
-      driver ? reinterpret_cast<name_fn>(real_dlsym(driver, "cuDeviceGetName")) : nullptr;
+  load_real_driver();  // the table stays empty when the process has no driver loaded
+  const auto get_count = real().cuDeviceGetCount;
+  const auto get_name = real().cuDeviceGetName;
   int count = 0;
   if (get_count != nullptr && get_count(&count) == CUDA_SUCCESS) {
     for (int d = 0; d < count; ++d) {
@@ -101,6 +98,8 @@ log::Logger* start_logger() {
   if (!reporting().log_template.empty()) {
     const std::size_t capacity =
         reporting().log_buffer != 0 ? reporting().log_buffer : log::Ring::kDefaultCapacity;
+    // The log's warnings are the shim's: through its diagnostics (CUDAPOOL_LOG_LEVEL).
+    log::set_warning_sink([](std::string_view message) { say_text(Level::kWarn, message); });
     logger = log::Logger::start(
         reporting().log_template, header_info(), [](const char* name) { return std::getenv(name); },
         capacity);

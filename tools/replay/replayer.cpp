@@ -54,7 +54,7 @@ log::HeaderInfo Replayer::written_header(const config::ParseResult& parsed) cons
   h.conf = conf_;
   h.conf_source = "cudapool-replay " + conf_origin_;
   for (const config::EffectiveSetting& s : config::describe(parsed)) {
-    h.options.emplace_back(s.name, log::setting_json(s.value));
+    h.options.emplace_back(s.name, log::setting_json(s));
   }
   log::DeviceInfo device;
   device.name = "simulated device (cudapool-replay)";
