@@ -136,9 +136,9 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
   c.u64(r.tid);
   c.lit(",\"dev\":");
   c.i64(r.device);
-  if (r.context != 0) {
+  if (r.ctx != 0) {
     c.lit(",\"ctx\":");
-    c.u64(r.context);
+    c.u64(r.ctx);
   }
   c.lit(",\"action\":\"");
   c.str(name_of(r.action));

@@ -44,9 +44,10 @@ struct LogRecord {
   LogAction action = LogAction::kAlloc;
   bool cache_hit = false;   // alloc: served from the cache, no device allocation
   std::uint8_t frames = 0;  // return addresses in backtrace[]
-  // Which of the device's pooled contexts: 0 for the first, and for every event of a process
-  // with one context per device; n for a context made while n others of the device had pools.
-  std::uint8_t context = 0;
+  // The context's number (the log's "ctx"; ContextPool::ctx): which of the device's pooled
+  // contexts: 0 for the first, and for every event of a process with one context per device; n for
+  // a context made while n others of the device had pools.
+  std::uint8_t ctx = 0;
   std::uint64_t ptr = 0;
   std::uint64_t size = 0;        // requested bytes (segment bytes for segment events)
   std::uint64_t block_size = 0;  // rounded block size; 0 when it does not apply

@@ -28,7 +28,7 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       id(ctx_id),
       device(dev),
       primary(is_primary_ctx),
-      number(context_number),
+      ctx(context_number),
       log_sink(context_number),
       backend(ctx, dev, options().reuse_fence, slot),
       pool(options(), backend, dev, shim::log_sink(log_sink)) {
@@ -42,7 +42,7 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
 
 void drop_pool(ContextPool& p) {
   if (p.dropped.exchange(true, std::memory_order_acq_rel)) return;
-  log_event(log::LogAction::kContextDropped, p.device, 0, 0, 0, 0, 0, p.number);
+  log_event(log::LogAction::kContextDropped, p.device, 0, 0, 0, 0, 0, p.ctx);
 }
 
 void release_dropped_pool(ContextPool& p) {
@@ -103,7 +103,7 @@ int slot_for_new_pool() {
 std::uint8_t free_number_on(CUdevice dev) {
   bool taken[kMaxContextPools] = {};
   for_each_live_pool([&](ContextPool& p) {
-    if (p.device == dev) taken[p.number] = true;
+    if (p.device == dev) taken[p.ctx] = true;
     return false;
   });
   int n = 0;

@@ -31,8 +31,8 @@ struct ContextPool {
   CUdevice device;
   bool primary;  // the device's primary context (cudart's)
   // The lowest number no other live pool of the device had when this one was made: 0 in a
-  // process with one context per device. The log's "ctx" (LogRecord::context).
-  std::uint8_t number;
+  // process with one context per device. The context's number: the log's "ctx" (LogRecord::ctx).
+  std::uint8_t ctx;
   PoolLogSink log_sink;
   // The lock and the flag read without it sit on cache lines of their own: threads waiting for
   // the lock, or checking the flag, do not pull the lines the lock holder writes.

@@ -36,7 +36,7 @@ PooledFree free_pooled_pointer(ContextPool* current, std::uintptr_t ptr) {
   ContextPool* owner = pool_holding(ptr);
   if (owner == nullptr) return PooledFree::kNotPooled;
   log_event(log::LogAction::kBadFree, owner->device, ptr, 0, CUDA_ERROR_INVALID_VALUE, 0, 0,
-            owner->number);
+            owner->ctx);
   CUDAPOOL_WARN_ONCE(
       "cuMemFree of 0x%llx, which is not an allocated block (double free or interior pointer): "
       "CUDA_ERROR_INVALID_VALUE",

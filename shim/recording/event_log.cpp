@@ -122,7 +122,7 @@ void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
   log::Logger* l = logger();
   if (l == nullptr) return;
   log::LogRecord r = log::record_of(event);
-  r.context = context_;
+  r.ctx = ctx_;
   r.tid = thread_id();
   r.t_ns = monotonic_ns();
   CallInfo& call = current_call();
@@ -226,13 +226,13 @@ void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t
 }
 
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size, int error,
-               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t context,
+               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t ctx,
                const char* entry, const char* caller) {
   log::Logger* l = logger();
   if (l == nullptr) return;
   log::LogRecord r;
   r.device = device;
-  r.context = context;
+  r.ctx = ctx;
   r.action = action;
   r.ptr = ptr;
   r.size = size;

@@ -16,14 +16,14 @@
 namespace cudapool::shim {
 
 // One context's pool events, with what only the hook knows added (thread, time, latency,
-// backtrace) and the context's number among the device's pooled contexts (LogRecord::context).
+// backtrace) and the context's number among the device's pooled contexts (LogRecord::ctx).
 class PoolLogSink final : public pool::EventSink {
  public:
-  explicit PoolLogSink(std::uint8_t context) : context_(context) {}
+  explicit PoolLogSink(std::uint8_t ctx) : ctx_(ctx) {}
   void on_pool_event(const pool::PoolEvent& event) override;
 
  private:
-  std::uint8_t context_;
+  std::uint8_t ctx_;  // the pool's context number (the log's "ctx")
 };
 
 // The sink a pool hands its events to: `own` when a log is written, else nullptr.
@@ -47,7 +47,7 @@ void capture_backtrace();
 // A pass-through, error or stream event; `context`, `entry` and `caller` as in LogRecord.
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,
                int error = 0, std::uint64_t stream = 0, std::uint64_t latency_ns = 0,
-               std::uint8_t context = 0, const char* entry = nullptr, const char* caller = nullptr);
+               std::uint8_t ctx = 0, const char* entry = nullptr, const char* caller = nullptr);
 
 // A stream event (stream_created, stream_first_work): `entry` is the driver entry point (a
 // string constant); the library that called it is found from the return addresses (dladdr; the

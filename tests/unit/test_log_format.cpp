@@ -62,7 +62,7 @@ LogRecord widest_record() {
   r.device = -2147483647 - 1;
   r.action = LogAction::kAlloc;
   r.frames = kMaxBacktrace;
-  r.context = 255;
+  r.ctx = 255;
   r.ptr = r.size = r.block_size = r.segment = r.stream = r.latency_ns = ~0ull;
   r.error = -2147483647 - 1;
   for (auto& f : r.backtrace) f = ~0ull;
@@ -151,7 +151,7 @@ TEST_CASE("log: event lines, exactly") {
   LogRecord c;
   c.seq = 4;
   c.device = 1;
-  c.context = 2;
+  c.ctx = 2;
   c.action = LogAction::kContextDropped;
   CHECK(event_line(c) ==
         "{\"seq\":4,\"t_ns\":0,\"tid\":0,\"dev\":1,\"ctx\":2,\"action\":\"context_dropped\","

@@ -162,7 +162,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   e.size = size.value_or(0);
   e.stream = stream.value_or(0);
   e.device = static_cast<int>(dev.value_or(0));
-  e.context = static_cast<int>(ctx.value_or(0));
+  e.ctx = static_cast<int>(ctx.value_or(0));
   e.t_ns = t_ns.value_or(0);
   e.tid = static_cast<std::uint32_t>(tid.value_or(0));  // gettid() fits (pid_max <= 2^22)
   return out;

@@ -40,7 +40,7 @@ enum class EventKind : std::uint8_t {
 struct LogEvent {
   EventKind kind = EventKind::kOther;
   int device = 0;
-  int context = 0;        // "ctx": which of the device's pooled contexts (absent: 0)
+  int ctx = 0;  // "ctx", the context's number: which of the device's pooled contexts (absent: 0)
   std::uint32_t tid = 0;  // the thread and time of the event, for a log the replay writes
   std::uint64_t ptr = 0;
   std::uint64_t size = 0;

@@ -47,7 +47,7 @@ void PoolLogWriter::on_pool_event(const pool::PoolEvent& event) {
   r.seq = ++seq_;
   r.t_ns = t_ns_;
   r.tid = tid_;
-  r.context = static_cast<std::uint8_t>(context_);
+  r.ctx = static_cast<std::uint8_t>(ctx_);
   char line[log::kMaxEventLine];
   const std::size_t n = log::format_event(r, line, sizeof line);
   if (n > 0) write(line, n);

@@ -32,7 +32,7 @@ class PoolLogWriter : public pool::EventSink {
   void at(const LogEvent& source) {
     t_ns_ = source.t_ns;
     tid_ = source.tid;
-    context_ = source.context;
+    ctx_ = source.ctx;
   }
   void on_pool_event(const pool::PoolEvent& event) override;
   // Writes the summary line and closes the file; false with *error set when a write failed (a
@@ -49,7 +49,7 @@ class PoolLogWriter : public pool::EventSink {
   bool regular_ = false;  // a regular file: removed when a write failed (never /dev/full)
   int errno_ = 0;
   std::uint64_t seq_ = 0, t_ns_ = 0, tid_ = 0;
-  int context_ = 0;
+  int ctx_ = 0;
 };
 
 }  // namespace cudapool::replay

@@ -158,10 +158,10 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   }
   if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
     ++counts_.contexts_dropped;
-    drop_pool(key_of(e.device, e.context));
+    drop_pool(key_of(e.device, e.ctx));
     return;
   }
-  Device& d = device(e.device, e.context);
+  Device& d = device(e.device, e.ctx);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
   if (d.held_pool_ptr != 0) {
