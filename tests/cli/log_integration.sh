@@ -4,6 +4,13 @@
 # the log reproduces its own summary line exactly; threads, fork, a kill, and bad paths.
 set -euo pipefail
 lib="$CUDAPOOL_BUILD_DIR/shim/libcudapool.so"
+# LD_PRELOAD: the shim, after the sanitizer runtime in a sanitizer build (tests/CMakeLists.txt).
+preload="${CUDAPOOL_TEST_PRELOAD:-$lib}"
+# With python3 as the host LeakSanitizer is off: Debian's python3 leaks at exit by itself (not the
+# shim's leaks; the instrumented fake-driver programs check those).
+asan_for() {
+  if [ "$1" = python3 ]; then echo "${ASAN_OPTIONS:-}:detect_leaks=0"; else echo "${ASAN_OPTIONS:-}"; fi
+}
 fake="$CUDAPOOL_BUILD_DIR/tests/fakecuda"
 replay="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
 src="$CUDAPOOL_SOURCE_DIR"
@@ -102,7 +109,10 @@ elif mode == "loop":
 else:
     work(0, 6000)
 PY
-run() { LD_LIBRARY_PATH="$fake" LD_PRELOAD="$lib" FAKECUDA_DEVICE_MEMORY=4G "$@"; }
+run() {
+  LD_LIBRARY_PATH="$fake" LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for "$1")" \
+    FAKECUDA_DEVICE_MEMORY=4G "$@"
+}
 
 # check_log FILE [expect_summary]: tests/log_check.py (every line, field and type); prints its
 # count line.
@@ -156,8 +166,9 @@ PY
 # 1c. A device that runs out: every segment the device refused is logged (segment_refused) and the
 # replay refuses it at the same point, so the summary is reproduced exactly; a replay that models
 # the device by its size alone does not reproduce it (64 MiB of it were taken outside the pool).
-LD_LIBRARY_PATH="$fake" LD_PRELOAD="$lib" FAKECUDA_DEVICE_MEMORY=256M CUDAPOOL_LOG="$tmp/tight.jsonl" \
-  python3 "$tmp/drive.py" tight 2>"$tmp/tight.err" || fail "tight run failed: $(tail -n 3 "$tmp/tight.err")"
+LD_LIBRARY_PATH="$fake" LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" \
+  FAKECUDA_DEVICE_MEMORY=256M CUDAPOOL_LOG="$tmp/tight.jsonl" python3 "$tmp/drive.py" tight \
+  2>"$tmp/tight.err" || fail "tight run failed: $(tail -n 3 "$tmp/tight.err")"
 grep -q '"action":"segment_refused"' "$tmp/tight.jsonl" || fail "no refused segment logged"
 grep -q 'cudapool: out of memory on device 0' "$tmp/tight.err" || fail "no OOM explanation on stderr"
 python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/tight.jsonl" >/dev/null ||
@@ -302,10 +313,19 @@ check_log "$tmp/fork.jsonl" >/dev/null || fail "fork log check failed"
 if grep -q "\"tid\":$child," "$tmp/fork.jsonl"; then fail "the child wrote into the parent's log"; fi
 [ "$(ls "$tmp"/fork.jsonl* | wc -l)" = 1 ] || fail "the child made a log of its own"
 
-# 4. A kill: every line already written is complete JSON (no summary line).
-CUDAPOOL_LOG="$tmp/killed.jsonl" LD_LIBRARY_PATH="$fake" LD_PRELOAD="$lib" python3 "$tmp/drive.py" loop &
+# 4. A kill: every line already written is complete JSON (no summary line). The kill comes once
+# the header and an event are in the file, polled with a deadline rather than after a fixed sleep
+# (under a sanitizer the program takes over a second to get there).
+CUDAPOOL_LOG="$tmp/killed.jsonl" LD_LIBRARY_PATH="$fake" LD_PRELOAD="$preload" \
+  ASAN_OPTIONS="$(asan_for python3)" python3 "$tmp/drive.py" loop &
 pid=$!
-sleep 1
+deadline=$((SECONDS + 120))
+until [ -f "$tmp/killed.jsonl" ] && { IFS= read -r header && IFS= read -r _; } <"$tmp/killed.jsonl" &&
+      [[ $header == *'"schema":"cudapool.log/1"'* ]]; do
+  kill -0 "$pid" 2>/dev/null || fail "the looping program ended before its log had a header and an event"
+  [ $SECONDS -lt $deadline ] || { kill -9 "$pid"; fail "no header and event in the log after 120 s"; }
+  sleep 0.05
+done
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 check_log "$tmp/killed.jsonl" 0 >/dev/null || fail "a killed process left a broken line"
 "$src/scripts/cudapool" report "$tmp/killed.jsonl" | grep -q "did not exit normally" ||
