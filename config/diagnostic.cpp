@@ -1,5 +1,8 @@
-// config/diagnostic.cpp: the one-line renderings of Diagnostic and Note. No parsing here.
+// config/diagnostic.cpp: the one-line renderings of Diagnostic and Note, escaped for a terminal
+// (terminal_text.h), and shorten(). No parsing here.
 #include "config/diagnostic.h"
+
+#include "config/terminal_text.h"
 
 namespace cudapool::config {
 
@@ -9,12 +12,12 @@ std::string shorten(std::string_view text) {
   // std::string(string_view) followed by +=).
   std::string out;
   out.reserve(kMaxQuotedChars);
-  out.append(text.data(), kMaxQuotedChars - 3).append("...");
+  out.append(text.data(), character_boundary(text, kMaxQuotedChars - 3)).append("...");
   return out;
 }
 
 std::string Diagnostic::message() const {
-  if (key.empty() && value.empty()) return "cudapool: " + detail;
+  if (key.empty() && value.empty()) return escape_for_terminal("cudapool: " + detail);
   std::string out = "cudapool: Invalid conf pair: ";
   if (key.empty()) {
     out += value;
@@ -33,11 +36,11 @@ std::string Diagnostic::message() const {
   add("accepted: ", accepted);
   add("keeping: ", kept);
   if (!reasons.empty()) out += " (" + reasons + ")";
-  return out;
+  return escape_for_terminal(out);
 }
 
 std::string Note::message() const {
-  return "cudapool: note: " + text;
+  return escape_for_terminal("cudapool: note: " + text);
 }
 
 }  // namespace cudapool::config

@@ -1,6 +1,7 @@
 // config/key_values.cpp: the per-key value readers and renderers that are not templates (see
-// key_values.h): MiB sizes, the two fractions, the roundup_power2_divisions list, and the
-// PyTorch-only checks. This file does not list keys (keys.cpp) or walk the conf string (parse.cpp).
+// key_values.h): MiB sizes, the two fractions, the roundup_power2_divisions list (and its remarks
+// on repeated or unordered sizes), and the PyTorch-only checks. This file does not list keys
+// (keys.cpp) or walk the conf string (parse.cpp).
 #include "config/key_values.h"
 
 #include <algorithm>
@@ -15,8 +16,23 @@ namespace cudapool::config {
 
 namespace {
 
-// PyTorch caps MiB values here so that value * 1 MiB cannot overflow.
+// The largest MiB value whose bytes fit in 64 bits. PyTorch silently caps larger values to this;
+// cudapool rejects them (issue 18), so that what is shown is what was written.
 constexpr std::size_t kMaxMebibytes = kSizeMax / kMiB;
+// The pool compares a request with 512 bytes (its smallest block, pool/constants.h kMinBlockSize)
+// times the divisions; above 2^54 divisions that product overflows 64 bits (PyTorch's round_size
+// overflows the same way and then rounds every request up to a power of two). Rejected.
+constexpr std::size_t kMaxDivisions = std::size_t{1} << 54;
+
+std::string mebibytes_overflow() {
+  return "the size in bytes does not fit in 64 bits (at most " + number_text(kMaxMebibytes) +
+         " MiB)";
+}
+
+std::string too_many_divisions() {
+  return "at most 2^54 (" + number_text(kMaxDivisions) +
+         ") divisions: 512 bytes (the smallest block) times the divisions must fit in 64 bits";
+}
 // PyTorch's pinned_max_register_threads().
 constexpr std::size_t kMaxRegisterThreads = 128;
 
@@ -34,7 +50,11 @@ bool read_mebibytes(const RawValue& value, std::size_t min_mib, std::size_t& byt
     problems.emplace_back();
     return false;
   }
-  bytes = std::min(mib, kMaxMebibytes) * kMiB;
+  if (mib > kMaxMebibytes) {
+    problems.push_back(mebibytes_overflow());
+    return false;
+  }
+  bytes = mib * kMiB;
   return true;
 }
 
@@ -127,6 +147,10 @@ bool apply_list_entry(const std::vector<Token>& tokens, std::size_t begin, std::
     problems.push_back(where + ": divisions must be 0 or a power of two");
     return false;
   }
+  if (divisions > kMaxDivisions) {
+    problems.push_back(where + ": " + too_many_divisions());
+    return false;
+  }
   Divisions& d = state.divisions;
   if (key == ">") {
     std::fill(d.begin() + static_cast<std::ptrdiff_t>(std::min(state.last_index + 1, d.size())),
@@ -165,6 +189,8 @@ void apply_roundup(const RawValue& value, Options& options, Problems& problems) 
       problems.push_back("0 is accepted only inside a list, e.g. [1:0,>:0]");
     } else if (!is_power_of_two(v)) {
       problems.emplace_back();
+    } else if (v > kMaxDivisions) {
+      problems.push_back(too_many_divisions());
     } else {
       options.roundup_power2_divisions.fill(v);
     }
@@ -186,6 +212,61 @@ void apply_roundup(const RawValue& value, Options& options, Problems& problems) 
     entry_begin = entry_end + 1;
   }
   if (problems.size() == problems_before) options.roundup_power2_divisions = state.divisions;
+}
+
+// Entries are read in order, as PyTorch applies them, so a list whose sizes do not increase, or
+// with an entry after '>', means something other than it seems; PyTorch says nothing. Called only
+// for a list apply_roundup() took, so every entry is well formed.
+std::size_t remark_roundup(const RawValue& value, Problems& remarks, std::size_t max_remarks) {
+  if (!value.is_list) return 0;
+  const std::vector<Token>& tokens = *value.tokens;
+  constexpr std::string_view kInOrder = " (entries are applied in order, as PyTorch does)";
+  std::array<std::string, kRoundupIntervals> set_by;  // the entry that last named each interval
+  std::string greater;                                // the '>' entry, once seen
+  std::string previous;                               // the last integer entry
+  std::size_t previous_index = 0;
+  std::size_t further = 0;
+  auto remark = [&](std::string text) {
+    if (remarks.size() < max_remarks) {
+      remarks.push_back(std::move(text));
+    } else {
+      ++further;
+    }
+  };
+  std::size_t begin = value.begin;
+  while (begin < value.end) {
+    std::size_t end = begin;
+    while (end < value.end && tokens[end].kind != TokenKind::kComma) ++end;
+    if (end == begin) break;  // only a final ',' can be empty here
+    const std::string entry = shorten(join_tokens(tokens, begin, end, kMaxQuotedChars));
+    const std::string here = "entry '" + entry + "'";
+    const bool is_greater = tokens[begin].text == ">";
+    std::size_t mib = 0;
+    std::string error;
+    const std::size_t index =
+        is_greater || !read_unsigned(tokens[begin].text, mib, error) ? 0 : interval_index(mib);
+    if (!greater.empty()) {
+      remark(here + " comes after '" + greater + "': '>' must be the last entry" +
+             std::string(kInOrder));
+    } else if (!is_greater && !set_by[index].empty()) {
+      std::string text =
+          here + " sets the same interval as '" + set_by[index] + "'; the last one is used";
+      if (index == kRoundupIntervals - 1) text += " (sizes from 32768 MiB up are one interval)";
+      remark(std::move(text));
+    } else if (!is_greater && !previous.empty() && index < previous_index) {
+      remark(here + " comes after '" + previous + "': list sizes must increase" +
+             std::string(kInOrder));
+    }
+    if (is_greater) {
+      greater = entry;
+    } else {
+      set_by[index] = entry;
+      previous = entry;
+      previous_index = index;
+    }
+    begin = end + 1;
+  }
+  return further;
 }
 
 // "off" when rounding is plain everywhere, a single number when every entry is the same, else
@@ -246,6 +327,8 @@ void check_positive_mebibytes(const RawValue& value, Options&, Problems& problem
     problems.push_back(error);
   } else if (v == 0) {
     problems.emplace_back();
+  } else if (v > kMaxMebibytes) {
+    problems.push_back(mebibytes_overflow());
   }
 }
 

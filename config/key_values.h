@@ -18,8 +18,8 @@ namespace cudapool::config {
 
 // --- integer MiB keys -----------------------------------------------------------------------
 
-// A whole number of MiB, at least min_mib, as bytes (capped as PyTorch caps it, so that
-// value * 1 MiB cannot overflow). Adds one problem when it fails.
+// A whole number of MiB, at least min_mib, as bytes. A value whose bytes do not fit in 64 bits
+// (above 17592186044415 MiB) is rejected, where PyTorch caps it. Adds one problem when it fails.
 bool read_mebibytes(const RawValue& value, std::size_t min_mib, std::size_t& bytes,
                     Problems& problems);
 
@@ -93,7 +93,11 @@ std::string render_choice(const Options& options) {
 
 // --- roundup_power2_divisions -------------------------------------------------------------------
 
+// A power of two up to 2^54, or a list; above 2^54 the pool's 512 bytes x divisions overflows.
 void apply_roundup(const RawValue& value, Options& options, Problems& problems);
+// A taken list whose sizes repeat an interval or do not increase, or with an entry after '>':
+// one remark per such entry (keys.h RemarkFn).
+std::size_t remark_roundup(const RawValue& value, Problems& remarks, std::size_t max_remarks);
 // "off" when rounding is plain everywhere, a single number when every entry is the same, else
 // the shortest list that reads back to the same table.
 std::string render_roundup(const Options& options);

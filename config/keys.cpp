@@ -26,9 +26,9 @@ constexpr KeyInfo kKeys[] = {
      "a number greater than 0 and less than 1", "off", false, apply_gc_threshold,
      render_gc_threshold},
     {"roundup_power2_divisions", "", ValueKind::kRoundupDivisions,
-     "a power of two, or a list [MiB:divisions,...,>:divisions] with MiB a power of two and "
-     "divisions 0 or a power of two",
-     "off", false, apply_roundup, render_roundup},
+     "a power of two up to 2^54, or a list [MiB:divisions,...,>:divisions] with MiB increasing "
+     "powers of two and divisions 0 or a power of two up to 2^54",
+     "off", false, apply_roundup, render_roundup, false, remark_roundup},
     {"expandable_segments", "", ValueKind::kBool, kTrueFalse, "False", false,
      apply_bool<&Options::expandable_segments>, render_bool<&Options::expandable_segments>},
     {"per_process_memory_fraction", "", ValueKind::kFraction, "a number from 0 to 1", "1", false,
@@ -65,22 +65,35 @@ constexpr KeyInfo kKeys[] = {
      check_bool, render_ignored},
 };
 
-// Levenshtein distance, or limit + 1 when it is certainly above `limit`.
+// Levenshtein distance, or more than `limit` (not exact then) when it is above `limit`. Only the
+// band of cells within `limit` of the diagonal can hold a distance <= limit, so only those are
+// computed, and a row whose best cell is above `limit` ends the search.
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  const std::size_t far = limit + 1;
   const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
-  if (gap > limit) return limit + 1;
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  if (gap > limit) return far;
+  const std::size_t m = b.size();
+  if (m == 0) return a.size();  // <= limit: the gap says so
+  std::vector<std::size_t> row(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) row[j] = j;
+  std::size_t previous_high = m;  // row 0 is exact everywhere
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    const std::size_t low = i > limit ? i - limit : 1;
+    const std::size_t high = std::min(m, i + limit);
+    if (low > high) return far;
+    std::size_t diagonal = row[low - 1];
+    row[low - 1] = low == 1 ? i : far;  // left of the band
+    std::size_t best = row[low - 1];
+    for (std::size_t j = low; j <= high; ++j) {
+      const std::size_t above = j <= previous_high ? row[j] : far;
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diagonal = above;
+      best = std::min(best, row[j]);
     }
+    if (best > limit) return far;
+    previous_high = high;
   }
-  return row[b.size()];
+  return std::min(row[m], far);
 }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {

@@ -1,7 +1,8 @@
 // config/keys.h: the one table of conf keys: name, alias, value kind, accepted values (human
 // text), default (user units), PyTorch-only flag, and the functions that read a value into
-// Options and render it back. The parser, describe() and the tool all iterate this table; no
-// other file lists keys. This file does not split the string (tokenizer.h) or walk pairs (parse.h).
+// Options, render it back, and remark on a value taken but suspicious. The parser, describe() and
+// the tool all iterate this table; no other file lists keys. This file does not split the string
+// (tokenizer.h) or walk pairs (parse.h).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,10 @@ using Problems = std::vector<std::string>;
 using ApplyFn = void (*)(const RawValue& value, Options& options, Problems& problems);
 // The key's current value in user units ("unlimited", "128", "True", "off", ...).
 using RenderFn = std::string (*)(const Options& options);
+// After `value` was taken: what about it is suspicious (at most `max_remarks` strings, each a
+// Diagnostic detail); returns how many more it found. The value stays in force, as with a key
+// given twice.
+using RemarkFn = std::size_t (*)(const RawValue& value, Problems& remarks, std::size_t max_remarks);
 
 struct KeyInfo {
   std::string_view name;   // as the conf string spells it
@@ -57,6 +62,7 @@ struct KeyInfo {
   ApplyFn apply;
   RenderFn render;             // PyTorch-only keys render as "ignored"
   bool cudapool_only = false;  // cudapool's own key: PyTorch rejects it in its conf string
+  RemarkFn remark = nullptr;   // remarks on a value that was taken, for the keys that have any
 };
 
 // All keys, in the order describe() lists them.

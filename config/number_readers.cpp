@@ -65,7 +65,9 @@ bool read_number(std::string_view word, double& out, std::string& error) {
     error = "not a number";
     return false;
   }
-  out = value;
+  // "-0" is a number (stod reads it, PyTorch takes it as 0): stored as +0, so that it is never
+  // shown as "-0".
+  out = value == 0.0 ? 0.0 : value;
   return true;
 }
 

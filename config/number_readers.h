@@ -20,7 +20,8 @@ inline bool is_power_of_two(std::size_t v) {
 
 // A whole unsigned decimal integer (an optional '+'). On failure `error` says why.
 bool read_unsigned(std::string_view word, std::size_t& out, std::string& error);
-// A whole finite decimal number (fixed or scientific notation, an optional '+').
+// A whole finite decimal number (fixed or scientific notation, an optional '+'); a negative zero
+// reads as 0.
 bool read_number(std::string_view word, double& out, std::string& error);
 // Exactly True or False. On failure `error` says why, or is "" when the key's accepted text says
 // it all.

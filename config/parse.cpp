@@ -116,7 +116,7 @@ class Parser {
       }
       return;
     }
-    accepted(*key, row, written_key, value_text);
+    accepted(*key, row, written_key, value, value_text);
   }
 
   // Sorts the value tokens [begin, end) into one word or one bracketed list; returns what is
@@ -173,7 +173,7 @@ class Parser {
   }
 
   void accepted(const KeyInfo& key, std::size_t row, std::string_view written_key,
-                const std::string& value_text) {
+                const RawValue& value, const std::string& value_text) {
     const std::string name(key.name);
     if (std::find(result_.set_keys.begin(), result_.set_keys.end(), name) ==
         result_.set_keys.end()) {
@@ -182,6 +182,15 @@ class Parser {
     if (occurrences_[row] > 1) {
       report({shorten(written_key), value_text, "", key.render(result_.options),
               "given more than once; the last value is used"});
+    }
+    if (key.remark != nullptr) {
+      Problems remarks;
+      const std::size_t room = full() ? 0 : kMaxDiagnostics - result_.diagnostics.size();
+      suppressed_diagnostics_ += key.remark(value, remarks, room);
+      const std::string kept = remarks.empty() ? "" : key.render(result_.options);
+      for (std::string& remark : remarks) {
+        report({shorten(written_key), value_text, "", kept, std::move(remark)});
+      }
     }
     if (key.pytorch_only) {
       note({name,

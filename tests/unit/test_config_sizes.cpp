@@ -53,10 +53,13 @@ TEST_CASE("config: max_split_size_mb of 0 is rejected") {
   CHECK(r.options.max_split_size == kSizeMax);
 }
 
-TEST_CASE("config: max_split_size_mb above SIZE_MAX / MiB is capped, as PyTorch does") {
+TEST_CASE("config: max_split_size_mb above SIZE_MAX / MiB is rejected, where PyTorch caps it") {
+  // More in test_config_hostile.cpp (issue 18).
   const ParseResult r = parse_conf("max_split_size_mb:18446744073709551615");
-  CHECK(r.diagnostics.empty());
-  CHECK(r.options.max_split_size == (kSizeMax / kMiB) * kMiB);
+  CHECK(r.diagnostics.size() == 1);
+  CHECK(r.options.max_split_size == kSizeMax);
+  CHECK(parse_conf("max_split_size_mb:17592186044415").options.max_split_size ==
+        (kSizeMax / kMiB) * kMiB);
 }
 
 TEST_CASE("config: max_split_size_mb that does not fit in size_t is rejected") {
@@ -86,10 +89,11 @@ TEST_CASE("config: max_non_split_rounding_mb below 20 is rejected and 20 kept") 
   CHECK(r.diagnostics[0].accepted == "an integer >= 20 (MiB)");
 }
 
-TEST_CASE("config: max_non_split_rounding_mb is capped at SIZE_MAX / MiB") {
+TEST_CASE("config: max_non_split_rounding_mb above SIZE_MAX / MiB is rejected and 20 kept") {
   const ParseResult r = parse_conf("max_non_split_rounding_mb:17592186044417");
-  CHECK(r.diagnostics.empty());
-  CHECK(r.options.max_non_split_rounding == (kSizeMax / kMiB) * kMiB);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kept == "20");
+  CHECK(r.options.max_non_split_rounding == 20 * kMiB);
 }
 
 TEST_CASE("config: large_segment_size_mb is stored in bytes and must be above 10, as PyTorch") {

@@ -2,7 +2,6 @@
 // in force and everything wrong with it. Parsing is config/'s; this file only chooses the
 // string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -13,6 +12,7 @@
 #include "config/environment.h"
 #include "config/keys.h"
 #include "config/parse.h"
+#include "config/terminal_text.h"
 
 namespace {
 
@@ -37,27 +37,10 @@ void print_usage(std::ostream& out) {
   }
 }
 
-// The string on one line: quotes, backslashes and control characters escaped.
+// The string on one line, in quotes: quotes, backslashes, control characters and bytes that are
+// not UTF-8 escaped (config/terminal_text.h).
 std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+  return "\"" + cfg::escape_for_terminal(text, '"') + "\"";
 }
 
 std::string padded(const std::string& text, std::size_t width) {
