@@ -41,8 +41,8 @@ std::uintptr_t add_range(std::map<std::uintptr_t, std::size_t>& ranges, std::uin
 
 }  // namespace
 
-DriverPlacement::DriverPlacement(std::uintptr_t ceiling)
-    : frontier_(ceiling / kChunkStep * kChunkStep) {
+DriverPlacement::DriverPlacement(std::uintptr_t ceiling, std::uintptr_t floor)
+    : frontier_(ceiling / kChunkStep * kChunkStep), floor_(floor) {
   for (const auto& r : kDriverRanges) {
     Chunk c;
     c.start = frontier_ + r.offset;
@@ -89,6 +89,7 @@ std::uintptr_t DriverPlacement::reserve(std::size_t chunk) {
     released_[start] = size;
     return start + size;
   }
+  if (frontier_ < floor_ || frontier_ - floor_ < chunk || frontier_ - chunk == 0) return 0;
   frontier_ -= chunk;
   return frontier_;
 }
@@ -132,6 +133,7 @@ std::uintptr_t DriverPlacement::place(std::size_t bytes) {
   Chunk c;
   c.size = chunk_size(bytes);
   c.start = reserve(c.size);
+  if (c.start == 0) return 0;  // no room above the floor
   c.free[c.start] = c.size;
   c.age = next_age_++;
   take(c, c.start, size);

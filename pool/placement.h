@@ -40,10 +40,11 @@ namespace cudapool::pool {
 
 class DriverPlacement {
  public:
-  // Chunks come down from `ceiling` (rounded down to 32 MiB); the driver's own free ranges lie
-  // above it (at +414 MiB and +488 MiB, as on the H200).
-  explicit DriverPlacement(std::uintptr_t ceiling);
+  // Chunks come down from `ceiling` (rounded down to 32 MiB), never below `floor`; the driver's
+  // own free ranges lie above it (at +414 MiB and +488 MiB, as on the H200).
+  explicit DriverPlacement(std::uintptr_t ceiling, std::uintptr_t floor = 0);
 
+  // The segment's address; 0 when no chunk has room and a new one would go below the floor.
   std::uintptr_t place(std::size_t bytes);
   void release(std::uintptr_t ptr, std::size_t bytes);
 
@@ -74,6 +75,7 @@ class DriverPlacement {
   std::vector<Chunk> driver_;                       // the driver's own ranges, tried last
   std::map<std::uintptr_t, std::size_t> released_;  // released ranges above the frontier, merged
   std::uintptr_t frontier_;                         // the lowest chunk's start: below is free
+  std::uintptr_t floor_;                            // no chunk starts below it
   std::uint64_t next_age_ = 0;
 };
 

@@ -1,17 +1,24 @@
 // pool/simulated_backend.cpp: see simulated_backend.h.
 #include "pool/simulated_backend.h"
 
+#include <iterator>
+
 namespace cudapool::pool {
 
 namespace {
 constexpr std::uintptr_t kRangeAlignment = 2 * 1024 * 1024;
 }
 
-SimulatedBackend::SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address)
-    :  // Driver-placed chunks come down from 8 TiB above the fresh ranges (which go up).
-      placement_(first_address + (std::uintptr_t{1} << 43)),
+SimulatedBackend::SimulatedBackend(std::size_t device_memory, std::uintptr_t first_address,
+                                   std::uintptr_t span)
+    :  // Driver-placed chunks come down from the middle (8 TiB above first_address for the
+       // default span) to the quarter; the fresh ranges go up from first_address to it.
+      placement_(first_address + span / 2, first_address + span / 4),
       capacity_(device_memory),
-      next_address_(first_address) {}
+      first_(first_address),
+      span_(span),
+      next_address_(first_address),
+      fresh_end_(first_address + span / 4) {}
 
 bool SimulatedBackend::take(std::size_t bytes) {
   if (bytes > capacity_ - in_use_) return false;
@@ -20,11 +27,17 @@ bool SimulatedBackend::take(std::size_t bytes) {
   return true;
 }
 
-std::uintptr_t SimulatedBackend::next_range(std::size_t bytes) {
-  const std::uintptr_t ptr = next_address_;
+bool SimulatedBackend::next_range(std::size_t bytes, std::uintptr_t* ptr) {
+  const std::uintptr_t room = fresh_end_ - next_address_;
+  if (bytes == 0 || bytes > room) {
+    ++address_refusals_;
+    return false;
+  }
+  *ptr = next_address_;
   // Leave a gap so that no two ranges touch: a merge across segments would show as a bug.
-  next_address_ += (bytes + 2 * kRangeAlignment - 1) / kRangeAlignment * kRangeAlignment;
-  return ptr;
+  const std::uintptr_t step = (bytes + 2 * kRangeAlignment - 1) / kRangeAlignment * kRangeAlignment;
+  next_address_ = step < room ? next_address_ + step : fresh_end_;
+  return true;
 }
 
 BackendResult SimulatedBackend::forced_failure() {
@@ -35,6 +48,12 @@ BackendResult SimulatedBackend::forced_failure() {
 
 void SimulatedBackend::script_segment_address(std::uintptr_t ptr, std::size_t bytes) {
   if (!script_dropped_) script_.emplace_back(ptr, bytes);
+}
+
+bool SimulatedBackend::scriptable(std::uintptr_t ptr, std::size_t bytes) const {
+  if (ptr == 0 || bytes == 0 || ptr + bytes < ptr) return false;   // 0, or wraps past 2^64
+  if (ptr < first_ + span_ && ptr + bytes > first_) return false;  // this backend's own range
+  return !overlaps_segment(ptr, bytes);
 }
 
 bool SimulatedBackend::overlaps_segment(std::uintptr_t ptr, std::size_t bytes) const {
@@ -69,28 +88,33 @@ void SimulatedBackend::drop_refusals() {
 BackendResult SimulatedBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
   if (refused_by_script(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
-  if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
+  if (bytes > capacity_ - in_use_) return BackendResult{BackendStatus::kOutOfMemory, 0};
+  std::uintptr_t address = 0;
   if (script_next_ < script_.size()) {
-    const auto [address, size] = script_[script_next_];
-    if (size == bytes && !overlaps_segment(address, bytes)) {
+    const auto [scripted, size] = script_[script_next_];
+    if (size == bytes && scriptable(scripted, bytes)) {
       ++script_next_;
       ++scripted_used_;
-      *ptr = address;
-      segments_[*ptr] = bytes;
-      ++segment_allocs_;
-      return BackendResult{};
+      address = scripted;
+    } else {
+      script_dropped_ = true;
+      script_.clear();
+      script_next_ = 0;
     }
-    script_dropped_ = true;
-    script_.clear();
-    script_next_ = 0;
   }
-  if (driver_like_) {
-    *ptr = placement_.place(bytes);
-    placed_.insert(*ptr);
-  } else {
-    *ptr = next_range(bytes);
+  if (address == 0 && driver_like_) {
+    address = placement_.place(bytes);
+    if (address == 0) {
+      ++address_refusals_;
+      return BackendResult{BackendStatus::kOutOfMemory, 0};
+    }
+    placed_.insert(address);
+  } else if (address == 0 && !next_range(bytes, &address)) {
+    return BackendResult{BackendStatus::kOutOfMemory, 0};
   }
-  segments_[*ptr] = bytes;
+  take(bytes);
+  *ptr = address;
+  segments_[address] = bytes;
   ++segment_allocs_;
   return BackendResult{};
 }
@@ -108,7 +132,7 @@ void SimulatedBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
 }
 
 BackendResult SimulatedBackend::reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) {
-  *ptr = next_range(bytes);
+  if (!next_range(bytes, ptr)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   reservations_[*ptr] = bytes;
   return BackendResult{};
 }
@@ -120,8 +144,7 @@ void SimulatedBackend::release_address_space(std::uintptr_t ptr, std::size_t byt
     return;
   }
   // Every page inside must have been unbacked first.
-  auto page = pages_.lower_bound(ptr);
-  if (page != pages_.end() && *page < ptr + bytes) ++misuse_;
+  if (mapped_overlaps(ptr, ptr + bytes)) ++misuse_;
   reservations_.erase(it);
 }
 
@@ -130,17 +153,50 @@ BackendResult SimulatedBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
   if (refused_by_script(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
-  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
-    if (!pages_.insert(p).second) ++misuse_;
+  const std::uintptr_t end = ptr + bytes;
+  if (bytes == 0) return BackendResult{};
+  if (end < ptr || mapped_overlaps(ptr, end)) {  // a page mapped twice
+    ++misuse_;
+    return BackendResult{};
   }
+  backed_pages_ += (bytes + page_size - 1) / page_size;
+  // Merged with the ranges it touches.
+  std::uintptr_t start = ptr, stop = end;
+  auto next = mapped_.lower_bound(ptr);
+  if (next != mapped_.end() && next->first == end) {
+    stop = next->second;
+    next = mapped_.erase(next);
+  }
+  if (next != mapped_.begin() && std::prev(next)->second == ptr) {
+    std::prev(next)->second = stop;
+    return BackendResult{};
+  }
+  mapped_[start] = stop;
   return BackendResult{};
 }
 
+bool SimulatedBackend::mapped_overlaps(std::uintptr_t ptr, std::uintptr_t end) const {
+  auto it = mapped_.upper_bound(ptr);
+  if (it != mapped_.begin() && std::prev(it)->second > ptr) return true;
+  return it != mapped_.end() && it->first < end;
+}
+
 void SimulatedBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
-  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
-    if (pages_.erase(p) == 0) ++misuse_;
-  }
   in_use_ -= bytes;
+  // The range must lie inside one backed range (every page of it mapped).
+  const std::uintptr_t end = ptr + bytes;
+  auto it = mapped_.upper_bound(ptr);
+  if (bytes == 0) return;
+  if (end < ptr || it == mapped_.begin() || std::prev(it)->second < end) {
+    ++misuse_;
+    return;
+  }
+  --it;
+  const std::uintptr_t start = it->first, stop = it->second;
+  mapped_.erase(it);
+  if (start < ptr) mapped_[start] = ptr;
+  if (end < stop) mapped_[end] = stop;
+  backed_pages_ -= (bytes + page_size - 1) / page_size;
 }
 
 std::uint64_t SimulatedBackend::fence_next_free() {

@@ -1,8 +1,12 @@
 // pool/simulated_backend.h: a Backend with fake device addresses and a device of a chosen size, so
 // the pool runs on a CPU (tests, cudapool-replay). It models only capacity: an allocation or a page
-// mapping fails with out-of-memory when it would take more bytes than the device has. Fresh
-// addresses are never reused (segments placed the driver's way, placement.h, reuse released
-// ranges as the driver does). Tests can also force failures and fences.
+// mapping fails with out-of-memory when it would take more bytes than the device has. Its
+// addresses lie in [first_address, first_address + span): fresh ranges (address reservations,
+// and segments unless placed the driver's way) go up from first_address to a quarter of the span
+// and are never reused; segments placed the driver's way (placement.h) come down from the middle
+// to that quarter, reusing released ranges as the driver does; the driver's own ranges lie just
+// above the middle. A request the range has no room for fails with out-of-memory (counted: never
+// an address outside the range, never one that wraps). Tests can also force failures and fences.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +23,10 @@ namespace cudapool::pool {
 
 class SimulatedBackend : public Backend {
  public:
+  // span: at least 4 GiB, and first_address + span at most 2^64.
   explicit SimulatedBackend(std::size_t device_memory,
-                            std::uintptr_t first_address = 0x7f0000000000);
+                            std::uintptr_t first_address = 0x7f0000000000,
+                            std::uintptr_t span = std::uintptr_t{1} << 44);
 
   std::size_t total_memory() const override { return capacity_; }
   bool free_memory(std::size_t* bytes) const override {
@@ -46,14 +52,15 @@ class SimulatedBackend : public Backend {
   std::size_t peak_in_use() const { return peak_in_use_; }
   std::size_t live_segments() const { return segments_.size(); }
   std::size_t live_reservations() const { return reservations_.size(); }
-  std::size_t backed_pages() const { return pages_.size(); }
+  std::size_t backed_pages() const { return backed_pages_; }
   std::uint64_t segment_allocs() const { return segment_allocs_; }
   std::uint64_t segment_frees() const { return segment_frees_; }
 
   // Address script: the addresses a real device gave, in order. The next allocate_segment of the
   // same size takes the next scripted address instead of a fresh fake one, so a replay breaks ties
   // between equal blocks (best fit by address) exactly as the logged run did. At the first
-  // mismatch (another size, or an address still in use) the rest of the script is dropped.
+  // mismatch (another size, an address still in use, 0, one that wraps past 2^64 or one inside
+  // this backend's own range) the rest of the script is dropped.
   void script_segment_address(std::uintptr_t ptr, std::size_t bytes);
   // Where segments without a scripted address go: increasing fresh addresses, never reused (the
   // default: tests read them in order), or the driver's way (placement.h; the replay).
@@ -90,18 +97,26 @@ class SimulatedBackend : public Backend {
   std::uint64_t last_wait_budget() const { return last_wait_budget_; }
   // Calls that were inconsistent (a free of an unknown segment, a double map...): must stay 0.
   std::uint64_t misuse() const { return misuse_; }
+  // Segments and reservations refused because the address range had no room for them.
+  std::uint64_t address_refusals() const { return address_refusals_; }
+  std::uintptr_t first_address() const { return first_; }
+  std::uintptr_t span() const { return span_; }
 
  private:
   bool take(std::size_t bytes);
   bool overlaps_segment(std::uintptr_t ptr, std::size_t bytes) const;
-  std::uintptr_t next_range(std::size_t bytes);
+  bool scriptable(std::uintptr_t ptr, std::size_t bytes) const;
+  bool next_range(std::size_t bytes, std::uintptr_t* ptr);
   DriverPlacement placement_;
   std::set<std::uintptr_t> placed_;  // segments the placement model chose the address of
   bool driver_like_ = false;
   BackendResult forced_failure();
 
   std::size_t capacity_;
+  std::uintptr_t first_, span_;
   std::uintptr_t next_address_;
+  std::uintptr_t fresh_end_;  // fresh ranges stay below it; driver-placed chunks above
+  std::uint64_t address_refusals_ = 0;
   std::size_t in_use_ = 0;
   std::size_t peak_in_use_ = 0;
   std::map<std::uintptr_t, std::size_t> segments_;
@@ -110,7 +125,10 @@ class SimulatedBackend : public Backend {
   std::uint64_t scripted_used_ = 0;
   bool script_dropped_ = false;
   std::map<std::uintptr_t, std::size_t> reservations_;
-  std::set<std::uintptr_t> pages_;
+  // Backed pages as merged ranges [start, end): a mapping costs O(log ranges), whatever its size.
+  std::map<std::uintptr_t, std::uintptr_t> mapped_;
+  std::size_t backed_pages_ = 0;
+  bool mapped_overlaps(std::uintptr_t ptr, std::uintptr_t end) const;
   std::uint64_t segment_allocs_ = 0;
   std::uint64_t segment_frees_ = 0;
   int forced_failures_ = 0;

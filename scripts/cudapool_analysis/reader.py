@@ -8,26 +8,31 @@
         reader.header, reader.summary  # the header and summary lines (dicts), or None
         reader.problems                # Problems: malformed lines, counted, with line numbers
 
-Streams a binary stream line by line; memory does not grow with the log. An event line must be a
-JSON object whose required fields have their kinds (vocabulary.EVENT_FIELDS) and ranges: seq,
-t_ns, tid, size, block_size below 2**64, ptr and segment hex strings below 2**64, dev and ctx 0 to
-65535, no number that is not an integer; anything else is a malformed line (counted, its line
-number and why in problems, skipped), never a wrong figure. The header's and the summary's fields
-of the wrong kind are left out of the dicts handed over, each with a problem naming the line.
-Other optional fields of an event stay in obj unchecked: read them with optional_int() and
-optional_hex(), which apply the same rules. The header reaches reader.header as soon as it is read
-(line 1: before the first event is yielded); the summary after its line.
+Streams a binary stream line by line; memory does not grow with the log (a line longer than
+MAX_LINE bytes is malformed and skipped unread). What a valid line is has one definition
+(docs/log-format.md, "Valid lines"), which cudapool-replay follows too (tools/replay/log_event.h;
+tests/cli/replay_report_agree.sh compares the two): strict JSON in UTF-8 at most MAX_DEPTH levels
+deep (jsonline.py), one object; an event's required fields have their kinds
+(vocabulary.EVENT_FIELDS) and ranges: seq, t_ns, tid, size, block_size below 2**64, ptr, segment
+and stream hex strings below 2**64, dev 0 to 65535, ctx 0 to 255, no number that is not an
+integer; anything else is a malformed line (counted, its line number and why in problems,
+skipped), never a wrong figure. The header's and the summary's fields of the wrong kind are left
+out of the dicts handed over, each with a problem naming the line. Other optional fields of an
+event stay in obj unchecked: read them with optional_int() and optional_hex(), which apply the
+same rules. The header reaches reader.header as soon as it is read (line 1: before the first
+event is yielded); the summary after its line.
 
 Not here: what the events mean (accounting.py, layout.py), printing (text.py).
 """
 
 import collections
-import json
 
 from . import vocabulary as v
 from .checks import check_header, check_summary
+from .jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
 
 MAX_PROBLEMS = 100   # problems listed with their line numbers (all are counted)
+_ABSENT = object()
 
 
 class Malformed(Exception):
@@ -86,21 +91,29 @@ def open_log(path):
 
 
 def parse_line(raw):
-    """A line (bytes) as a JSON object, or raises Malformed. Returns None for a blank line."""
+    """A line (bytes) as a JSON object, or raises Malformed. Returns None for a blank line (JSON
+    white space only). None for raw (a line over MAX_LINE, lines_of()) raises Malformed."""
+    if raw is None:
+        raise Malformed("longer than 64 MiB (%d bytes)" % MAX_LINE)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Malformed("not valid UTF-8 (byte %d)" % e.start) from None
+    if not text.strip(" \t\r\n"):
+        return None
     try:
-        obj = json.loads(text)
+        obj = CAREFUL.decode(text)
     except ValueError as e:
-        if not text.strip():
-            return None
         raise Malformed("not JSON (%s)" % e) from None
     except RecursionError:
         raise Malformed("not JSON (nested too deeply)") from None
     if type(obj) is not dict:
         raise Malformed("not a JSON object")
+    # The text, not the object: the value of a repeated key counts too.
+    if "\\u" in text and lone_surrogate(text):
+        raise Malformed("a string with a lone surrogate escape")
+    if text.count("[") + text.count("{") > MAX_DEPTH and too_deep(text):
+        raise Malformed("nested more than %d levels deep" % MAX_DEPTH)
     return obj
 
 
@@ -116,13 +129,11 @@ def check_uint(name, value):
 
 
 def check_hex(name, value):
-    """The value of a hex string below 2**64, or raises Malformed naming the field."""
-    if type(value) is not str or value[:2] not in ("0x", "0X"):
+    """The value of a hex string below 2**64 ("0x" or "0X", then hex digits only), or raises
+    Malformed naming the field."""
+    n = v.hex_digits_value(value)
+    if n is None:
         raise Malformed("%s is not a hex string" % name)
-    try:
-        n = int(value, 16)
-    except ValueError:
-        raise Malformed("%s is not a hex string" % name) from None
     if n >= v.UINT_LIMIT:
         raise Malformed("%s %s is not below 2**64" % (name, value[:40]))
     return n
@@ -170,6 +181,7 @@ def decode_event(obj):
         check_id("ctx", ctx, v.CTX_LIMIT)
     block_size = optional_int(obj, "block_size", size)
     segment = optional_hex(obj, "segment")
+    optional_hex(obj, "stream")
     return seq, t_ns, tid, dev, ctx, p, size, block_size, segment
 
 
@@ -198,21 +210,25 @@ class LogReader:
             yield _new_event(Event, ev)
 
     def __iter__(self):
-        scan = json.decoder.JSONDecoder().scan_once
+        scan = STRICT.scan_once
         lineno = 0
         events = 0
         after = 0           # events after the summary line
         summary_seen = 0
         limit, dev_limit, ctx_limit = v.UINT_LIMIT, v.DEV_LIMIT, v.CTX_LIMIT
         try:
-            for raw in self.stream:
+            for raw in lines_of(self.stream):
                 lineno += 1
                 # The fast path: an event as the shim writes it. Anything else (a header, a
                 # summary, a malformed line, unusual whitespace) goes to _careful(), which decides
                 # and says why; both take the same lines.
                 try:
                     text = raw.decode()
-                    if "-" in text:   # a negative number, perhaps: the careful path decides
+                    # Not ASCII, a negative number, an escape (a lone surrogate?), nesting (too
+                    # deep? not in 129 bytes), perhaps: the careful path decides.
+                    if (not text.isascii() or "-" in text or "\\" in text
+                            or (len(text) > 2 * MAX_DEPTH and ("[" in text or "{" in text[1:])
+                                and text.count("[") + text.count("{") > MAX_DEPTH)):
                         raise ValueError
                     obj, end = scan(text, 0)
                     if end != len(text) - 1 or text[end] != "\n":   # more than the newline
@@ -227,11 +243,14 @@ class LogReader:
                     ptr = obj["ptr"]
                     ctx = obj.get("ctx", 0)
                     block_size = obj.get("block_size", size)
+                    # Hex strings: "0x" and hex digits. Of what int(s, 16) takes besides, an
+                    # ASCII line without "-" or "\\" leaves only "_" and " " to refuse.
                     if (type(seq) is not int or type(t_ns) is not int or type(tid) is not int
                             or type(dev) is not int or type(size) is not int
                             or type(ctx) is not int or type(block_size) is not int
                             or type(action) is not str or action == "summary"
-                            or not ptr.startswith("0x") or len(ptr) > 18):
+                            or not ptr.startswith("0x") or len(ptr) > 18 or "_" in ptr
+                            or " " in ptr):
                         raise ValueError
                     # None of them is negative (no "-" in the line); each is below its limit
                     # (an address of at most 16 hex digits is below 2**64).
@@ -241,11 +260,18 @@ class LogReader:
                     ptr = int(ptr, 16)
                     segment = obj.get("segment")
                     if segment is not None:
-                        if not segment.startswith("0x") or len(segment) > 18:
+                        if (not segment.startswith("0x") or len(segment) > 18 or "_" in segment
+                                or " " in segment):
                             raise ValueError
                         segment = int(segment, 16)
                     elif "segment" in obj:   # null
                         raise ValueError
+                    stream = obj.get("stream", _ABSENT)
+                    if stream is not _ABSENT:   # a hex string (not null, not a number)
+                        if (not stream.startswith("0x") or len(stream) > 18 or "_" in stream
+                                or " " in stream):
+                            raise ValueError
+                        int(stream, 16)
                 except Exception:
                     ev = self._careful(raw, lineno, events)
                     if ev is None:
@@ -310,12 +336,12 @@ class LogReader:
         self.header_line = lineno
 
     def _summary(self, obj, lineno):
+        devices = obj.get("devices")
+        if devices is not None and not isinstance(devices, dict):   # malformed wherever it is
+            self.problems.add(lineno, "malformed: summary devices is not an object", True)
+            return
         if self.summary is not None:
             self.problems.add(lineno, "a second summary line: ignored")
-            return
-        devices = obj.get("devices")
-        if devices is not None and not isinstance(devices, dict):
-            self.problems.add(lineno, "malformed: summary devices is not an object", True)
             return
         check_summary(obj, lambda what: self.problems.add(lineno, what))
         self.summary = obj

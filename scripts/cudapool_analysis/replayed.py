@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 
 from . import vocabulary as v
-from .reader import LogError, Malformed, parse_line
+from .reader import LogError, Malformed, lines_of, parse_line
 from .tools import find_tool
 
 SCAN_LINES = 5000   # the lines looked at to decide whether a log has pool decisions
@@ -27,7 +27,7 @@ def has_pool_decisions(path):
     """True when the log at path has pool decisions: an alloc with a block_size, or a segment
     event, in its first SCAN_LINES lines (every log the shim writes has both from the start)."""
     with open(path, "rb") as f:
-        for n, raw in enumerate(f):
+        for n, raw in enumerate(lines_of(f)):
             if n >= SCAN_LINES:
                 break
             try:

@@ -39,7 +39,8 @@ STR_LIST = "list of strings"
 UINT_LIMIT = 1 << 64                    # sizes, block sizes, addresses, times, counts: below it
 INT64_MIN, INT64_LIMIT = -(1 << 63), 1 << 63   # the summary's statistics (std::int64_t)
 DEV_LIMIT = 1 << 16                     # a device ordinal (dev, devices[].id): 0 to 65535
-CTX_LIMIT = 1 << 16                     # a context number (ctx): the shim writes at most 255
+CTX_LIMIT = 1 << 8                      # a context number (ctx): 0 to 255, as the shim numbers them
+HEX_DIGITS = "0123456789abcdefABCDEF"
 
 PYTHON_TYPES = {UINT: int, INT: int, HEX: str, STR: str, BOOL: bool, LIST: list, OBJECT: dict,
                 HEX_LIST: list, STR_LIST: list}
@@ -87,7 +88,7 @@ OOM_FIGURES = ("segment_size", "device_total", "device_free", "cap", "reserved",
 OPTIONAL_FIELDS = (         # when not zero, or for some actions only (docs/log-format.md)
     ("ctx", UINT), ("block_size", UINT), ("segment", HEX), ("stream", HEX), ("cache_hit", BOOL),
     ("latency_ns", UINT), ("error", INT), ("entry", STR), ("caller", STR),
-    ("backtrace", HEX_LIST)) + tuple((name, UINT) for name in OOM_FIGURES) + (("cause", STR),)
+    ("backtrace", HEX_LIST), ("requested_by", UINT)) + tuple((name, UINT) for name in OOM_FIGURES) + (("cause", STR),)
 OOM_CAUSES = ("fragmentation", "cap", "shortage")   # pool/oom.cpp oom_cause_name()
 
 # ---- the summary line: log/format_lines.cpp format_summary() -----------------------------------
@@ -128,15 +129,18 @@ def stat(name):
 
 # ---- values of a kind ---------------------------------------------------------------------------
 
+def hex_digits_value(v):
+    """The value of a hex string ("0x" or "0X", then one or more of HEX_DIGITS only: no sign,
+    space, underscore or second prefix, which int(v, 16) would take), or None. Any size."""
+    if type(v) is not str or v[:2] not in ("0x", "0X") or len(v) < 3 or v[2:].strip(HEX_DIGITS):
+        return None
+    return int(v[2:], 16)
+
+
 def hex_value(v):
     """The value of a hex string ("0x" then hex digits, below 2**64), or None."""
-    if type(v) is not str or v[:2] not in ("0x", "0X") or len(v) < 3:
-        return None
-    try:
-        n = int(v, 16)
-    except ValueError:
-        return None
-    return n if n < UINT_LIMIT else None
+    n = hex_digits_value(v)
+    return n if n is not None and n < UINT_LIMIT else None
 
 
 def fits(value, kind):

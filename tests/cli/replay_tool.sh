@@ -43,7 +43,7 @@ PY
 grep -q "max_split_size_mb" "$tmp/err.txt" || fail "bad conf pair not reported"
 
 # garbage input: counted with line numbers, exit 0
-printf 'garbage\n{"action":"free_requested","ptr":"0x5","size":1}\n' >"$tmp/bad.jsonl"
+printf 'garbage\n{"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"free_requested","ptr":"0x5","size":1}\n' >"$tmp/bad.jsonl"
 "$bin" "$tmp/bad.jsonl" >"$tmp/bad.txt" || fail "garbage input made replay fail"
 grep -q "line 1: malformed" "$tmp/bad.txt" || fail "malformed line not located"
 grep -q "line 2: free of 0x5" "$tmp/bad.txt" || fail "unknown free not located"

@@ -18,8 +18,9 @@ using namespace cudapool::replay;
 namespace {
 
 std::string header(const std::string& conf, std::uint64_t memory) {
+  const std::string device = R"(,"name":"t","total_memory":)" + std::to_string(memory) + "}";
   return R"({"schema":"cudapool.log/1","version":"0.1.0","conf":")" + conf +
-         R"(","devices":[{"id":0,"name":"t","total_memory":)" + std::to_string(memory) + "}]}";
+         R"(","devices":[{"id":0)" + device + R"(,{"id":1)" + device + "]}";
 }
 
 std::string alloc(std::uint64_t ptr, std::uint64_t size, int dev = 0) {
@@ -85,19 +86,18 @@ TEST_CASE("replay: flat JSON scanner accepts objects and rejects everything else
   }
 }
 
-TEST_CASE("replay: pointers and sizes parse as decimal or hex, and overflow is refused") {
-  auto parse = [](JsonKind kind, std::string_view text) {
-    return parse_unsigned(JsonField{"k", text, kind});
-  };
-  CHECK(parse(JsonKind::kString, "0x1f").value() == 31);
-  CHECK(parse(JsonKind::kString, "42").value() == 42);
-  CHECK(parse(JsonKind::kNumber, "42").value() == 42);
-  CHECK_FALSE(parse(JsonKind::kNumber, "-1"));
-  CHECK_FALSE(parse(JsonKind::kNumber, "1.5"));
-  CHECK_FALSE(parse(JsonKind::kString, "0x"));
-  CHECK_FALSE(parse(JsonKind::kString, "0x1g"));
-  CHECK_FALSE(parse(JsonKind::kNumber, "99999999999999999999999"));
-  CHECK_FALSE(parse(JsonKind::kLiteral, "true"));
+TEST_CASE("replay: sizes are unsigned integers, pointers hex strings, and overflow is refused") {
+  auto field = [](JsonKind kind, std::string_view text) { return JsonField{"k", text, kind}; };
+  CHECK(parse_hex(field(JsonKind::kString, "0x1f")).value() == 31);
+  CHECK(parse_uint(field(JsonKind::kNumber, "42")).value() == 42);
+  CHECK_FALSE(parse_uint(field(JsonKind::kString, "42")));  // a string is not a size
+  CHECK_FALSE(parse_hex(field(JsonKind::kNumber, "42")));   // nor a number a pointer
+  CHECK_FALSE(parse_uint(field(JsonKind::kNumber, "-1")));
+  CHECK_FALSE(parse_uint(field(JsonKind::kNumber, "1.5")));
+  CHECK_FALSE(parse_hex(field(JsonKind::kString, "0x")));
+  CHECK_FALSE(parse_hex(field(JsonKind::kString, "0x1g")));
+  CHECK_FALSE(parse_uint(field(JsonKind::kNumber, "99999999999999999999999")));
+  CHECK_FALSE(parse_uint(field(JsonKind::kLiteral, "true")));
 }
 
 TEST_CASE("replay: alloc and free events drive the pool like PyTorch's allocator") {
@@ -141,16 +141,19 @@ TEST_CASE("replay: device memory comes from the flag, else the header, else 80 G
 }
 
 TEST_CASE("replay: bad lines and unknown frees are counted with line numbers, never fatal") {
-  const std::string log = header("", 80ull << 30) + "\n" +                      // line 1
-                          "not json\n" +                                        // 2
-                          alloc(0x10, 4096) + "\n" +                            // 3
-                          free_(0x99) + "\n" +                                  // 4: unknown
-                          R"({"action":"alloc","ptr":"0x5"})" + "\n" +          // 5: no size
-                          R"({"action":"alloc","ptr":"zz","size":5})" + "\n" +  // 6: bad ptr
-                          alloc(0x10, 4096) + "\n" +  // 7: duplicate live pointer
-                          "\n" +                      // 8: blank
-                          R"({"action":"free_completed","ptr":"0x1","size":5})" + "\n" +  // 9
-                          free_(0x10) + "\n" + free_(0x10) + "\n";  // 10 ok, 11 double free
+  const std::string log =
+      header("", 80ull << 30) + "\n" +                                               // line 1
+      "not json\n" +                                                                 // 2
+      alloc(0x10, 4096) + "\n" +                                                     // 3
+      free_(0x99) + "\n" +                                                           // 4: unknown
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"alloc","ptr":"0x5"})" + "\n" +  // 5: no size
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"alloc","ptr":"zz","size":5})" +
+      "\n" +                      // 6: bad ptr
+      alloc(0x10, 4096) + "\n" +  // 7: duplicate live pointer
+      "\n" +                      // 8: blank
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"free_completed","ptr":"0x1","size":5})" +
+      "\n" +                                    // 9
+      free_(0x10) + "\n" + free_(0x10) + "\n";  // 10 ok, 11 double free
   Replayer r = run(log);
   const ReplayCounts& c = r.counts();
   CHECK(c.malformed_lines == 3);
@@ -181,9 +184,10 @@ TEST_CASE("replay: zero-size allocs are skipped like PyTorch's raw_alloc(0)") {
 }
 
 TEST_CASE("replay: oom events are retried and counted when the replay can serve them") {
-  const std::string log = header("", 1ull << 30) + "\n" +
-                          R"({"action":"oom","dev":0,"ptr":"0x0","size":2147483648})" + "\n" +
-                          R"({"action":"oom","dev":0,"ptr":"0x0","size":4096})" + "\n";
+  const std::string log =
+      header("", 1ull << 30) + "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"action":"oom","dev":0,"ptr":"0x0","size":2147483648})" + "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"action":"oom","dev":0,"ptr":"0x0","size":4096})" + "\n";
   Replayer r = run(log);
   CHECK(r.counts().oom_events == 2);
   CHECK(r.counts().oom_not_reproduced == 1);
@@ -192,8 +196,9 @@ TEST_CASE("replay: oom events are retried and counted when the replay can serve 
 }
 
 TEST_CASE("replay: empty_cache events release idle segments") {
-  const std::string log = alloc(1, 4096) + "\n" + free_(1) + "\n" +
-                          R"({"action":"empty_cache","dev":0,"ptr":"0x0","size":0})" + "\n";
+  const std::string log =
+      alloc(1, 4096) + "\n" + free_(1) + "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"action":"empty_cache","dev":0,"ptr":"0x0","size":0})" + "\n";
   Replayer r = run(log);
   CHECK(stat(r, "reserved_bytes.all.current") == 0);
   CHECK(stat(r, "num_device_free") == 1);
@@ -237,9 +242,11 @@ TEST_CASE("replay: an empty log still reports device 0 with zero statistics") {
 TEST_CASE("replay: new segments take the addresses of the log's segment_alloc events") {
   // Two segments logged at descending addresses, as the CUDA driver hands them out.
   const std::string log =
-      std::string(R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0001000000","size":12582912})") +
-      "\n" + R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":12582912})" + "\n" +
-      alloc(1, 12 << 20) + "\n" + alloc(2, 12 << 20) + "\n";
+      std::string(
+          R"({"seq":1,"t_ns":1,"tid":1,"action":"segment_alloc","dev":0,"ptr":"0x7f0001000000","size":12582912})") +
+      "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":12582912})" +
+      "\n" + alloc(1, 12 << 20) + "\n" + alloc(2, 12 << 20) + "\n";
   Replayer r = run(log);
   CHECK(r.counts().segment_alloc_events == 2);
   CHECK(r.counts().segments_at_log_address == 2);
@@ -257,7 +264,8 @@ TEST_CASE("replay: new segments take the addresses of the log's segment_alloc ev
 
 TEST_CASE("replay: a log address script is dropped at the first segment that does not match") {
   const std::string log =
-      std::string(R"({"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":4194304})") +
+      std::string(
+          R"({"seq":1,"t_ns":1,"tid":1,"action":"segment_alloc","dev":0,"ptr":"0x7f0000000000","size":4194304})") +
       "\n" + alloc(1, 2 << 20) + "\n";  // needs a 20 MiB segment, the log offers 4 MiB
   Replayer r = run(log);
   CHECK(r.counts().segments_at_log_address == 0);

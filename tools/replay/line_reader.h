@@ -1,6 +1,10 @@
 // tools/replay/line_reader.h: reads a stream in 1 MiB chunks and calls fn(line_number, line) for
-// each line without its newline (numbered from 1; a last line without a newline counts too).
-// Header-only: the replay and the recorded log both read logs this way.
+// each line without its newline (numbered from 1; a last line without a newline counts too). A
+// line longer than the limit (kMaxLineBytes, the newline not counted: docs/log-format.md, "Valid
+// lines") is not held: too_long(line_number) is called instead and the rest of it skipped, so the
+// memory used is bounded whatever the input (an endless /dev/zero is an endless line).
+// Header-only: the replay and the recorded log both read logs this way. Not here: what a line
+// means (log_event.h).
 #pragma once
 
 #include <cstdint>
@@ -10,34 +14,53 @@
 
 namespace cudapool::replay {
 
-template <class Fn>
-void for_each_line(std::istream& in, Fn&& fn) {
-  std::string buffer(1 << 20, '\0');
+// The longest line a reader of the log takes: 64 MiB. The shim's event lines are at most 1 KiB
+// (log/format.h); only a summary line listing hundreds of thousands of leaks comes near it.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+
+template <class Fn, class TooLong>
+void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
+                   std::size_t max_line = kMaxLineBytes) {
+  std::string buffer(std::size_t{1} << 20, '\0');
   std::string carry;
+  bool skipping = false;  // inside a line over the limit: its bytes are dropped
   std::uint64_t line_number = 0;
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::size_t got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
-    std::string_view chunk(buffer.data(), got);
+    const std::string_view chunk(buffer.data(), got);
     std::size_t start = 0;
-    while (true) {
+    while (start <= chunk.size()) {
       const std::size_t nl = chunk.find('\n', start);
+      const std::size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+      const std::string_view piece = chunk.substr(start, end - start);
+      if (!skipping && carry.size() + piece.size() > max_line) {
+        skipping = true;
+        std::string().swap(carry);  // its memory too
+      }
       if (nl == std::string_view::npos) {
-        carry.append(chunk.substr(start));
+        if (!skipping) carry.append(piece);
         break;
       }
-      if (carry.empty()) {
-        fn(++line_number, chunk.substr(start, nl - start));
+      if (skipping) {
+        too_long(++line_number);
+        skipping = false;
+      } else if (carry.empty()) {
+        fn(++line_number, piece);
       } else {
-        carry.append(chunk.substr(start, nl - start));
+        carry.append(piece);
         fn(++line_number, std::string_view(carry));
         carry.clear();
       }
       start = nl + 1;
     }
   }
-  if (!carry.empty()) fn(++line_number, std::string_view(carry));
+  if (skipping) {
+    too_long(++line_number);
+  } else if (!carry.empty()) {
+    fn(++line_number, std::string_view(carry));
+  }
 }
 
 }  // namespace cudapool::replay

@@ -1,17 +1,60 @@
 // tools/replay/log_event.cpp: see log_event.h.
 #include "tools/replay/log_event.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "log/record.h"
 #include "tools/replay/flat_json.h"
+#include "tools/replay/line_reader.h"
 
 namespace cudapool::replay {
 
 namespace {
 
+// The line with each number that a double cannot hold (1e999, a 400-digit integer) written as
+// null: valid JSON that nlohmann::json refuses. Such a figure is of no kind the header has.
+std::string without_overflowing_numbers(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < line.size()) {
+        out += line[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c != '-' && (c < '0' || c > '9')) {
+      out += c;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < line.size() && std::strchr("0123456789+-.eE", line[end]) != nullptr &&
+           line[end] != '\0') {
+      ++end;
+    }
+    const std::string number(line.substr(i, end - i));
+    const double value = std::strtod(number.c_str(), nullptr);
+    out += std::isinf(value) ? "null" : number;
+    i = end - 1;
+  }
+  return out;
+}
+
 bool parse_header(std::string_view line, LogHeader& header, std::string& problem) {
-  const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    json = nlohmann::json::parse(without_overflowing_numbers(line), nullptr, false);
+  }
   if (json.is_discarded() || !json.is_object()) {
     problem = "header is not valid JSON";
     return false;
@@ -38,17 +81,87 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
     for (const auto& dev : *it) {
       if (!dev.is_object()) continue;
       const auto id = dev.find("id");
+      if (id == dev.end() || !id->is_number_integer()) continue;
+      // A device ordinal (0 to 65535), as an event's dev; an entry with another is left out.
+      const bool in_range = id->is_number_unsigned() && id->get<std::uint64_t>() < kDeviceLimit;
+      if (!in_range) continue;
+      const int n = static_cast<int>(id->get<std::uint64_t>());
+      header.listed_devices.insert(n);
       const auto total = dev.find("total_memory");
-      if (id != dev.end() && id->is_number_integer() && total != dev.end() &&
-          total->is_number_unsigned()) {
-        header.device_memory[id->get<int>()] = total->get<std::uint64_t>();
+      if (total != dev.end() && total->is_number_unsigned()) {
+        header.device_memory[n] = total->get<std::uint64_t>();
       }
     }
   }
   return true;
 }
 
+// The last occurrence of each field the replay reads (a repeated key: the last one counts, as in
+// any JSON reader).
+struct Fields {
+  std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
+      stream, devices;
+
+  void take(const JsonField& f) {
+    std::string decoded;
+    std::string_view key = f.key;
+    if (f.key_escaped) key = decoded = decode_json_string(f.key);
+    if (key.empty()) return;
+    std::optional<JsonField>* slot = nullptr;
+    switch (key[0]) {
+      case 'a':
+        slot = key == "action" ? &action : nullptr;
+        break;
+      case 'b':
+        slot = key == "block_size" ? &block_size : nullptr;
+        break;
+      case 'c':
+        slot = key == "ctx" ? &ctx : nullptr;
+        break;
+      case 'd':
+        slot = key == "dev" ? &dev : key == "devices" ? &devices : nullptr;
+        break;
+      case 'p':
+        slot = key == "ptr" ? &ptr : nullptr;
+        break;
+      case 's':
+        slot = key == "size"      ? &size
+               : key == "seq"     ? &seq
+               : key == "segment" ? &segment
+               : key == "stream"  ? &stream
+               : key == "schema"  ? &schema
+                                  : nullptr;
+        break;
+      case 't':
+        slot = key == "t_ns" ? &t_ns : key == "tid" ? &tid : nullptr;
+        break;
+      default:
+        break;
+    }
+    if (slot != nullptr) *slot = f;
+  }
+};
+
+std::string text_of(const JsonField& f) {
+  return f.value_escaped ? decode_json_string(f.value) : std::string(f.value);
+}
+
+bool is_null(const std::optional<JsonField>& f) {
+  return f && f->kind == JsonKind::kLiteral && f->value == "null";
+}
+
+ParsedLine malformed(std::string why) {
+  ParsedLine out;
+  out.kind = LineKind::kMalformed;
+  out.problem = std::move(why);
+  return out;
+}
+
 }  // namespace
+
+std::string too_long_problem() {
+  return "longer than 64 MiB (" + std::to_string(kMaxLineBytes) + " bytes)";
+}
 
 ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   ParsedLine out;
@@ -61,44 +174,16 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   }
   if (blank) return out;
 
-  std::string_view action, schema;
-  std::optional<std::uint64_t> ptr, size, stream, dev, ctx, t_ns, tid;
-  bool bad_number = false;
-  const bool ok = scan_flat_object(line, [&](const JsonField& f) {
-    if (f.key == "action" && f.kind == JsonKind::kString) {
-      action = f.value;
-    } else if (f.key == "schema" && f.kind == JsonKind::kString) {
-      schema = f.value;
-    } else if (f.key == "ptr") {
-      ptr = parse_unsigned(f);
-      bad_number |= !ptr;
-    } else if (f.key == "size") {
-      size = parse_unsigned(f);
-      bad_number |= !size;
-    } else if (f.key == "stream") {
-      stream = parse_unsigned(f);
-    } else if (f.key == "dev") {
-      dev = parse_unsigned(f);
-      bad_number |= !dev;
-    } else if (f.key == "ctx") {
-      ctx = parse_unsigned(f);
-      bad_number |= !ctx;
-    } else if (f.key == "t_ns") {
-      t_ns = parse_unsigned(f);
-    } else if (f.key == "tid") {
-      tid = parse_unsigned(f);
+  Fields f;
+  if (!scan_flat_object(line, [&](const JsonField& field) { f.take(field); })) {
+    return malformed("not one JSON object (strict JSON, at most 64 levels deep)");
+  }
+  if (!f.action || is_null(f.action)) {  // no action: a header, or nothing
+    if (!f.schema) return malformed("a JSON object without action");
+    const std::string schema = f.schema->kind == JsonKind::kString ? text_of(*f.schema) : "";
+    if (schema.rfind("cudapool.log/", 0) != 0) {
+      return malformed("schema is not a string cudapool.log/N");
     }
-  });
-  if (!ok) {
-    out.kind = LineKind::kMalformed;
-    out.problem = "not a JSON object";
-    return out;
-  }
-  if (schema.substr(0, 13) == "cudapool.log/" && action == "summary") {
-    out.kind = LineKind::kEvent;  // the summary line at exit: statistics, nothing to replay
-    return out;
-  }
-  if (schema.substr(0, 13) == "cudapool.log/") {
     out.kind = LineKind::kHeader;
     LogHeader scratch;
     if (!parse_header(line, header != nullptr ? *header : scratch, out.problem)) {
@@ -106,9 +191,58 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     }
     return out;
   }
-
+  if (f.action->kind != JsonKind::kString) return malformed("action is not a string");
+  const std::string action = text_of(*f.action);
   out.kind = LineKind::kEvent;
+  if (action == "summary") {  // the summary line at exit: statistics, nothing to replay
+    if (f.devices && !is_null(f.devices) &&
+        !(f.devices->kind == JsonKind::kNested && f.devices->value[0] == '{')) {
+      return malformed("summary devices is not an object");
+    }
+    return out;
+  }
+
+  // Every event, of any action: the required fields, each of its kind and range.
+  const std::pair<const char*, const std::optional<JsonField>*> required[] = {
+      {"seq", &f.seq}, {"t_ns", &f.t_ns}, {"tid", &f.tid},
+      {"dev", &f.dev}, {"ptr", &f.ptr},   {"size", &f.size}};
+  for (const auto& [name, field] : required) {
+    if (!*field) return malformed(action + " event without " + name);
+  }
+  const auto uint = [&](const char* name, const std::optional<JsonField>& field,
+                        std::uint64_t limit, std::uint64_t& value) {
+    const auto v = parse_uint(*field);
+    if (!v || (limit != 0 && *v >= limit)) {
+      return std::string(name) + " is not an integer from 0 to " +
+             (limit == 0 ? "2^64-1" : std::to_string(limit - 1));
+    }
+    value = *v;
+    return std::string();
+  };
+  const auto hex = [&](const char* name, const std::optional<JsonField>& field,
+                       std::uint64_t& value) {
+    const auto v = parse_hex(*field);
+    if (!v) return std::string(name) + " is not a hex string below 2^64";
+    value = *v;
+    return std::string();
+  };
   LogEvent& e = out.event;
+  std::uint64_t seq = 0, dev = 0, ctx = 0, tid = 0, block_size = 0, segment = 0;
+  std::string why = uint("seq", f.seq, 0, seq);
+  if (why.empty()) why = uint("t_ns", f.t_ns, 0, e.t_ns);
+  if (why.empty()) why = uint("tid", f.tid, 0, tid);
+  if (why.empty()) why = uint("dev", f.dev, kDeviceLimit, dev);
+  if (why.empty()) why = uint("size", f.size, 0, e.size);
+  if (why.empty()) why = hex("ptr", f.ptr, e.ptr);
+  if (why.empty() && f.ctx) why = uint("ctx", f.ctx, kContextLimit, ctx);
+  if (why.empty() && f.block_size) why = uint("block_size", f.block_size, 0, block_size);
+  if (why.empty() && f.segment) why = hex("segment", f.segment, segment);
+  if (why.empty() && f.stream) why = hex("stream", f.stream, e.stream);
+  if (!why.empty()) return malformed(action + " event: " + why);
+  e.device = static_cast<int>(dev);
+  e.ctx = static_cast<int>(ctx);
+  e.tid = static_cast<std::uint32_t>(tid);  // gettid() fits (pid_max <= 2^22)
+
   log::LogAction logged = log::LogAction::kCount;
   if (!log::action_from_name(action, &logged)) return out;  // no action of the log: skipped
   switch (logged) {
@@ -142,29 +276,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
       e.kind = EventKind::kSegmentRefused;
       break;
     default:
-      return out;  // the shim's other actions: nothing to replay
+      break;  // the shim's other actions: nothing to replay
   }
-  const bool needs_ptr = e.kind == EventKind::kAlloc || e.kind == EventKind::kFree ||
-                         e.kind == EventKind::kFreeCompleted || e.kind == EventKind::kSegmentAlloc;
-  const bool needs_size = e.kind == EventKind::kAlloc || e.kind == EventKind::kOom ||
-                          e.kind == EventKind::kSegmentAlloc ||
-                          e.kind == EventKind::kSegmentRefused;
-  if (bad_number || (needs_ptr && !ptr) || (needs_size && !size) || (dev && *dev > 1u << 16) ||
-      (ctx && *ctx > 255)) {
-    out.kind = LineKind::kMalformed;
-    out.problem = std::string(action) + " event without a valid " +
-                  (needs_ptr && !ptr     ? "ptr"
-                   : needs_size && !size ? "size"
-                                         : "number");
-    return out;
-  }
-  e.ptr = ptr.value_or(0);
-  e.size = size.value_or(0);
-  e.stream = stream.value_or(0);
-  e.device = static_cast<int>(dev.value_or(0));
-  e.ctx = static_cast<int>(ctx.value_or(0));
-  e.t_ns = t_ns.value_or(0);
-  e.tid = static_cast<std::uint32_t>(tid.value_or(0));  // gettid() fits (pid_max <= 2^22)
   return out;
 }
 

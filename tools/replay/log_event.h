@@ -1,21 +1,31 @@
 // tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
 // the header (conf string, device memory) and the events alloc, free_requested, oom,
-// empty_cache, segment_alloc (its address) and context_dropped. Everything else is classified as
-// "other" and skipped. Format: docs/log-format.md.
+// empty_cache, segment_alloc (its address) and context_dropped. Every line is checked against the
+// format's one definition of a valid line (docs/log-format.md, "Valid lines"), the rule the
+// report's reader (scripts/cudapool_analysis/reader.py) follows too; valid events of other
+// actions are classified as "other" and skipped. Not here: splitting a stream into lines
+// (line_reader.h), what the replay does with an event (replayer.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
 namespace cudapool::replay {
 
+// The ranges of dev, a device ordinal (0 to 65535), and ctx, a context number (0 to 255, as the
+// shim numbers them). A line with one outside is malformed.
+inline constexpr std::uint64_t kDeviceLimit = 1 << 16;
+inline constexpr std::uint64_t kContextLimit = 1 << 8;
+
 struct LogHeader {
   std::string schema;
   std::optional<std::string> conf;             // the conf string the logged process used
   std::map<int, std::uint64_t> device_memory;  // device id -> total memory in bytes
+  std::set<int> listed_devices;                // the ids of its devices list (valid entries)
   // The writer had reuse fences (the header's options name reuse_fence, as the shim's do): a
   // free_requested not followed at once by its free_completed was held behind a fence.
   bool fences_logged = false;
@@ -56,8 +66,12 @@ struct ParsedLine {
   std::string problem;  // why a line is malformed
 };
 
-// Parses one line. A header is an object whose "schema" starts with "cudapool.log/"; it is parsed
-// into *header when header is not null.
+// Parses one line (without its newline). A header is an object without "action" (or with action
+// null) whose "schema" is a string starting with "cudapool.log/"; it is parsed into *header when
+// header is not null. The summary line (action "summary") is a kEvent of kind kOther.
 ParsedLine parse_log_line(std::string_view line, LogHeader* header);
+
+// The problem of a line longer than kMaxLineBytes (line_reader.h), as parse_log_line words them.
+std::string too_long_problem();
 
 }  // namespace cudapool::replay

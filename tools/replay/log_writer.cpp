@@ -78,4 +78,11 @@ bool PoolLogWriter::close(log::Summary summary, std::string* error) {
   return true;
 }
 
+void PoolLogWriter::discard() {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  file_ = nullptr;
+  if (regular_) unlink(path_.c_str());
+}
+
 }  // namespace cudapool::replay

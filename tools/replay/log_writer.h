@@ -38,6 +38,9 @@ class PoolLogWriter : public pool::EventSink {
   // Writes the summary line and closes the file; false with *error set when a write failed (a
   // regular file is then removed: never a log that looks whole and is not).
   bool close(log::Summary summary, std::string* error);
+  // Closes the file without a summary and removes it when it is a regular file (the input held
+  // no log: nothing was replayed).
+  void discard();
   std::uint64_t events() const { return seq_; }
 
  private:

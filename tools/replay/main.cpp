@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tools/replay/bytes_arg.h"
+#include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"
 
@@ -23,7 +24,9 @@ constexpr const char* kUsage =
     "  --no-log-addresses    give new segments fresh simulated addresses instead of the\n"
     "                        addresses of the log's segment_alloc events\n"
     "  --write-log OUT       also write the pool's decisions (blocks, segments, fences) as a\n"
-    "                        cudapool.log/1 file: what the viewers draw of a log of requests\n";
+    "                        cudapool.log/1 file: what the viewers draw of a log of requests\n"
+    "  Exit status: 0 replayed; 1 LOG cannot be read or holds no log (empty, a directory, no\n"
+    "  line a header, an event or a summary); 2 a usage error. docs/replay.md\n";
 
 }  // namespace
 
@@ -62,6 +65,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n", text.c_str());
         return 2;
       }
+      if (bytes > cudapool::replay::kMaxDeviceMemory) {
+        std::fprintf(stderr,
+                     "cudapool-replay: --device-memory: %s is more than the replay simulates "
+                     "(16T at most)\n",
+                     text.c_str());
+        return 2;
+      }
       settings.device_memory = bytes;
     } else if (arg != "-" && arg.rfind("--", 0) == 0) {
       std::fprintf(stderr, "cudapool-replay: unknown option %s\n%s", arg.c_str(), kUsage);
@@ -96,20 +106,42 @@ int main(int argc, char** argv) {
   }
   cudapool::replay::Replayer replayer(settings);
   const auto start = std::chrono::steady_clock::now();
+  std::ifstream in;
   if (path == "-") {
     std::ios::sync_with_stdio(false);
     replayer.feed_stream(std::cin);
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "cudapool-replay: cannot open %s: %s\n", path.c_str(),
-                   std::strerror(errno));
+    std::string error;
+    if (!cudapool::replay::open_log_stream(path, in, &error)) {
+      std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());
+      writer.discard();
       return 1;
     }
     replayer.feed_stream(in);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Input that holds no log at all (empty, binary, blank lines only): an error, nothing printed.
+  const std::string name = path == "-" ? "<stdin>" : path;
+  if (!replayer.holds_a_log()) {
+    const auto& problems = replayer.problems();
+    const std::string first =
+        problems.empty() ? ""
+                         : "line " + std::to_string(problems[0].line) + ": " + problems[0].what;
+    std::fprintf(stderr, "cudapool-replay: %s\n",
+                 cudapool::replay::not_a_log(name, replayer.counts().lines, first).c_str());
+    writer.discard();
+    return 1;
+  }
+  if (!replayer.has_header()) {
+    std::fprintf(stderr,
+                 "cudapool-replay: note: %s has no header line: the settings are --conf's or the "
+                 "defaults, each device has --device-memory or 80 GiB\n",
+                 name.c_str());
+  }
+  if (replayer.replayed_nothing()) {
+    std::fprintf(stderr, "cudapool-replay: note: %s has no events to replay\n", name.c_str());
+  }
   for (const std::string& d : replayer.conf_diagnostics()) std::fprintf(stderr, "%s\n", d.c_str());
   if (!write_log.empty()) {
     cudapool::log::Summary summary;

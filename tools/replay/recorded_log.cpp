@@ -16,19 +16,27 @@ namespace {
 
 constexpr std::size_t kMaxProblems = 100;
 
-void add_line(RecordedLog& log, std::uint64_t number, std::string_view line) {
+void add_problem(RecordedLog& log, std::uint64_t number, std::string what) {
+  if (log.problems.size() < kMaxProblems) log.problems.push_back({number, std::move(what)});
+}
+
+// As Replayer::feed() reads a line (replayer.cpp): the same counts and problems.
+void add_line(RecordedLog& log, bool& event_seen, std::uint64_t number, std::string_view line) {
   ++log.lines;
-  ParsedLine parsed = parse_log_line(line, &log.header);
-  auto problem = [&](std::string what) {
-    if (log.problems.size() < kMaxProblems) log.problems.push_back({number, std::move(what)});
-  };
+  const bool header_ignored = log.has_header || event_seen;
+  ParsedLine parsed = parse_log_line(line, header_ignored ? nullptr : &log.header);
+  auto problem = [&](std::string what) { add_problem(log, number, std::move(what)); };
   switch (parsed.kind) {
     case LineKind::kBlank:
       ++log.blank_lines;
       return;
     case LineKind::kHeader:
       ++log.other_lines;
-      if (!log.events.empty()) problem("a second header after events: ignored");
+      if (log.has_header) {
+        problem("a second header: ignored");
+      } else if (event_seen) {
+        problem("a header after events: ignored");
+      }
       log.has_header = true;
       return;
     case LineKind::kMalformed:
@@ -36,6 +44,7 @@ void add_line(RecordedLog& log, std::uint64_t number, std::string_view line) {
       problem("malformed line: " + parsed.problem);
       return;
     case LineKind::kEvent:
+      event_seen = true;
       if (parsed.event.kind == EventKind::kOther) {
         ++log.other_lines;
         return;
@@ -53,8 +62,15 @@ void add_line(RecordedLog& log, std::uint64_t number, std::string_view line) {
 
 RecordedLog read_log(std::istream& in) {
   RecordedLog log;
-  for_each_line(in,
-                [&](std::uint64_t number, std::string_view line) { add_line(log, number, line); });
+  bool event_seen = false;
+  for_each_line(
+      in,
+      [&](std::uint64_t number, std::string_view line) { add_line(log, event_seen, number, line); },
+      [&](std::uint64_t number) {
+        ++log.lines;
+        ++log.malformed_lines;
+        add_problem(log, number, "malformed line: " + too_long_problem());
+      });
   return log;
 }
 
@@ -63,22 +79,35 @@ bool read_log_file(const std::string& path, RecordedLog* log, std::string* error
     *log = read_log(std::cin);
     return true;
   }
+  std::ifstream in;
+  if (!open_log_stream(path, in, error)) return false;
+  *log = read_log(in);
+  return true;
+}
+
+bool open_log_stream(const std::string& path, std::ifstream& in, std::string* error) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     *error = path + ": " + std::strerror(errno);
     return false;
   }
   if (S_ISDIR(st.st_mode)) {
-    *error = path + ": is a directory, not a log";
+    *error = path + " is a directory, not a log";
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in) {
     *error = path + ": " + std::strerror(errno);
     return false;
   }
-  *log = read_log(in);
   return true;
+}
+
+std::string not_a_log(const std::string& name, std::uint64_t lines, const std::string& first) {
+  if (lines == 0) return name + " is empty: not a log (a log has a header line)";
+  return name + " is not a cudapool log: none of its " + std::to_string(lines) +
+         (lines == 1 ? " line is" : " lines is") + " a header, an event or a summary" +
+         (first.empty() ? "" : " (" + first + ")");
 }
 
 }  // namespace cudapool::replay

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <istream>
 #include <string>
 #include <vector>
@@ -44,5 +45,14 @@ RecordedLog read_log(std::istream& in);
 // Opens and reads path ("-": standard input). false with *error set when it cannot be read (no
 // such file, a directory, permission).
 bool read_log_file(const std::string& path, RecordedLog* log, std::string* error);
+
+// Opens path for reading a log: false with *error set ("PATH is a directory, not a log", "PATH:
+// No such file or directory", ...) when it cannot be. Character devices and pipes are read as
+// they come (/dev/null is an empty log, /dev/zero an endless line).
+bool open_log_stream(const std::string& path, std::ifstream& in, std::string* error);
+
+// What to say of an input none of whose lines is a header, an event or the summary (name:
+// "<stdin>" for -; first: its first problem, when known), as cudapool report words it.
+std::string not_a_log(const std::string& name, std::uint64_t lines, const std::string& first);
 
 }  // namespace cudapool::replay

@@ -1,4 +1,5 @@
-// tools/replay/replayer.cpp: see replayer.h.
+// tools/replay/replayer.cpp: see replayer.h. The lines and the events; the pools:
+// replayer_pools.cpp.
 #include "tools/replay/replayer.h"
 
 #include "config/describe.h"
@@ -66,36 +67,6 @@ log::HeaderInfo Replayer::written_header(const config::ParseResult& parsed) cons
   return h;
 }
 
-Replayer::Device& Replayer::device(int id, int context) {
-  const PoolKey key = key_of(id, context);
-  if (key == last_key_) return *last_device_;
-  auto it = devices_.find(key);
-  if (it != devices_.end()) {
-    last_key_ = key;
-    last_device_ = &it->second;
-    return it->second;
-  }
-  std::uint64_t memory = kDefaultDeviceMemory;
-  if (settings_.device_memory) {
-    memory = *settings_.device_memory;
-  } else if (auto h = header_.device_memory.find(id); h != header_.device_memory.end()) {
-    memory = h->second;
-  }
-  Device& d = devices_[key];
-  // Distinct address ranges per device (2^52 bytes) and context (2^44), so a pointer shows where
-  // it came from.
-  const std::uintptr_t base = 0x100000000000ull +
-                              static_cast<std::uintptr_t>(id) * 0x10000000000000ull +
-                              static_cast<std::uintptr_t>(context) * 0x100000000000ull;
-  d.backend = std::make_unique<pool::SimulatedBackend>(memory, base);
-  // Segments the log gives no address for go where the driver would put them (placement.h).
-  d.backend->place_like_the_driver(true);
-  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id, settings_.write_log);
-  last_key_ = key;
-  last_device_ = &d;
-  return d;
-}
-
 void Replayer::problem(std::uint64_t line_number, std::string what) {
   if (problems_.size() < kMaxProblemsKept)
     problems_.push_back(Problem{line_number, std::move(what)});
@@ -103,20 +74,28 @@ void Replayer::problem(std::uint64_t line_number, std::string what) {
 
 void Replayer::feed(std::uint64_t line_number, std::string_view line) {
   ++counts_.lines;
-  const ParsedLine parsed = parse_log_line(line, &header_);
+  // Only the first header counts, and only before any event or the summary (as in the report).
+  const bool header_ignored = header_seen_ || event_seen_;
+  const ParsedLine parsed = parse_log_line(line, header_ignored ? nullptr : &header_);
   switch (parsed.kind) {
     case LineKind::kBlank:
       ++counts_.blank_lines;
       return;
     case LineKind::kHeader:
       ++counts_.other_lines;
-      if (conf_settled_) problem(line_number, "a second header after events: ignored");
+      if (header_seen_) {
+        problem(line_number, "a second header: ignored");
+      } else if (event_seen_) {
+        problem(line_number, "a header after events: ignored");
+      }
+      header_seen_ = true;
       return;
     case LineKind::kMalformed:
       ++counts_.malformed_lines;
       problem(line_number, "malformed line: " + parsed.problem);
       return;
     case LineKind::kEvent:
+      event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {
         ++counts_.other_lines;
         return;
@@ -141,21 +120,14 @@ void Replayer::release_held_free(Device& d, bool completed_at_once) {
   if (w != nullptr) w->at(current_);
 }
 
-void Replayer::drop_pool(PoolKey key) {
-  auto it = devices_.find(key);
-  if (it == devices_.end()) return;
-  dropped_scripted_segments_ += it->second.backend->scripted_segments();
-  dropped_script_dropped_ |= it->second.backend->script_dropped();
-  devices_.erase(it);
-  last_key_ = -1;
-  last_device_ = nullptr;
-}
-
 void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   if (settings_.write_log != nullptr) {
     current_ = e;
     settings_.write_log->at(e);
   }
+  if (!admitted(line_number, e)) return;
+  ++events_applied_;
+  line_ = line_number;
   if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
     ++counts_.contexts_dropped;
     drop_pool(key_of(e.device, e.ctx));
@@ -180,7 +152,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         return;
       }
       if (e.ptr == ~std::uint64_t{0}) {
-        ++counts_.malformed_lines;
+        ++counts_.reserved_pointer_allocs;
         problem(line_number, "alloc of the reserved pointer 0xffffffffffffffff: skipped");
         return;
       }
@@ -272,13 +244,22 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   }
 }
 
+void Replayer::feed_too_long(std::uint64_t line_number) {
+  ++counts_.lines;
+  ++counts_.malformed_lines;
+  problem(line_number, "malformed line: " + too_long_problem());
+}
+
 void Replayer::feed_stream(std::istream& in) {
-  for_each_line(in, [&](std::uint64_t number, std::string_view line) { feed(number, line); });
+  for_each_line(
+      in, [&](std::uint64_t number, std::string_view line) { feed(number, line); },
+      [&](std::uint64_t number) { feed_too_long(number); });
   finish();
 }
 
 void Replayer::replay(const RecordedLog& log) {
   header_ = log.header;
+  header_seen_ = log.has_header;
   counts_.lines += log.lines;
   counts_.other_lines += log.other_lines;
   counts_.blank_lines += log.blank_lines;
@@ -298,51 +279,19 @@ void Replayer::finish() {
     if (d.held_pool_ptr != 0) release_held_free(d, false);
   }
   if (devices_.empty()) device(0, 0);
+  word_skip_notes();
 }
 
 const ReplayCounts& Replayer::counts() const {
   counts_.segments_at_log_address = dropped_scripted_segments_;
   counts_.log_addresses_dropped = dropped_script_dropped_;
+  counts_.address_space_refusals = dropped_address_refusals_;
   for (const auto& [id, d] : devices_) {
     counts_.segments_at_log_address += d.backend->scripted_segments();
     counts_.log_addresses_dropped |= d.backend->script_dropped();
+    counts_.address_space_refusals += d.backend->address_refusals();
   }
   return counts_;
-}
-
-std::vector<int> Replayer::devices() const {
-  std::vector<int> ids;
-  for (const auto& [key, d] : devices_) {
-    if (ids.empty() || ids.back() != device_of(key)) ids.push_back(device_of(key));
-  }
-  return ids;
-}
-
-const Replayer::Device& Replayer::first_pool_of(int device) const {
-  auto it = devices_.lower_bound(key_of(device, 0));
-  if (it == devices_.end() || device_of(it->first) != device) {
-    throw std::out_of_range("replay: no pool of device " + std::to_string(device));
-  }
-  return it->second;
-}
-
-const pool::DevicePool& Replayer::pool(int device) const {
-  return *first_pool_of(device).pool;
-}
-
-pool::DeviceStats Replayer::stats(int device) const {
-  // As the shim's summary: the first pool's statistics (settings such as max_split_size
-  // included), the counts of the others added.
-  pool::DeviceStats sum = first_pool_of(device).pool->stats();
-  for (auto it = std::next(devices_.lower_bound(key_of(device, 0)));
-       it != devices_.end() && device_of(it->first) == device; ++it) {
-    pool::add_pool_stats(sum, it->second.pool->stats());
-  }
-  return sum;
-}
-
-std::uint64_t Replayer::device_memory(int device) const {
-  return first_pool_of(device).backend->total_memory();
 }
 
 }  // namespace cudapool::replay

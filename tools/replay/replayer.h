@@ -1,8 +1,11 @@
-// tools/replay/replayer.h: drives one DevicePool per device (each over a SimulatedBackend) with the
-// events of a log, mapping the log's pointers to the simulation's. Counts and locates whatever in
-// the log cannot be replayed; never fails on bad input. The CLI is main.cpp, output is report.h.
+// tools/replay/replayer.h: drives one DevicePool per device and context (each over a
+// SimulatedBackend in an address range of its own) with the events of a log, mapping the log's
+// pointers to the simulation's. Counts and locates whatever in the log cannot be replayed; never
+// fails on bad input, and its memory stays bounded (at most kMaxPools pools, devices the header
+// lists). The CLI is main.cpp, output is report.h.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <istream>
 #include <map>
@@ -36,6 +39,18 @@ struct ReplaySettings {
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
 inline constexpr std::size_t kMaxProblemsKept = 100;
+// Pools alive at once: as many as the shim pools contexts (shim/pools/context_registry.h
+// kMaxContextPools). The events of a pool that would be one more are skipped (counted).
+inline constexpr std::size_t kMaxPools = 256;
+// The largest simulated device (16 TiB): --device-memory above it is refused, a header's
+// total_memory above it is simulated at it (noted).
+inline constexpr std::uint64_t kMaxDeviceMemory = 1ull << 44;
+// The simulated address space: the pool in slot s (0 to kMaxPools - 1, the lowest free one when
+// the pool is made) takes [kPoolSpaceBase + s * kPoolSpan, + kPoolSpan), above 2^48, away from
+// the addresses of real logs (segment_alloc addresses inside a pool's own range are not used).
+inline constexpr std::uintptr_t kPoolSpaceBase = std::uintptr_t{1} << 48;
+inline constexpr std::uintptr_t kPoolSpan = std::uintptr_t{1} << 55;
+static_assert(kPoolSpaceBase + kMaxPools * kPoolSpan > kPoolSpaceBase, "fits in 64 bits");
 
 struct Problem {
   std::uint64_t line;
@@ -61,10 +76,14 @@ struct ReplayCounts {
   std::uint64_t free_completed_events = 0;
   std::uint64_t contexts_dropped = 0;  // context_dropped events: the device's pool started afresh
   std::uint64_t fenced_frees = 0;      // frees held behind a reuse fence in the logged run
-  std::uint64_t segment_alloc_events = 0;     // addresses offered to the simulated device
-  std::uint64_t segment_refused_events = 0;   // device refusals the simulated device repeats
-  std::uint64_t segments_at_log_address = 0;  // segments the replay placed where the log did
-  bool log_addresses_dropped = false;         // the replay's segments stopped matching the log's
+  std::uint64_t segment_alloc_events = 0;        // addresses offered to the simulated device
+  std::uint64_t segment_refused_events = 0;      // device refusals the simulated device repeats
+  std::uint64_t segments_at_log_address = 0;     // segments the replay placed where the log did
+  bool log_addresses_dropped = false;            // the replay's segments stopped matching the log's
+  std::uint64_t events_of_unlisted_devices = 0;  // skipped: the header lists other devices
+  std::uint64_t events_over_pool_limit = 0;      // skipped: their pool would be the 257th alive
+  std::uint64_t reserved_pointer_allocs = 0;     // skipped: an alloc of 0xffffffffffffffff
+  std::uint64_t address_space_refusals = 0;      // a pool's simulated address range was full
 };
 
 class Replayer {
@@ -73,6 +92,8 @@ class Replayer {
 
   // Feeds one line (without its newline); line_number counts from 1.
   void feed(std::uint64_t line_number, std::string_view line);
+  // A line longer than kMaxLineBytes (line_reader.h): a malformed line.
+  void feed_too_long(std::uint64_t line_number);
   // Reads a whole stream line by line, then finish().
   void feed_stream(std::istream& in);
   // Replays a log read before (recorded_log.h), then finish(): the same result as feed_stream
@@ -80,6 +101,12 @@ class Replayer {
   void replay(const RecordedLog& log);
   // Ends the replay: settles the conf and makes device 0 exist when no event named a device.
   void finish();
+
+  // Whether any line was a header, an event (of any action) or the summary: else the input is
+  // not a log at all. Whether a header was read, and whether any event reached the pools.
+  bool holds_a_log() const { return counts_.lines > counts_.blank_lines + counts_.malformed_lines; }
+  bool has_header() const { return header_seen_; }
+  bool replayed_nothing() const { return events_applied_ == 0; }
 
   const ReplayCounts& counts() const;
   const std::vector<Problem>& problems() const { return problems_; }
@@ -92,6 +119,11 @@ class Replayer {
   // all of them (as the summary line sums the shim's pools of a device).
   std::vector<int> devices() const;
   const pool::DevicePool& pool(int device) const;
+  // Every live pool with its device, context and simulated device (fuzzing, tests).
+  template <class Fn>
+  void for_each_pool(Fn&& fn) const {
+    for (const auto& [key, d] : devices_) fn(device_of(key), context_of(key), *d.pool, *d.backend);
+  }
   pool::DeviceStats stats(int device) const;
   std::uint64_t device_memory(int device) const;
 
@@ -109,14 +141,16 @@ class Replayer {
     std::uint64_t held_pool_ptr = 0;
     LogEvent held_source;  // the held free's event (its time and thread, for --write-log)
     IdMap fenced;          // log pointer of a block behind a fence -> the simulated fence
+    std::size_t slot = 0;  // its address range (kPoolSpaceBase + slot * kPoolSpan)
   };
 
-  // Pools are keyed by device and context number: device << 8 | context.
+  // Pools are keyed by device and context number (below 2^16 and 2^8): device << 16 | context.
   using PoolKey = long long;
   static PoolKey key_of(int device, int context) {
-    return static_cast<PoolKey>(device) << 8 | context;
+    return static_cast<PoolKey>(device) << 16 | context;
   }
-  static int device_of(PoolKey key) { return static_cast<int>(key >> 8); }
+  static int device_of(PoolKey key) { return static_cast<int>(key >> 16); }
+  static int context_of(PoolKey key) { return static_cast<int>(key & 0xffff); }
 
   void settle_conf();
   log::HeaderInfo written_header(const config::ParseResult& parsed) const;  // of --write-log
@@ -125,6 +159,12 @@ class Replayer {
   Device* last_device_ = nullptr;  // pools rarely change from one event to the next
   PoolKey last_key_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
+  // Whether event's pool may be replayed: its device is one the header lists (when it lists
+  // any), and it exists or one more may be made; else it is counted and noted once.
+  bool admitted(std::uint64_t line_number, const LogEvent& event);
+  // The problems that sum up skipped events, their totals filled in at finish().
+  void note_once(std::size_t& index, std::uint64_t line_number, std::string what);
+  void word_skip_notes();  // at finish()
   // Frees the held block of d: at once (its free_completed came next) or behind a fence.
   void release_held_free(Device& d, bool completed_at_once);
   void problem(std::uint64_t line_number, std::string what);
@@ -146,6 +186,16 @@ class Replayer {
   bool dropped_script_dropped_ = false;
   mutable ReplayCounts counts_;
   std::vector<Problem> problems_;
+  bool header_seen_ = false;
+  bool event_seen_ = false;  // an event line (any action) or the summary: a later header is ignored
+  std::uint64_t events_applied_ = 0;
+  std::uint64_t line_ = 0;  // the line of the event being applied
+  std::bitset<kMaxPools> slots_;
+  std::uint64_t dropped_address_refusals_ = 0;
+  static constexpr std::size_t kNotNoted = ~std::size_t{0};
+  std::size_t unlisted_problem_ = kNotNoted, pool_limit_problem_ = kNotNoted;
+  std::vector<bool> unlisted_seen_;  // device -> an event of it was skipped
+  std::uint64_t unlisted_devices_ = 0;
 };
 
 }  // namespace cudapool::replay

@@ -38,7 +38,11 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"oom_not_reproduced", c.oom_not_reproduced},
                                 {"segment_alloc_events", c.segment_alloc_events},
                                 {"segments_at_log_address", c.segments_at_log_address},
-                                {"log_addresses_dropped", c.log_addresses_dropped}};
+                                {"log_addresses_dropped", c.log_addresses_dropped},
+                                {"events_of_unlisted_devices", c.events_of_unlisted_devices},
+                                {"events_over_pool_limit", c.events_over_pool_limit},
+                                {"reserved_pointer_allocs", c.reserved_pointer_allocs},
+                                {"address_space_refusals", c.address_space_refusals}};
 }
 
 }  // namespace
@@ -101,6 +105,10 @@ std::string text_report(const Replayer& r, double seconds) {
   report("malformed lines", c.malformed_lines);
   report("frees held behind a reuse fence in the logged run", c.fenced_frees);
   report("contexts dropped (that device's pool started afresh)", c.contexts_dropped);
+  report("events of devices the header does not list (skipped)", c.events_of_unlisted_devices);
+  report("events of pools beyond 256 alive at once (skipped)", c.events_over_pool_limit);
+  report("allocs of the reserved pointer 0xffffffffffffffff (skipped)", c.reserved_pointer_allocs);
+  report("requests refused: a pool's simulated address range was full", c.address_space_refusals);
   if (c.segment_alloc_events != 0) {
     out << "  segments placed at the log's addresses: " << c.segments_at_log_address << " of "
         << c.segment_alloc_events
