@@ -1,22 +1,55 @@
-// log/file.h: creates the log file safely: open(2) with
-// O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode 0600 (less what the umask removes), so that
-// an existing file is never overwritten or appended to and a symbolic link at the name is never
-// followed. When the name is taken (by a file, a directory or a link, dangling or not) it tries
-// NAME.1, NAME.2, ... NAME.99. Symbolic links in the directory part of the path are followed as
-// usual. Prints nothing: the caller warns.
+// log/file.h: opens the destination of the log (CUDAPOOL_LOG) or of the exit summary
+// (CUDAPOOL_SUMMARY), both the same way:
+// - An existing character device or FIFO is written as it is (/dev/null, /dev/full, a named pipe
+//   of root's or this user's; through a symbolic link that root or this user owns, /dev/stderr;
+//   a FIFO or link of anyone else's is a taken name): opened O_WRONLY|O_NOCTTY|O_CLOEXEC, never
+//   O_CREAT, never numbered. A FIFO without a reader is an error, not a wait (opened O_NONBLOCK,
+//   then made blocking again).
+// - Otherwise a new regular file, mode 0600 (less the umask), whose first content (the log's
+//   header line, the whole summary) is in it before its name appears: made unnamed in the
+//   directory (O_TMPFILE), written, then linked in with linkat(2), which never replaces an
+//   existing name and never follows a link there. When the name is taken (a file, a directory, a
+//   link, dangling or not) it tries NAME.1, NAME.2, ... NAME.99, with a note. Where the file
+//   system has no O_TMPFILE (or /proc is not mounted): open(O_CREAT|O_EXCL|O_NOFOLLOW), then the
+//   content at once (a kill between those two calls can leave an empty file there only).
+// - Nothing is ever created in /dev (the directory resolved; /dev/shm excepted).
+// Symbolic links in the directory part of the path are followed as usual. Prints nothing: the
+// caller warns. Not here: the path template (path_template.h), what is written later (logger.h).
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace cudapool::log {
 
+// What the file is, for the messages: "log PATH: ...", "summary PATH: ...".
+enum class FileKind { kLog, kSummary };
+
 struct CreatedFile {
-  int fd = -1;        // open for writing, or -1
-  std::string path;   // the name created (NAME or NAME.k)
-  std::string error;  // when fd is -1: why, naming the path
-  std::string note;   // when NAME.k was used: one line saying so
+  int fd = -1;           // open for writing, or -1
+  std::string path;      // the name written (NAME or NAME.k)
+  std::string error;     // when fd is -1: why, naming the path
+  std::string note;      // when NAME.k was used: one line saying so
+  bool created = false;  // a new regular file (false: an existing device or FIFO)
 };
 
-CreatedFile create_log_file(const std::string& path);
+// first: written before the call returns (and, for a new file, before its name appears): a short
+// write is an error ("cannot write the header" / "the summary") and leaves no file behind.
+CreatedFile create_log_file(const std::string& path, std::string_view first = {},
+                            FileKind kind = FileKind::kLog);
+
+// While one is alive, a write on this thread to a pipe or FIFO whose reader left fails with EPIPE
+// instead of killing the process: SIGPIPE is blocked, and one raised meanwhile is taken back.
+class NoSigpipe {
+ public:
+  NoSigpipe();
+  ~NoSigpipe();
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  bool was_pending_ = false;
+  bool was_blocked_ = false;
+};
 
 }  // namespace cudapool::log

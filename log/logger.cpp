@@ -106,13 +106,14 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
     warn("log path " + json_string(path_template) + ": " + expanded.error + ": no log");
     return nullptr;
   }
-  const CreatedFile file = create_log_file(expanded.path);
+  // The header goes in with the creation (file.h): a log file, once it exists, has its header.
+  const CreatedFile file = create_log_file(expanded.path, format_header(h));
   if (file.fd < 0) {
     warn(file.error + ": no log");
     return nullptr;
   }
   if (!file.note.empty()) warn(file.note);
-  return launch(file.fd, file.path, &h, ring_capacity, /*created=*/true);
+  return launch(file.fd, file.path, nullptr, ring_capacity, file.created);
 }
 
 Logger* Logger::start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
@@ -139,6 +140,7 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
     return give_up("out of memory for a ring of " + std::to_string(ring_capacity) + " records");
   }
   if (header != nullptr) {
+    NoSigpipe no_sigpipe;  // a pipe whose reader left: a warning, not the program's death
     const std::string line = format_header(*header);
     if (logger->write_lines(line.data(), line.size(), /*quiet=*/true) != line.size()) {
       const int err = errno;
@@ -166,6 +168,7 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
 Logger::~Logger() {
   if (forgotten_.load(std::memory_order_acquire)) return;
   if (!finished_.exchange(true)) {
+    NoSigpipe no_sigpipe;
     stop_writer();
   }
   close_if_ours();
@@ -400,6 +403,9 @@ void Logger::stop_writer() {
 void Logger::finish(const Summary& summary) {
   if (forgotten_.load(std::memory_order_acquire)) return;
   if (finished_.exchange(true)) return;
+  // The last lines are written on this thread (at exit: the program's): to a FIFO or pipe whose
+  // reader left, they fail with EPIPE instead of killing the process.
+  NoSigpipe no_sigpipe;
   stop_writer();
   Summary s = summary;
   const std::uint64_t events = ring_.appended();

@@ -35,9 +35,10 @@ void set_warning_sink(WarningSink sink);
 
 class Logger : public pool::EventSink {
  public:
-  // Expands path_template (env: getenv's shape, for %r), creates the file safely (file.h), writes
-  // the header line and starts the writer thread. header.pid, .host and .start_unix_ns are filled
-  // in when 0 or empty. On any failure: one warning on stderr and nullptr.
+  // Expands path_template (env: getenv's shape, for %r), opens the destination (file.h: a new
+  // file, which appears with its header line already in it, or an existing character device or
+  // FIFO, which gets the header first) and starts the writer thread. header.pid, .host and
+  // .start_unix_ns are filled in when 0 or empty. On any failure: one warning and nullptr.
   static Logger* start(const std::string& path_template, const HeaderInfo& header, EnvLookup env,
                        std::size_t ring_capacity = Ring::kDefaultCapacity);
   // The same on a descriptor already open (taken over; closed by the logger), writing the header
@@ -93,6 +94,7 @@ class Logger : public pool::EventSink {
 
  private:
   Logger(int fd, std::string path, std::size_t ring_capacity);
+  // created: path is a file made for this log (removed again if the start fails; never a device).
   static Logger* launch(int fd, const std::string& path, const HeaderInfo* header,
                         std::size_t ring_capacity, bool created);
   void run();  // the writer thread

@@ -104,6 +104,7 @@ void write_all(int fd, const std::string& text) {
 }
 
 void write_summary(const std::string& target, const std::string& text) {
+  log::NoSigpipe no_sigpipe;  // a closed pipe or FIFO costs the summary, never the exit status
   if (target == "stderr") {
     write_all(2, text);
     return;
@@ -112,10 +113,12 @@ void write_summary(const std::string& target, const std::string& text) {
     write_all(1, text);
     return;
   }
-  // The log's safe creation: never through a symlink, never over an existing file (NAME.k).
-  const log::CreatedFile created = log::create_log_file(target);
+  // Made the way the log is (log/file.h): an existing character device or FIFO is written as it
+  // is; otherwise a new file, never through a symlink nor over an existing file (NAME.k, with the
+  // log's note), that appears with the whole summary in it; nothing is created in /dev.
+  const log::CreatedFile created = log::create_log_file(target, text, log::FileKind::kSummary);
   if (created.fd >= 0) {
-    write_all(created.fd, text);
+    if (!created.note.empty()) warn("%s", created.note.c_str());
     ::close(created.fd);
     return;
   }

@@ -39,16 +39,12 @@ using nlohmann::json;
 
 namespace {
 
+using logtest::count_lines;
+using logtest::env_of;
 using logtest::read_file;
+using logtest::sample_header;
+using logtest::StderrCapture;
 using logtest::TempDir;
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* name) -> const char* {
-    const auto it = shared->find(name);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
-}
 
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> out;
@@ -97,58 +93,6 @@ std::vector<json> parse_log(const std::string& path) {
 
 bool is_summary(const json& j) {
   return j.value("action", "") == "summary";
-}
-
-// Captures what is written to file descriptor 2 in between.
-class StderrCapture {
- public:
-  StderrCapture() {
-    fflush(stderr);
-    REQUIRE(pipe2(fds_, O_CLOEXEC) == 0);
-    fcntl(fds_[0], F_SETFL, O_NONBLOCK);
-    saved_ = dup(2);
-    REQUIRE(saved_ >= 0);
-    dup2(fds_[1], 2);
-  }
-  ~StderrCapture() { take(); }
-  std::string take() {
-    if (saved_ < 0) return text_;
-    fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-    close(fds_[1]);
-    char buf[4096];
-    for (ssize_t n; (n = read(fds_[0], buf, sizeof buf)) > 0;) text_.append(buf, n);
-    close(fds_[0]);
-    return text_;
-  }
-
- private:
-  int fds_[2] = {-1, -1};
-  int saved_ = -1;
-  std::string text_;
-};
-
-std::size_t count_lines(const std::string& text) {
-  std::size_t n = 0;
-  for (const char c : text) n += c == '\n';
-  return n;
-}
-
-HeaderInfo sample_header() {
-  HeaderInfo h;
-  h.version = "0.1.0";
-  h.host = "testhost";
-  h.executable = "/usr/bin/test";
-  h.argv = {"test", "--flag"};
-  h.conf = "max_split_size_mb:128";
-  h.conf_source = "CUDAPOOL_CONF";
-  h.pid = 4242;
-  h.start_unix_ns = 1700000000000000000ull;
-  h.options = {{"max_split_size", "134217728"}, {"expandable_segments", "false"}};
-  h.devices = {DeviceInfo{0, "Fake GPU", 80ull << 30}};
-  return h;
 }
 
 template <class Pred>

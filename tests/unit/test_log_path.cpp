@@ -26,16 +26,9 @@ using cudapool::log::rank_from_env;
 
 namespace {
 
+using logtest::env_of;
 using logtest::read_file;
 using logtest::TempDir;
-
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* name) -> const char* {
-    const auto it = shared->find(name);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
-}
 
 std::string expand(const std::string& tmpl, std::map<std::string, std::string> vars = {}) {
   const ExpandedPath e = expand_path_template(tmpl, env_of(std::move(vars)), 4242, "node7");
@@ -50,8 +43,6 @@ std::string expand_error(const std::string& tmpl) {
   CHECK(e.path.empty());
   return e.error;
 }
-
-
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
