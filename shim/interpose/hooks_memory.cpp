@@ -138,8 +138,10 @@ CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
   ReentrancyGuard guard;
   CUdevice device = 0;
-  if (real().cuCtxGetDevice(&device) != CUDA_SUCCESS) {
-    return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);
+  // No context: the driver's answer. Another failure: its error (the driver's answer without the
+  // pool's idle memory would be wrong).
+  if (const CUresult r = real().cuCtxGetDevice(&device); r != CUDA_SUCCESS) {
+    return r == CUDA_ERROR_INVALID_CONTEXT ? CUDAPOOL_PASS(cuMemGetInfo_v2, free, total) : r;
   }
   // Idle cached memory is free for the program; with a memory fraction the cap is the total.
   std::size_t idle = 0;
@@ -181,10 +183,11 @@ CUDAPOOL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psi
   ReentrancyGuard guard;
   // Without a current context the driver answers CUDA_ERROR_INVALID_CONTEXT for any pointer
   // (measured on the H200, docs/gpu-validation.md); the pool must not answer in its place.
+  // A failed lookup of the current context is answered with its error (the driver would describe
+  // the whole segment).
   CUcontext current = nullptr;
-  if (real().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == nullptr) {
-    return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
-  }
+  if (const CUresult r = real().cuCtxGetCurrent(&current); r != CUDA_SUCCESS) return r;
+  if (current == nullptr) return real().cuMemGetAddressRange_v2(pbase, psize, dptr);
   std::uintptr_t base = 0;
   std::size_t size = 0;
   switch (locate_pooled(static_cast<std::uintptr_t>(dptr), &base, &size)) {

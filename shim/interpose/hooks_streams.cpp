@@ -12,23 +12,34 @@
 
 using namespace cudapool::shim;
 
-CUDAPOOL_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
-  const CUresult r = CUDAPOOL_PASS(cuStreamCreate, stream, flags);
-  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
-    ReentrancyGuard guard;
-    note_stream_created(*stream, flags, "cuStreamCreate");
+namespace {
+
+// A stream the driver made: registered (note_stream_created). reuse_fence:auto must know a
+// non-blocking stream's pool (its fences mark the stream's work): when the current context's pool
+// cannot be found (a driver call failed), the stream is destroyed and the creation fails with
+// that error (before, the stream went untracked and a block freed after its work could be handed
+// out while the work was queued: found by tests/fakecuda/fault_sweep.sh).
+CUresult created(CUresult r, CUstream* stream, unsigned int flags, const char* entry) {
+  if (r != CUDA_SUCCESS || stream == nullptr || !pooling()) return r;
+  ReentrancyGuard guard;
+  if (const CUresult error = note_stream_created(*stream, flags, entry); error != CUDA_SUCCESS) {
+    real().cuStreamDestroy_v2(*stream);
+    *stream = nullptr;
+    return error;
   }
   return r;
 }
 
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  return created(CUDAPOOL_PASS(cuStreamCreate, stream, flags), stream, flags, "cuStreamCreate");
+}
+
 CUDAPOOL_EXPORT CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags,
                                                     int priority) {
-  const CUresult r = CUDAPOOL_PASS(cuStreamCreateWithPriority, stream, flags, priority);
-  if (r == CUDA_SUCCESS && stream != nullptr && pooling()) {
-    ReentrancyGuard guard;
-    note_stream_created(*stream, flags, "cuStreamCreateWithPriority");
-  }
-  return r;
+  return created(CUDAPOOL_PASS(cuStreamCreateWithPriority, stream, flags, priority), stream, flags,
+                 "cuStreamCreateWithPriority");
 }
 
 CUDAPOOL_EXPORT CUresult cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx green,

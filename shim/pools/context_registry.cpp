@@ -1,7 +1,10 @@
-// shim/pools/context_registry.cpp: see context_registry.h. Pools live in a fixed array of slots; a
-// new pool takes over the slot of a dropped one. Dropped pools are leaked on purpose (another
-// thread may still be inside one; their memory belonged to a context that no longer exists).
+// shim/pools/context_registry.cpp: see context_registry.h. Pools live in a fixed array of slots,
+// one object per slot. A dropped pool's object is made over in place for a new context once its
+// context is released and no other thread can reach it (pool_reach.h); until then a new context
+// takes a fresh slot. Not here: what the pool does with memory (pool/, cuda_backend.h).
 #include "shim/pools/context_registry.h"
+
+#include <memory>
 
 #include "shim/interpose/real_driver.h"
 #include "shim/lifecycle/settings.h"
@@ -16,9 +19,24 @@ namespace {
 std::atomic<ContextPool*> g_slots[kMaxContextPools];
 std::mutex g_create_mutex;
 
-thread_local CUcontext t_last_context = nullptr;
-thread_local unsigned long long t_last_id = 0;
-thread_local ContextPool* t_last_pool = nullptr;
+// Under g_create_mutex, for a dropped pool: whether it may be made over now. Its context's memory
+// is released (until then the context may still exist, or the thread that dropped it is not done
+// with it) and no other thread can reach it (pool_reach.h: why the seq_cst loads).
+bool reusable(const ContextPool& p) {
+  return p.dropped.load(std::memory_order_seq_cst) &&
+         p.memory_released.load(std::memory_order_seq_cst) && out_of_other_threads_reach(p);
+}
+
+// Thread caches (thread_cache.h) never while a log or summary is written; always: on from the
+// start; auto: once the pool's lock is found contended (pool_lock.h).
+void set_caching(ContextPool& p) {
+  const config::ThreadCacheMode caches = options().thread_cache;
+  p.caching_on_contention = caches == config::ThreadCacheMode::kAuto && !reporting().any();
+  p.window_acquisitions = 0;
+  p.window_contended = 0;
+  p.thread_caching.store(caches == config::ThreadCacheMode::kAlways && !reporting().any(),
+                         std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -32,27 +50,26 @@ ContextPool::ContextPool(CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
       log_sink(context_number),
       backend(ctx, dev, options().reuse_fence, slot),
       pool(options(), backend, dev, shim::log_sink(log_sink)) {
-  // Thread caches (thread_cache.h) never while a log or summary is written; always: on from the
-  // start; auto: once the pool's lock is found contended (pool_lock.h).
-  const config::ThreadCacheMode caches = options().thread_cache;
-  caching_on_contention = caches == config::ThreadCacheMode::kAuto && !reporting().any();
-  thread_caching.store(caches == config::ThreadCacheMode::kAlways && !reporting().any(),
-                       std::memory_order_relaxed);
+  set_caching(*this);
 }
 
 void drop_pool(ContextPool& p) {
-  if (p.dropped.exchange(true, std::memory_order_acq_rel)) return;
+  if (p.dropped.exchange(true, std::memory_order_seq_cst)) return;
   log_event(log::LogAction::kContextDropped, p.device, 0, 0, 0, 0, 0, p.ctx);
 }
 
 void release_dropped_pool(ContextPool& p) {
   if (!p.dropped.load(std::memory_order_acquire)) return;
-  if (p.memory_released.exchange(true, std::memory_order_acq_rel)) return;
   std::lock_guard<SpinLock> lock(p.mutex);  // a thread still inside the pool finishes first
+  if (!p.dropped.load(std::memory_order_relaxed) ||
+      p.memory_released.load(std::memory_order_relaxed)) {
+    return;
+  }
   p.backend.release_after_context_gone();
-  // The object stays (pools.cpp's header); what it tracked does not.
+  // What the pool tracked goes back to the heap; the object waits to be made over.
   p.pool.forget_all();
   decltype(p.backtraces)().swap(p.backtraces);
+  p.memory_released.store(true, std::memory_order_seq_cst);
 }
 
 namespace {
@@ -73,27 +90,70 @@ ContextPool* pool_slot(int index) {
 bool pool_alive(ContextPool& p) {
   if (p.dropped.load(std::memory_order_acquire)) return false;
   if (real().cuCtxGetId == nullptr) return true;
+  // Gone: the handle names no context, or a new one. Any other failure tells nothing about the
+  // context (it is asked once more, then taken as alive): dropping a live pool would give its
+  // blocks' addresses to the driver (found by tests/fakecuda/fault_sweep.sh).
+  auto says_gone = [](CUresult r) {
+    return r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  };
   unsigned long long id = 0;
-  if (real().cuCtxGetId(p.context, &id) == CUDA_SUCCESS && id == p.id) return true;
+  CUresult r = real().cuCtxGetId(p.context, &id);
+  if (r != CUDA_SUCCESS && !says_gone(r)) r = real().cuCtxGetId(p.context, &id);
+  const bool gone = r == CUDA_SUCCESS ? id != p.id : says_gone(r);
+  if (!gone) return true;
   drop_gone_pool(p);
   return false;
 }
 
 namespace {
 
+// Under g_create_mutex, the object out of every other thread's reach (reusable): p made over
+// for a new context, in place. What lock-free readers of a stale stream entry read (the reuse
+// fence's atomics, the lock) stays valid; the pool's bookkeeping was freed when it was released.
+void reuse_pool(ContextPool& p, CUcontext ctx, unsigned long long ctx_id, CUdevice dev,
+                bool is_primary_ctx, std::uint8_t context_number) {
+  std::lock_guard<SpinLock> lock(p.mutex);  // a thread cache's owner may look (thread_cache.cpp)
+  p.generation.fetch_add(1, std::memory_order_release);
+  p.context = ctx;
+  p.id = ctx_id;
+  p.device = dev;
+  p.primary = is_primary_ctx;
+  p.ctx = context_number;
+  p.log_sink = PoolLogSink(context_number);
+  p.backend.reuse_for(ctx, dev);  // before the pool: its constructor reads the total memory
+  std::destroy_at(&p.pool);
+  std::construct_at(&p.pool, options(), p.backend, dev, shim::log_sink(p.log_sink));
+  p.backtraces.clear();
+  p.thread_caches.clear();  // their owners find them stale by the generation
+  set_caching(p);
+  p.memory_released.store(false, std::memory_order_relaxed);
+  p.dropped.store(false, std::memory_order_release);
+}
+
 // Under g_create_mutex, after free_number_on (whose walk dropped the pools whose context went
-// behind the shim's back): the slot for a new pool. A dropped pool's slot is taken over (its
-// object stays where it is, leaked: a thread may still be inside it), so a process that creates
-// and destroys contexts, or resets the device, again and again never runs out; else the next
-// unused slot. -1: kMaxContextPools contexts are alive at once.
-int slot_for_new_pool() {
+// behind the shim's back): the pool object for a new context. A dropped pool that is reusable is
+// made over; else a new object takes the next unused slot; with every slot taken, it replaces a
+// dropped pool that is not reusable yet (that object is left where it is, leaked: a thread may
+// still reach it). nullptr: kMaxContextPools contexts are alive at once.
+ContextPool* pool_for_new_context(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary,
+                                  std::uint8_t number) {
   const int n = pool_count();
+  int dropped_slot = -1;
   for (int i = 0; i < n; ++i) {
-    if (g_slots[i].load(std::memory_order_relaxed)->dropped.load(std::memory_order_acquire)) {
-      return i;
+    ContextPool* p = g_slots[i].load(std::memory_order_relaxed);
+    if (!p->dropped.load(std::memory_order_acquire)) continue;
+    if (reusable(*p)) {
+      reuse_pool(*p, ctx, id, dev, primary, number);
+      return p;
     }
+    if (dropped_slot < 0) dropped_slot = i;
   }
-  return n < kMaxContextPools ? n : -1;
+  const int slot = n < kMaxContextPools ? n : dropped_slot;
+  if (slot < 0) return nullptr;
+  auto* made = new ContextPool(ctx, id, dev, primary, number, slot);
+  g_slots[slot].store(made, std::memory_order_release);
+  if (slot == n) note_pool_slot_taken(slot);
+  return made;
 }
 
 // Under g_create_mutex: the lowest number no live pool of dev has (kMaxContextPools fit in it).
@@ -119,9 +179,9 @@ ContextPool* current_pool(CUresult* error) {
   CUresult r = CUDA_SUCCESS;
   if (real().cuCtxGetId != nullptr) {
     r = real().cuCtxGetId(nullptr, &id);
-    if (r == CUDA_SUCCESS && id == t_last_id && t_last_pool != nullptr &&
-        !t_last_pool->dropped.load(std::memory_order_relaxed)) {
-      return t_last_pool;
+    if (r == CUDA_SUCCESS && id == t_last_pool.id && t_last_pool.pool != nullptr &&
+        !t_last_pool.pool->dropped.load(std::memory_order_relaxed)) {
+      return t_last_pool.pool;
     }
   }
   CUcontext ctx = nullptr;
@@ -131,9 +191,16 @@ ContextPool* current_pool(CUresult* error) {
     *error = r;
     return nullptr;
   }
-  if (real().cuCtxGetId == nullptr && ctx == t_last_context && t_last_pool != nullptr &&
-      !t_last_pool->dropped.load(std::memory_order_relaxed)) {
-    return t_last_pool;
+  if (real().cuCtxGetId == nullptr && ctx == t_last_pool.context && t_last_pool.pool != nullptr &&
+      !t_last_pool.pool->dropped.load(std::memory_order_relaxed)) {
+    return t_last_pool.pool;
+  }
+  // The slow path. What this thread kept from its last calls is no longer in use; nor is a
+  // dropped last pool. The pool found stays covered by the walk (or by g_create_mutex) until it
+  // is the thread's last (pool_reach.h).
+  forget_kept_pools();
+  if (t_last_pool.pool != nullptr && t_last_pool.pool->dropped.load(std::memory_order_acquire)) {
+    forget_last_pool();
   }
   ContextPool* found = nullptr;
   auto match = [&](ContextPool& p) {
@@ -157,34 +224,39 @@ ContextPool* current_pool(CUresult* error) {
     for_each_pool(match);
     if (found == nullptr) {
       const std::uint8_t number = free_number_on(dev);
-      const int slot = slot_for_new_pool();
-      if (slot < 0) {
-        *error = CUDA_SUCCESS;  // not pooled: the caller asks the driver
-        CUDAPOOL_WARN_ONCE("%d CUDA contexts in use at once: contexts beyond them are not pooled",
-                           kMaxContextPools);
-        return nullptr;
-      }
       // Is ctx the device's primary context (cudart's)? Only asked while the primary context is
       // active, so retain hands back the existing one and release restores the count.
       unsigned int flags = 0;
       int active = 0;
       bool primary = false;
       CUcontext primary_ctx = nullptr;
-      if (real().cuDevicePrimaryCtxGetState != nullptr &&
-          real().cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active &&
-          real().cuDevicePrimaryCtxRetain(&primary_ctx, dev) == CUDA_SUCCESS) {
-        primary = primary_ctx == ctx;
-        real().cuDevicePrimaryCtxRelease_v2(dev);
+      // A check that fails is the caller's error: a pool taken for the wrong kind would outlive
+      // a reset of the primary context, or go with one that is not its own.
+      if (real().cuDevicePrimaryCtxGetState != nullptr) {
+        r = real().cuDevicePrimaryCtxGetState(dev, &flags, &active);
+        if (r == CUDA_SUCCESS && active) r = real().cuDevicePrimaryCtxRetain(&primary_ctx, dev);
+        if (r != CUDA_SUCCESS) {
+          *error = r;
+          return nullptr;
+        }
+        if (active) {
+          primary = primary_ctx == ctx;
+          real().cuDevicePrimaryCtxRelease_v2(dev);
+        }
       }
       logging();  // start the log (if any) before the pool's first event
-      found = new ContextPool(ctx, id, dev, primary, number, slot);
-      g_slots[slot].store(found, std::memory_order_release);
-      if (slot == pool_count()) note_pool_slot_taken(slot);
+      found = pool_for_new_context(ctx, id, dev, primary, number);
+      if (found == nullptr) {
+        *error = CUDA_SUCCESS;  // not pooled: the caller asks the driver
+        CUDAPOOL_WARN_ONCE("%d CUDA contexts in use at once: contexts beyond them are not pooled",
+                           kMaxContextPools);
+        return nullptr;
+      }
     }
+    set_last_pool(ctx, id, found);  // before g_create_mutex is released
+    return found;
   }
-  t_last_context = ctx;
-  t_last_id = id;
-  t_last_pool = found;
+  set_last_pool(ctx, id, found);  // the walk still holds it
   return found;
 }
 
@@ -200,24 +272,27 @@ ContextPool* pool_holding(std::uintptr_t ptr) {
     found = &p;
     return true;
   });
-  return found;
+  return found;  // the walk holds it: the caller reads it
 }
 
 namespace {
 
+// The pools dropped stay kept by this thread (pool_reach.h) until its next slow path: the hook
+// releases them after the driver's call (release_dropped_pool), and none may be made over for a
+// new context before that.
 template <class Match>
 std::vector<ContextPool*> drop_pools_where(Match&& match) {
+  forget_kept_pools();
   std::vector<ContextPool*> dropped;
   for_each_pool([&](ContextPool& p) {
     if (match(p)) {
       drop_pool(p);
+      keep_pool(&p);
       dropped.push_back(&p);
     }
     return false;
   });
-  t_last_pool = nullptr;
-  t_last_context = nullptr;
-  t_last_id = 0;
+  forget_last_pool();
   return dropped;
 }
 
@@ -231,20 +306,24 @@ std::vector<ContextPool*> drop_primary_pools(CUdevice dev) {
   return drop_pools_where([&](const ContextPool& p) { return p.device == dev && p.primary; });
 }
 
-void note_stream_created(CUstream stream, unsigned int flags, const char* entry) {
+CUresult note_stream_created(CUstream stream, unsigned int flags, const char* entry) {
   const bool nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
+  const bool track = options().reuse_fence == config::ReuseFence::kAuto;
+  CUresult error = CUDA_SUCCESS;
+  ContextPool* p = track ? current_pool(&error) : nullptr;
+  // The fences must mark a non-blocking stream's work: without its pool it cannot be tracked.
+  if (track && nonblocking && p == nullptr && error != CUDA_SUCCESS) return error;
   if (!reporting().log_template.empty()) {
     log_stream_event(log::LogAction::kStreamCreated, reinterpret_cast<std::uint64_t>(stream), flags,
                      entry);
   }
-  if (options().reuse_fence != config::ReuseFence::kAuto) return;
-  CUresult error = CUDA_SUCCESS;
-  ContextPool* p = current_pool(&error);
+  if (!track) return CUDA_SUCCESS;
   ReuseFence* fence = p != nullptr ? &p->backend.fence() : nullptr;
   TrackedStream* entry_of_stream = register_stream(stream, nonblocking, fence);
-  if (p == nullptr || entry_of_stream == nullptr || !nonblocking) return;
+  if (p == nullptr || entry_of_stream == nullptr || !nonblocking) return CUDA_SUCCESS;
   std::lock_guard<SpinLock> lock(p->mutex);
   p->backend.fence().add_stream(stream, entry_of_stream);
+  return CUDA_SUCCESS;
 }
 
 void note_stream_destroyed(CUstream stream) {

@@ -1,8 +1,10 @@
 // shim/pools/context_registry.h: one caching pool per CUDA context, created on the context's first
 // allocation, and the routing of a free (or a pointer query) to the pool that owns the pointer,
 // whatever context is current. A context that is destroyed or reset has its pool dropped without
-// any CUDA call: the driver already took the memory. Not here: the policy (pool/), the driver calls
-// (cuda_backend.h).
+// any CUDA call: the driver already took the memory. A pool object is never freed: once dropped,
+// released and out of every other thread's reach, it is made over for the next new context
+// (pool_reach.h says how the registry knows that no thread can still reach it). Not here: the
+// policy (pool/), the driver calls (cuda_backend.h).
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include "pool/device_pool.h"
 #include "shim/interpose/cuda_api.h"
 #include "shim/pools/cuda_backend.h"
+#include "shim/pools/pool_reach.h"
 #include "shim/pools/pool_slots.h"
 #include "shim/pools/spin_lock.h"
 #include "shim/recording/event_log.h"
@@ -26,6 +29,9 @@ class ThreadCache;
 struct ContextPool {
   ContextPool(CUcontext ctx, unsigned long long id, CUdevice dev, bool primary, std::uint8_t number,
               int slot);
+  // The context's identity and everything below but the lock and the atomics are set when the
+  // object is made and again when it is made over for a new context, both times out of every
+  // other thread's reach; the object's slot stays the same.
   CUcontext context;
   unsigned long long id;  // cuCtxGetId: unique for the process's life, unlike the handle
   CUdevice device;
@@ -48,8 +54,11 @@ struct ContextPool {
   std::uint32_t window_acquisitions = 0;
   std::uint32_t window_contended = 0;
   alignas(64) std::atomic<bool> dropped{false};
-  std::atomic<bool> memory_released{false};  // release_dropped_pool ran
-  std::atomic<bool> thread_caching{false};   // set once, read by every pooled call
+  std::atomic<bool> memory_released{false};  // release_dropped_pool ran (set at its end)
+  std::atomic<bool> thread_caching{false};   // set once per context, read by every pooled call
+  // How many times the object was made over for a new context: a thread's cache made for an
+  // earlier one is stale (thread_cache.cpp). Changed under mutex, before dropped is cleared.
+  std::atomic<std::uint64_t> generation{0};
 };
 
 inline constexpr int kMaxContextPools = 256;
@@ -82,31 +91,41 @@ bool pool_alive(ContextPool& p);
 void drop_pool(ContextPool& p);
 
 // Once p's context is gone: gives back the memory the driver keeps past a context (expandable
-// segments' pages and address ranges, CudaBackend::release_after_context_gone). Once per pool;
-// only for a dropped pool.
+// segments' pages and address ranges, CudaBackend::release_after_context_gone) and forgets the
+// pool's bookkeeping. Once per pool; only for a dropped pool. From then on the object may be made
+// over for a new context, once no other thread can reach it.
 void release_dropped_pool(ContextPool& p);
 
-// Forgets the pools of a context (about to be destroyed) or of a device's primary context (about
-// to be reset, or released for the last time); returns them, for release_dropped_pool once the
-// context is really gone.
+// Forgets the pools of a context (destroyed) or of a device's primary context (reset, or
+// released for the last time), once the call succeeded (hooks_context.cpp); returns them, for
+// release_dropped_pool. They stay out of reuse until the calling thread's next slow path.
 std::vector<ContextPool*> drop_context_pools(CUcontext ctx);
 std::vector<ContextPool*> drop_primary_pools(CUdevice dev);
 
 // A stream made through a hook (cuStreamCreate, cuStreamCreateWithPriority,
 // cuGreenCtxStreamCreate; entry names it): registered for the reuse fences (stream_registry.h)
-// with the current context's pool, and logged (stream_created). / One about to be destroyed.
-void note_stream_created(CUstream stream, unsigned int flags, const char* entry);
+// with the current context's pool, and logged (stream_created); CUDA_SUCCESS, or for a
+// non-blocking stream whose pool cannot be found (a driver call failed) that call's error: the
+// stream is not registered, and the hook destroys it. / One about to be destroyed.
+CUresult note_stream_created(CUstream stream, unsigned int flags, const char* entry);
 void note_stream_destroyed(CUstream stream);
 
 // --- implementation detail of for_each_pool -----------------------------------------------------
 ContextPool* pool_slot(int index);  // index below pool_count() (pool_slots.h)
 
+// A walk keeps the pool it looks at, and the one it found, from being made over (pool_reach.h).
 template <class Fn>
 bool for_each_pool(Fn&& fn) {
+  PoolWalk walk;
   const int n = pool_count();
   for (int i = 0; i < n; ++i) {
     ContextPool* p = pool_slot(i);
-    if (p != nullptr && !p->dropped.load(std::memory_order_acquire) && fn(*p)) return true;
+    if (p == nullptr) continue;
+    walk.at(p);  // before the flag is read: p is not made over while the walk looks at it
+    if (!p->dropped.load(std::memory_order_seq_cst) && fn(*p)) {
+      walk.hold();  // the caller may go on using it
+      return true;
+    }
   }
   return false;
 }

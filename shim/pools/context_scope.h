@@ -10,16 +10,21 @@ namespace cudapool::shim {
 
 class ContextScope {
  public:
+  // A push or pop that fails is tried once more: a pop that failed would leave the pool's context
+  // current in the program's thread (found by tests/fakecuda/fault_sweep.sh: the program's next
+  // allocation went to another context's pool, and its block with that context), a push that
+  // failed would run the shim's call in the program's context.
   explicit ContextScope(CUcontext ctx) {
     CUcontext current = nullptr;
     real().cuCtxGetCurrent(&current);
-    if (current != ctx && real().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) pushed_ = true;
+    if (current == ctx) return;
+    pushed_ = real().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS ||
+              real().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS;
   }
   ~ContextScope() {
-    if (pushed_) {
-      CUcontext ignored = nullptr;
-      real().cuCtxPopCurrent_v2(&ignored);
-    }
+    if (!pushed_) return;
+    CUcontext ignored = nullptr;
+    if (real().cuCtxPopCurrent_v2(&ignored) != CUDA_SUCCESS) real().cuCtxPopCurrent_v2(&ignored);
   }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;

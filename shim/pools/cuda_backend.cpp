@@ -19,15 +19,27 @@ pool::BackendResult from_cuda(CUresult r) {
 
 }  // namespace
 
+namespace {
+
+// Asked once more after a failure: the pool keeps the answer for its life (the memory fraction's
+// cap, the size of an expandable segment's reservation), and 0 would make it refuse every
+// allocation (found by tests/fakecuda/fault_sweep.sh).
+std::size_t device_total_memory(CUdevice device) {
+  for (int attempt = 0; attempt < 2 && real().cuDeviceTotalMem_v2 != nullptr; ++attempt) {
+    size_t total = 0;
+    if (real().cuDeviceTotalMem_v2(&total, device) == CUDA_SUCCESS) return total;
+  }
+  return 0;
+}
+
+}  // namespace
+
 CudaBackend::CudaBackend(CUcontext context, CUdevice device, config::ReuseFence fence,
                          int pool_slot)
-    : context_(context), device_(device), fence_(context, fence, pool_slot) {
-  size_t total = 0;
-  if (real().cuDeviceTotalMem_v2 != nullptr &&
-      real().cuDeviceTotalMem_v2(&total, device) == CUDA_SUCCESS) {
-    total_memory_ = total;
-  }
-}
+    : context_(context),
+      device_(device),
+      fence_(context, fence, pool_slot),
+      total_memory_(device_total_memory(device)) {}
 
 bool CudaBackend::free_memory(std::size_t* bytes) const {
   ContextScope scope(context_);
@@ -166,6 +178,16 @@ void CudaBackend::release_after_context_gone() {
   // The rest named things of the dead context (its cuMemAlloc segments, streams and events).
   segments_.clear();
   fence_.forget_all();
+}
+
+void CudaBackend::reuse_for(CUcontext context, CUdevice device) {
+  context_ = context;
+  device_ = device;
+  total_memory_ = device_total_memory(device);
+  segments_.clear();  // empty since release_after_context_gone, as are the others
+  pages_.clear();
+  reservations_.clear();
+  fence_.reuse_for(context);
 }
 
 // --- reuse fences: reuse_fence.h --------------------------------------------------------------

@@ -41,6 +41,9 @@ class CudaBackend final : public pool::Backend {
   // cudaDeviceReset left 1 GiB of cached pages allocated). cuMemAlloc segments went with the
   // context and are only forgotten, as are its streams and events. Makes no context current.
   void release_after_context_gone();
+  // After release_after_context_gone, when the pool's object is made over for a new context
+  // (context_registry.cpp): the backend now serves `context` on `device`; the reuse fences too.
+  void reuse_for(CUcontext context, CUdevice device);
 
   // Whether ptr lies in an address range reserved for an expandable segment.
   bool in_address_reservation(std::uintptr_t ptr) const;

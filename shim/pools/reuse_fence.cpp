@@ -321,7 +321,7 @@ void ReuseFence::retire_stream(CUstream stream, TrackedStream* entry) {
 std::vector<std::pair<const char*, std::uint64_t>> ReuseFence::counters() const {
   return {{"epochs", epochs_closed_},
           {"epochs_passed_at_close", passed_by_ordering_},
-          {"barriers", gen_.load(std::memory_order_relaxed)},
+          {"barriers", gen_.load(std::memory_order_relaxed) - barriers_before_},
           {"marks", marks_recorded_},
           {"ordering_waits", ordering_waits_.load(std::memory_order_relaxed)},
           {"waits", waits_},
@@ -339,6 +339,21 @@ void ReuseFence::forget_all() {
   const std::uint64_t open = open_id_.load(std::memory_order_relaxed);
   last_closed_.store(open - 1, std::memory_order_release);
   passed_through_.store(open - 1, std::memory_order_release);
+}
+
+void ReuseFence::reuse_for(CUcontext context) {
+  forget_all();
+  context_ = context;
+  closing_.store(false, std::memory_order_seq_cst);
+  n_work_.store(true, std::memory_order_seq_cst);
+  has_nonblocking_.store(false, std::memory_order_release);
+  ordering_waits_.store(0, std::memory_order_relaxed);
+  barriers_before_ = gen_.load(std::memory_order_relaxed);
+  marks_recorded_ = 0;
+  epochs_closed_ = 0;
+  passed_by_ordering_ = 0;
+  waits_ = 0;
+  waits_timed_out_ = 0;
 }
 
 }  // namespace cudapool::shim

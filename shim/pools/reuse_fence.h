@@ -62,6 +62,11 @@ class ReuseFence {
   void retire_stream(CUstream stream, TrackedStream* entry);
   // The context is gone: every event and stream it had is forgotten (no driver call).
   void forget_all();
+  // After forget_all, for the pool's object made over for a new context: the fences of `context`,
+  // as new, but in place (the hooks may still read this object's atomics through the entry of a
+  // dead context's stream: they stay valid) and with ticket and barrier numbers going on from the
+  // old context's, so a stale record of a barrier number never names one this context lacks.
+  void reuse_for(CUcontext context);
 
   // --- lock-free ---
   // Whether a block freed now is safe at once, asked without the pool's lock (thread caches).
@@ -129,7 +134,8 @@ class ReuseFence {
   std::uint64_t passed_by_ordering_ = 0;  // epochs that passed at their close (no mark to wait for)
   std::uint64_t waits_ = 0;               // blocking or bounded waits asked for
   std::uint64_t waits_timed_out_ = 0;
-  std::deque<Epoch> closed_;  // oldest first
+  std::uint64_t barriers_before_ = 0;  // gen_ when the object was made over (reuse_for)
+  std::deque<Epoch> closed_;           // oldest first
   std::vector<NonBlocking> streams_;
   std::vector<CUevent> retired_marks_;  // of destroyed streams, until seen complete
   std::vector<CUevent> spare_events_;

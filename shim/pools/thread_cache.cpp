@@ -62,8 +62,13 @@ struct EntryList {
 
 class ThreadCache {
  public:
-  explicit ThreadCache(ContextPool& p) : pool(p) {}
+  explicit ThreadCache(ContextPool& p)
+      : pool(p), generation(p.generation.load(std::memory_order_relaxed)) {}
   ContextPool& pool;
+  // The pool's generation when this cache was made: once the object is made over for a new
+  // context the cache is stale, and nothing but its owner names it any more (the pool's list
+  // was emptied and every block of it forgotten, under the pool's lock).
+  const std::uint64_t generation;
   SpinLock lock;
   EntryList<kLiveSlots> live;  // handed out, tracked (holder = this)
   EntryList<kIdleSlots> idle;  // freed by the program, kept (holder = this)
@@ -150,23 +155,36 @@ bool lock_for_exit(ContextPool& p) {
   return false;
 }
 
-// Hands everything c holds back to its pool and forgets c (thread exit). A dropped pool's blocks
-// went with its context; after a fork no pool may be touched (another thread may have held its
-// lock); a thread interrupted inside the shim (a signal handler calling exit) may hold the lock
-// itself: in these cases, and when the lock stays busy, the cache is left as it is.
-void retire(ThreadCache* c) {
-  ContextPool& p = c->pool;
-  if (mode() != Mode::kPooling || inside_shim() || p.dropped.load(std::memory_order_acquire) ||
-      !lock_for_exit(p)) {
+// Under p's lock, c being a cache of p's present context: c is out of p's list, and no block of p
+// names it any more. A live pool gets c's kept blocks back; a dropped pool's blocks went with its
+// context (they are only unmarked).
+void detach(ContextPool& p, ThreadCache& c) {
+  auto& list = p.thread_caches;
+  list.erase(std::remove(list.begin(), list.end(), &c), list.end());
+  std::lock_guard<SpinLock> cache_lock(c.lock);
+  for (int i = 0; i < c.live.count; ++i) p.pool.set_holder(c.live.items[i].ptr, 0);
+  if (!p.dropped.load(std::memory_order_acquire)) {
+    give_back(p, c.idle);
     return;
   }
+  for (int i = 0; i < c.idle.count; ++i) p.pool.set_holder(c.idle.items[i].ptr, 0);
+}
+
+// Whether c belongs to its pool's present context (under the pool's lock; without it, a hint).
+bool current_generation(const ThreadCache& c) {
+  return c.generation == c.pool.generation.load(std::memory_order_acquire);
+}
+
+// Hands everything c holds back to its pool and forgets c (thread exit). After a fork no pool may
+// be touched (another thread may have held its lock); a thread interrupted inside the shim (a
+// signal handler calling exit) may hold the lock itself: in these cases, and when the lock stays
+// busy, the cache is left as it is. A cache of a pool made over since is merely deleted.
+void retire(ThreadCache* c) {
+  ContextPool& p = c->pool;
+  if (mode() != Mode::kPooling || inside_shim() || !lock_for_exit(p)) return;
   {
     std::lock_guard<SpinLock> pool_lock(p.mutex, std::adopt_lock);
-    auto& list = p.thread_caches;
-    list.erase(std::remove(list.begin(), list.end(), c), list.end());
-    std::lock_guard<SpinLock> cache_lock(c->lock);
-    for (int i = 0; i < c->live.count; ++i) p.pool.set_holder(c->live.items[i].ptr, 0);
-    give_back(p, c->idle);
+    if (current_generation(*c)) detach(p, *c);
   }
   delete c;
 }
@@ -197,16 +215,16 @@ ThreadCaches::~ThreadCaches() {
 }
 
 // Makes room in a thread's full list for a new pool's cache (a process that goes through many
-// contexts): one cache of a dropped pool is forgotten. Its blocks went with the context.
+// contexts): one cache of a dropped pool (its blocks went with the context), or of a pool made
+// over for another context since, is forgotten.
 bool forget_dropped_cache(ThreadCaches& mine) {
   for (int i = 0; i < mine.count; ++i) {
     ThreadCache* c = mine.caches[i];
     ContextPool& p = c->pool;
-    if (!p.dropped.load(std::memory_order_acquire)) continue;
+    if (current_generation(*c) && !p.dropped.load(std::memory_order_acquire)) continue;
     {
       std::lock_guard<SpinLock> lock(p.mutex);
-      auto& list = p.thread_caches;
-      list.erase(std::remove(list.begin(), list.end(), c), list.end());
+      if (current_generation(*c)) detach(p, *c);  // dropped: it stays dropped until made over
     }
     mine.caches[i] = mine.caches[--mine.count];
     if (t_last_cache == c) t_last_cache = nullptr;
@@ -216,13 +234,19 @@ bool forget_dropped_cache(ThreadCaches& mine) {
   return false;
 }
 
-// The calling thread's cache for p; made (and registered with p) when `make`.
+// The calling thread's cache for p (its present context: p is the thread's last pool, so it is
+// not made over meanwhile); made (and registered with p) when `make`.
 ThreadCache* cache_for(ContextPool& p, bool make) {
-  if (t_last_cache != nullptr && &t_last_cache->pool == &p) return t_last_cache;
+  const std::uint64_t generation = p.generation.load(std::memory_order_relaxed);
+  if (t_last_cache != nullptr && &t_last_cache->pool == &p &&
+      t_last_cache->generation == generation) {
+    return t_last_cache;
+  }
   if (t_caches_retired) return nullptr;
   ThreadCaches& mine = thread_caches();
   for (int i = 0; i < mine.count; ++i) {
-    if (&mine.caches[i]->pool == &p) return t_last_cache = mine.caches[i];
+    ThreadCache* c = mine.caches[i];
+    if (&c->pool == &p && c->generation == generation) return t_last_cache = c;
   }
   if (!make) return nullptr;
   if (mine.count == ThreadCaches::kMax && !forget_dropped_cache(mine)) return nullptr;

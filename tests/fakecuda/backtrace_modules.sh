@@ -4,6 +4,7 @@
 # libcudapool.so, and every return address of every alloc event lies in one of them, so a reader
 # can name each frame library+offset. Without CUDAPOOL_BACKTRACE: no modules field.
 # Usage: backtrace_modules.sh <cudart_like> <libcudapool.so> <directory of the fake libcuda.so.1>
+# (<libcudapool.so> may come after a sanitizer runtime, colon-separated, as LD_PRELOAD takes it.)
 source "$(dirname "${BASH_SOURCE[0]}")/script_harness.sh"
 
 run() {  # log [env...]
@@ -15,7 +16,7 @@ run() {  # log [env...]
 }
 run "$work/bt.jsonl" CUDAPOOL_BACKTRACE=6
 run "$work/plain.jsonl"
-python3 - "$work/bt.jsonl" "$work/plain.jsonl" "$program" "$shim" <<'PY' || fail "modules wrong"
+python3 - "$work/bt.jsonl" "$work/plain.jsonl" "$program" "${shim##*:}" <<'PY' || fail "modules wrong"
 import bisect, json, os, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 summary = lines[-1]

@@ -5,7 +5,16 @@
 // part of any real driver. All functions are thread-safe and usable before cuInit.
 //
 // Environment read at the first driver call: FAKECUDA_DEVICES (default 2, at most 16) and
-// FAKECUDA_DEVICE_MEMORY (bytes per device, default 1 GiB; a K/M/G suffix is accepted).
+// FAKECUDA_DEVICE_MEMORY (bytes per device, default 1 GiB; a K/M/G suffix is accepted). Fault
+// injection and the exit report (src/faults.cpp says it whole):
+//   FAKECUDA_FAIL="name:N[:ERROR],..."  call number N of entry point `name` (counted as
+//     fakecuda_calls counts) fails with ERROR (a CUDA_ERROR_* name or number; default: one that
+//     entry point plausibly answers: out of memory for allocations and creations, not ready for
+//     queries, launch failed for calls that queue or wait for work, invalid handle for destroys,
+//     invalid value otherwise), doing nothing (a synchronize fails after its wait); once.
+//   FAKECUDA_FAIL_FROM_RESET=1  no fault fires before the first fakecuda_reset_counters().
+//   FAKECUDA_COUNT_CALLS=path  at exit: the call counts per entry point, the faults (fired or
+//     not) and what is still allocated, one "calls|fault|outstanding ..." line each.
 #pragma once
 
 #include <cuda.h>
@@ -21,8 +30,16 @@ unsigned long long fakecuda_free_calls(void);
 // Calls of any exported entry point, by its exported name ("cuMemAllocAsync" and
 // "cuMemAllocAsync_ptsz" count apart). 0 for names never called.
 unsigned long long fakecuda_calls(const char* name);
-// Clears every call counter and the sync count; allocations, capacities and holds stay.
+// Clears every call counter and the sync count; allocations, capacities and holds stay. Faults of
+// FAKECUDA_FAIL then count from here (and are armed, with FAKECUDA_FAIL_FROM_RESET=1).
 void fakecuda_reset_counters(void);
+// Faults injected so far (FAKECUDA_FAIL, fakecuda_fail_call), and the error of the last one
+// (CUDA_SUCCESS before any).
+unsigned long long fakecuda_faults_fired(void);
+CUresult fakecuda_last_fault(void);
+// The nth call from now (1: the next) of entry point `name` fails with `error` (CUDA_SUCCESS:
+// the entry point's default error), doing nothing; once. 0, or -1 for a null name or nth 0.
+int fakecuda_fail_call(const char* name, unsigned long long nth, CUresult error);
 
 // Bytes charged on a device (cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocAsync as requested, and
 // cuMemCreate); dev -1 sums all devices.
@@ -59,7 +76,8 @@ int fakecuda_hold_stream(CUstream s, int hold);
 // point (a shim sees no call): its allocations are gone and its cuCtxGetId changes. 0, or -1 for
 // a bad device or before cuInit.
 int fakecuda_reset_primary_unseen(int dev);
-// Calls of cuCtxSynchronize, cuStreamSynchronize(_ptsz) and cuEventSynchronize that succeeded.
+// Calls of cuCtxSynchronize, cuStreamSynchronize(_ptsz) and cuEventSynchronize that waited
+// (succeeded, or reported an injected fault after their wait).
 unsigned long long fakecuda_sync_count(void);
 
 #ifdef __cplusplus

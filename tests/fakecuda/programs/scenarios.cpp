@@ -85,6 +85,15 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"fence_shortcuts_tc", [&] { return fence_shortcuts(d, mode, true); }},
       {"fence_shortcuts_expandable", [&] { return fence_shortcuts(d, mode, false); }},
       {"oom_explained", [&] { return oom_explained(d, mode); }},
+      // scenario_context_cycles.cpp: a long life of contexts, resident memory flat.
+      {"context_cycles", [&] { return context_cycles(d, mode); }},
+      {"context_cycles_tc", [&] { return context_cycles(d, mode); }},
+      // scenario_faults.cpp: run by fault_sweep.sh with each driver fault in turn.
+      {"faults", [&] { return faults(d, mode); }},
+      {"faults_expandable", [&] { return faults(d, mode); }},
+      {"fault_cases", [&] { return fault_cases(d, mode); }},
+      {"fault_cases_expandable", [&] { return fault_cases(d, mode); }},
+      {"fault_cases_sync", [&] { return fault_cases(d, mode); }},
   };
   auto it = scenarios.find(scenario);
   if (it == scenarios.end()) {

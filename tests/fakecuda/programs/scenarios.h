@@ -196,6 +196,17 @@ int fence_shortcuts(const Driver& d, Mode mode, bool thread_cache);
 // explanation the shim prints and logs).
 int oom_explained(const Driver& d, Mode mode);
 
+// scenario_context_cycles.cpp: 100,000 context lifetimes (created, reset seen and unseen, last
+// released) with allocations, a second thread allocating meanwhile: resident memory stays flat.
+int context_cycles(const Driver& d, Mode mode);
+
+// scenario_faults.cpp: what fault_sweep.sh runs with one driver fault injected (FAKECUDA_FAIL);
+// every check holds whatever call failed (FAKECUDA_DEVICE_MEMORY=256M).
+int faults(const Driver& d, Mode mode);
+// scenario_fault_cases.cpp: one check per shim defect the sweep found (under the shim; the cases
+// of expandable_segments:True and reuse_fence:sync when CUDAPOOL_CONF names them).
+int fault_cases(const Driver& d, Mode mode);
+
 }  // namespace fakecuda_test
 
 #define FC_CHECK(cond, ...)                                                           \

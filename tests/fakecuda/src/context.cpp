@@ -294,6 +294,21 @@ const ErrorText* find_error(CUresult code) {
 
 }  // namespace
 
+bool fakecuda::error_from_name(std::string_view name, CUresult* code) {
+  for (const ErrorText& e : kErrors) {
+    if (name == e.name) {
+      *code = e.code;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* fakecuda::error_name(CUresult code) {
+  const ErrorText* e = find_error(code);
+  return e == nullptr ? nullptr : e->name;
+}
+
 unsigned long long fakecuda::next_context_id() {
   static unsigned long long next = 0;
   return ++next;
@@ -476,12 +491,12 @@ CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
 }
 
 CUresult cuCtxSynchronize(void) {
-  FAKECUDA_ENTRY("cuCtxSynchronize");
+  FAKECUDA_WAIT_ENTRY("cuCtxSynchronize");
   Context* ctx = nullptr;
-  if (CUresult rc = require_context(&ctx)) return rc;
+  if (CUresult rc = require_context(&ctx)) return FAKECUDA_WAITED(rc);
   complete_context(ctx);
   ++S().sync_count;
-  return CUDA_SUCCESS;
+  return FAKECUDA_WAITED(CUDA_SUCCESS);
 }
 
 CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {

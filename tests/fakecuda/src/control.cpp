@@ -38,6 +38,7 @@ void fakecuda_reset_counters(void) {
   Lock lock;
   S().calls.clear();
   S().sync_count = 0;
+  faults_counters_reset();
 }
 
 size_t fakecuda_bytes_in_use(int dev) {

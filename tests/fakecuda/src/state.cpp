@@ -91,11 +91,11 @@ Lock::~Lock() {
   pthread_mutex_unlock(&S().mu);
 }
 
-void count_call(std::string_view name) {
+CUresult count_call(std::string_view name) {
   auto& calls = S().calls;
   auto it = calls.find(name);
   if (it == calls.end()) it = calls.emplace(std::string(name), 0).first;
-  ++it->second;
+  return injected_fault(name, ++it->second);
 }
 
 Context* current_context() {

@@ -131,13 +131,32 @@ class Lock {
   Lock& operator=(const Lock&) = delete;
 };
 
-// Counts one call of an exported entry point (lock held).
-void count_call(std::string_view name);
+// Counts one call of an exported entry point (lock held); returns the error a fault injected into
+// this call (faults.cpp: FAKECUDA_FAIL, fakecuda_fail_call), else CUDA_SUCCESS.
+CUresult count_call(std::string_view name);
 
-// Every entry point starts with this: lock, count.
+// Every entry point starts with this: lock, count, and fail at once (no effect) when a fault
+// names this call.
 #define FAKECUDA_ENTRY(name) \
   ::fakecuda::Lock fc_lock_; \
-  ::fakecuda::count_call(name)
+  if (const CUresult fc_fault_ = ::fakecuda::count_call(name); fc_fault_) return fc_fault_
+
+// The synchronizing entry points (cuCtxSynchronize, cuStreamSynchronize(_ptsz),
+// cuEventSynchronize) start with this instead: an injected fault is reported after the wait, as a
+// driver reports a failure of the work waited for (which is then over); they end with
+// `return FAKECUDA_WAITED(result)`.
+#define FAKECUDA_WAIT_ENTRY(name) \
+  ::fakecuda::Lock fc_lock_;      \
+  const CUresult fc_fault_ = ::fakecuda::count_call(name)
+#define FAKECUDA_WAITED(result) (fc_fault_ != CUDA_SUCCESS ? fc_fault_ : (result))
+
+// Fault injection (faults.cpp, lock held): the error to fail call number `count` of `name` with,
+// or CUDA_SUCCESS; and the note that the counters were reset (fakecuda_reset_counters).
+CUresult injected_fault(std::string_view name, unsigned long long count);
+void faults_counters_reset();
+// Error names (context.cpp): CUDA_ERROR_* to its code and back; false / nullptr if unknown.
+bool error_from_name(std::string_view name, CUresult* code);
+const char* error_name(CUresult code);
 
 // The calling thread's context stack.
 Context* current_context();

@@ -148,13 +148,13 @@ CUresult cuStreamDestroy_v2(CUstream hStream) {
 }
 
 CUresult cuStreamSynchronize(CUstream hStream) {
-  FAKECUDA_ENTRY("cuStreamSynchronize");
-  return stream_synchronize(hStream);
+  FAKECUDA_WAIT_ENTRY("cuStreamSynchronize");
+  return FAKECUDA_WAITED(stream_synchronize(hStream));
 }
 
 CUresult cuStreamSynchronize_ptsz(CUstream hStream) {
-  FAKECUDA_ENTRY("cuStreamSynchronize_ptsz");
-  return stream_synchronize(hStream);
+  FAKECUDA_WAIT_ENTRY("cuStreamSynchronize_ptsz");
+  return FAKECUDA_WAITED(stream_synchronize(hStream));
 }
 
 CUresult cuStreamQuery(CUstream hStream) {
@@ -229,14 +229,14 @@ CUresult cuEventQuery(CUevent hEvent) {
 }
 
 CUresult cuEventSynchronize(CUevent hEvent) {
-  FAKECUDA_ENTRY("cuEventSynchronize");
-  if (!S().initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  FAKECUDA_WAIT_ENTRY("cuEventSynchronize");
+  if (!S().initialized) return FAKECUDA_WAITED(CUDA_ERROR_NOT_INITIALIZED);
   Event* e = find_event(hEvent);
-  if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (e == nullptr) return FAKECUDA_WAITED(CUDA_ERROR_INVALID_HANDLE);
   if (!e->complete && e->stream != nullptr) complete_through(e->stream, e);
   e->complete = true;
   ++S().sync_count;
-  return CUDA_SUCCESS;
+  return FAKECUDA_WAITED(CUDA_SUCCESS);
 }
 
 CUresult cuEventDestroy(CUevent hEvent) {
