@@ -183,6 +183,10 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
     c.safe(r.caller, kMaxCallerText);
     *c.p++ = '"';
   }
+  if (r.action == LogAction::kEmptyCache && r.requested_by != 0) {
+    c.lit(",\"requested_by\":");
+    c.u64(r.requested_by);
+  }
   if (r.action == LogAction::kOom && r.oom.cause != 0) {
     const OomFigures& o = r.oom;
     c.lit(",\"segment_size\":");

@@ -55,6 +55,9 @@ struct LogRecord {
   std::uint64_t stream = 0;      // 0 when it does not apply
   std::uint64_t latency_ns = 0;  // time spent in the hook; 0 when not measured
   std::int32_t error = 0;        // CUresult returned, for error and pass-through events
+  // empty_cache events: the process that asked for it from outside (its pid; 0: the program
+  // itself). In what was padding after error: the record's fixed part keeps its size.
+  std::uint32_t requested_by = 0;
   // Stream events: the driver entry point (a string constant) and the library that called it
   // (interned by the shim, never freed); nullptr when they do not apply.
   const char* entry = nullptr;

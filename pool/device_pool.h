@@ -115,6 +115,11 @@ class DevicePool {
   FreeStatus free(std::uintptr_t ptr);
   // Gives every idle segment back to the device (waiting for pending reuse fences first).
   void empty_cache();
+  // empty_cache without waiting: the reuse fences that passed are settled (polled, never waited
+  // for), then every idle segment goes back; a block still behind a fence stays, and so does its
+  // segment. For a request from outside the program (the shim's control endpoint), which must not
+  // keep the pool's lock while the device finishes work. Emits kEmptyCache too.
+  void release_idle_segments();
   // The device memory behind the pool is gone (its context was destroyed or reset): forgets every
   // block and segment without asking the backend, and gives the bookkeeping's memory back to the
   // heap. The pool is as new afterwards, statistics included.

@@ -11,6 +11,13 @@ void DevicePool::empty_cache() {
   emit(Action::kEmptyCache, 0, 0, 0, 0, 0);
 }
 
+void DevicePool::release_idle_segments() {
+  process_fences();
+  release_blocks(large_);
+  release_blocks(small_);
+  emit(Action::kEmptyCache, 0, 0, 0, 0, 0);
+}
+
 bool DevicePool::release_available_cached_blocks(const Request& r) {
   const std::size_t max_split = options_.max_split_size;
   if (max_split == std::numeric_limits<std::size_t>::max()) return false;

@@ -5,6 +5,8 @@
               tests/cli/vocabulary_check.sh
   reader      the one parser of log lines: streaming events, the header and summary lines, and
               the malformed lines with their line numbers
+  jsonline    the strict JSON of one line (docs/log-format.md, "Valid lines"), lines read in
+              bounded memory: reader's, the same rule as cudapool-replay's
   checks      the header's and the summary line's fields checked against their kinds
   accounting  the first pass of the report: what the events imply per device (statistics, peaks,
               request sizes, live blocks)
@@ -30,6 +32,9 @@
               dicts and the file)
   perfetto    `export --perfetto`: logs as one Chrome trace event file
   exportcli   the `export` subcommand
+  control     a running process's control endpoint (CUDAPOOL_CONTROL): requests, the live
+              memory_viz snapshot, the sockets of `top`
+  controlcli  the `stats`, `empty-cache`, `snapshot` and `top` subcommands
   cli         `python3 -m cudapool_analysis report [--json | --html OUT [--tune]] LOG...`
 
 Not here: the replay and tune (C++ tools, tools/), the log writer (log/, in the shim). Importing

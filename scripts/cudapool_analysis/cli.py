@@ -3,6 +3,7 @@
     python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)
     python3 -m cudapool_analysis report --html OUT.html [--tune] LOG...
     python3 -m cudapool_analysis export (--memory-viz OUT | --perfetto OUT) LOG...
+    python3 -m cudapool_analysis stats|empty-cache|snapshot|top ...   (controlcli.py)
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
@@ -24,6 +25,7 @@ from .reader import LogError, open_log
 from .report import read_log, several
 from .text import several_text, text_report
 from .exportcli import export, export_parser
+from .controlcli import COMMANDS as CONTROL_COMMANDS, control_parsers, run as run_control
 
 
 def parser():
@@ -42,6 +44,7 @@ def parser():
     r.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
     r.set_defaults(parser=r)
     export_parser(commands)
+    control_parsers(commands)
     return p
 
 
@@ -97,6 +100,8 @@ def main(argv=None):
             return report(args)
         if args.command == "export":
             return export(args)
+        if args.command in CONTROL_COMMANDS:
+            return run_control(args)
     except KeyboardInterrupt:
         return 130
     return 2

@@ -33,6 +33,11 @@ struct Reporting {
   bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
   std::size_t log_buffer = 0;  // CUDAPOOL_LOG_BUFFER: ring capacity in events (0: the default)
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
+  // CUDAPOOL_CONTROL (1 or a directory), CUDAPOOL_METRICS (a path template) and
+  // CUDAPOOL_METRICS_INTERVAL (seconds): the control endpoint (shim/control/control.h).
+  std::string control;
+  std::string metrics_template;
+  int metrics_interval_s = 5;
   bool any() const { return !log_template.empty() || !summary_target.empty(); }
 };
 namespace detail {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "shim/control/control.h"
 #include "shim/lifecycle/exit_report.h"
 #include "shim/lifecycle/settings.h"
 #include "shim/pools/stream_registry.h"
@@ -60,6 +61,7 @@ Mode initialize() {
           errors.variable.empty() ? "the environment" : errors.variable.c_str());
       std::_Exit(1);
     }
+    start_control();  // CUDAPOOL_CONTROL, CUDAPOOL_METRICS: its thread, its own at-exit stop
   }
   g_mode.store(static_cast<int>(result), std::memory_order_release);
   return result;

@@ -133,6 +133,9 @@ void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
     r.frames = call.frames;
     std::memcpy(r.backtrace, call.backtrace, sizeof r.backtrace);
   }
+  if (event.action == pool::Action::kEmptyCache) {
+    r.requested_by = static_cast<std::uint32_t>(call.requested_by);
+  }
   const std::uint64_t seq = l->append(r);
   if (event.action == pool::Action::kAlloc) call.seq = seq;
 }

@@ -38,6 +38,9 @@ struct CallInfo {
   std::uint8_t frames = 0;
   std::uint64_t backtrace[log::kMaxBacktrace] = {};
   std::uint64_t seq = 0;  // out: the log's seq of the alloc event
+  // The process that asked for the empty_cache the pool is about to emit, from outside (the
+  // control endpoint, shim/control/); 0: the program itself.
+  std::uint64_t requested_by = 0;
 };
 CallInfo& current_call();
 

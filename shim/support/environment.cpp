@@ -7,7 +7,8 @@
 
 namespace cudapool::shim {
 
-static_assert(sizeof kEnvironment / sizeof kEnvironment[0] == static_cast<int>(Env::kLogLevel) + 1,
+static_assert(sizeof kEnvironment / sizeof kEnvironment[0] ==
+                  static_cast<int>(Env::kMetricsInterval) + 1,
               "one table row per Env, in order");
 
 const char* env_raw(Env e) {

@@ -23,7 +23,18 @@ struct EnvVar {
   const char* about;  // one line: what it does
 };
 
-enum class Env { kDisable, kLog, kLogBuffer, kSummary, kBacktrace, kTraceLookups, kLogLevel };
+enum class Env {
+  kDisable,
+  kLog,
+  kLogBuffer,
+  kSummary,
+  kBacktrace,
+  kTraceLookups,
+  kLogLevel,
+  kControl,
+  kMetrics,
+  kMetricsInterval,
+};
 
 inline constexpr EnvVar kEnvironment[] = {
     {"CUDAPOOL_DISABLE", EnvKind::kFlag, 0, 0, "", "", "pure pass-through: the shim pools nothing"},
@@ -37,6 +48,12 @@ inline constexpr EnvVar kEnvironment[] = {
      "each driver-function lookup on stderr (also CUDAPOOL_LOG_LEVEL=debug)"},
     {"CUDAPOOL_LOG_LEVEL", EnvKind::kLevel, 0, 0, "", "",
      "the shim's messages: off, error, warn, info, debug, trace"},
+    {"CUDAPOOL_CONTROL", EnvKind::kText, 0, 0, "", "",
+     "1 or a directory: a control socket for cudapool stats/empty-cache/snapshot/top"},
+    {"CUDAPOOL_METRICS", EnvKind::kText, 0, 0, "", "",
+     "a path template (%p %r %h): a Prometheus textfile rewritten every few seconds"},
+    {"CUDAPOOL_METRICS_INTERVAL", EnvKind::kCount, 1, 86400, "seconds", "5",
+     "seconds between rewrites of the CUDAPOOL_METRICS file"},
 };
 
 constexpr const EnvVar& env_var(Env e) {

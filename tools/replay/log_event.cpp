@@ -100,7 +100,7 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
 // any JSON reader).
 struct Fields {
   std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
-      stream, devices;
+      stream, devices, requested_by;
 
   void take(const JsonField& f) {
     std::string decoded;
@@ -123,6 +123,9 @@ struct Fields {
         break;
       case 'p':
         slot = key == "ptr" ? &ptr : nullptr;
+        break;
+      case 'r':
+        slot = key == "requested_by" ? &requested_by : nullptr;
         break;
       case 's':
         slot = key == "size"      ? &size
@@ -238,6 +241,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (why.empty() && f.block_size) why = uint("block_size", f.block_size, 0, block_size);
   if (why.empty() && f.segment) why = hex("segment", f.segment, segment);
   if (why.empty() && f.stream) why = hex("stream", f.stream, e.stream);
+  std::uint64_t requested_by = 0;
+  if (why.empty() && f.requested_by) why = uint("requested_by", f.requested_by, 0, requested_by);
   if (!why.empty()) return malformed(action + " event: " + why);
   e.device = static_cast<int>(dev);
   e.ctx = static_cast<int>(ctx);
@@ -265,6 +270,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
       break;
     case log::LogAction::kEmptyCache:
       e.kind = EventKind::kEmptyCache;
+      e.requested_from_outside = requested_by != 0;
       break;
     case log::LogAction::kSegmentAlloc:
       e.kind = EventKind::kSegmentAlloc;

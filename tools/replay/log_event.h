@@ -56,6 +56,9 @@ struct LogEvent {
   std::uint64_t size = 0;
   std::uint64_t stream = 0;
   std::uint64_t t_ns = 0;
+  // empty_cache events: asked from outside through the control endpoint ("requested_by"), which
+  // releases the idle segments without waiting for reuse fences (DevicePool::release_idle_segments)
+  bool requested_from_outside = false;
 };
 
 enum class LineKind : std::uint8_t { kEvent, kHeader, kBlank, kMalformed };

@@ -237,7 +237,13 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
     case EventKind::kEmptyCache:
       ++counts_.empty_cache_events;
       ++counts_.events_replayed;
-      d.pool->empty_cache();
+      // The program's own empty_cache waits for the fences, as PyTorch's does; one asked from
+      // outside (cudapool empty-cache) releases what is idle now and leaves fenced blocks be.
+      if (e.requested_from_outside) {
+        d.pool->release_idle_segments();
+      } else {
+        d.pool->empty_cache();
+      }
       return;
     case EventKind::kOther:
       return;
