@@ -4,8 +4,44 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <initializer_list>
 #include <mutex>
+
+// No sanitizer instrumentation in a function, whatever the build flags: the early path of the
+// exported dlsym runs before a preloaded sanitizer runtime has initialised itself (dlsym_hook.cpp).
+// clang's disable_sanitizer_instrumentation also drops TSan's function entry and exit calls, which
+// no_sanitize("thread") keeps there; GCC's no_sanitize leaves the function bare.
+#if defined(__has_attribute)
+#if __has_attribute(disable_sanitizer_instrumentation)
+#define CUDAPOOL_UNINSTRUMENTED \
+  __attribute__((disable_sanitizer_instrumentation, no_sanitize("address", "undefined", "thread")))
+#endif
+#endif
+#ifndef CUDAPOOL_UNINSTRUMENTED
+#define CUDAPOOL_UNINSTRUMENTED __attribute__((no_sanitize("address", "undefined", "thread")))
+#endif
+
+extern "C" {
+
+// Zero-initialized (.bss): valid before any constructor. Written only by the resolver below,
+// read by it and by the exported dlsym's assembly (an aligned pointer load, atomic on x86-64).
+__attribute__((visibility("hidden"), used)) void* cudapool_real_dlsym_ptr = nullptr;
+
+// The __atomic builtins, not std::atomic: its member functions are out-of-line (and instrumented)
+// calls in a build without optimization. Two threads resolving at once store the same pointer.
+__attribute__((visibility("hidden"), used, noinline)) CUDAPOOL_UNINSTRUMENTED void*
+cudapool_resolve_real_dlsym() {
+  void* fn = __atomic_load_n(&cudapool_real_dlsym_ptr, __ATOMIC_ACQUIRE);
+  if (fn != nullptr) return fn;
+  // glibc 2.34+ has dlsym@@GLIBC_2.34 and the older dlsym@GLIBC_2.2.5; dlvsym is not hooked (by
+  // the shim or by a sanitizer runtime) and resolving it touches no CUDA. RTLD_NEXT: the dlsym
+  // after the shim in the lookup order.
+  fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+  if (fn == nullptr) fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  if (fn != nullptr) __atomic_store_n(&cudapool_real_dlsym_ptr, fn, __ATOMIC_RELEASE);
+  return fn;
+}
+
+}  // extern "C"
 
 namespace cudapool::shim {
 
@@ -17,17 +53,8 @@ std::mutex g_load_mutex;
 
 }  // namespace
 
-void* find_real_dlsym() {
-  // glibc 2.34+ has dlsym@@GLIBC_2.34 and the older dlsym@GLIBC_2.2.5; dlvsym is not hooked and
-  // resolving it touches no CUDA.
-  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
-    if (void* p = dlvsym(RTLD_NEXT, "dlsym", version)) return p;
-  }
-  return nullptr;
-}
-
 void* real_dlsym(void* handle, const char* name) {
-  static const dlsym_fn fn = reinterpret_cast<dlsym_fn>(find_real_dlsym());
+  const auto fn = reinterpret_cast<dlsym_fn>(cudapool_resolve_real_dlsym());
   return fn != nullptr ? fn(handle, name) : nullptr;
 }
 

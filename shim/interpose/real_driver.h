@@ -1,7 +1,9 @@
 // shim/interpose/real_driver.h: the real driver's entry points, looked up once by exact versioned
 // name in the libcuda.so.1 the process has loaded (never loaded by the shim itself). Every call the
 // shim makes to CUDA goes through this table, so no internal call can land on one of the shim's own
-// exported hooks. Not thread-unsafe: load() is idempotent and guarded.
+// exported hooks. Also the C library's own dlsym, which the table's lookups and the exported dlsym
+// use (found on first use, safe before anything is initialised). Not thread-unsafe: load() is
+// idempotent and guarded. Not here: the exported dlsym (dlsym_hook.cpp), the hooks.
 #pragma once
 
 #include <atomic>
@@ -42,10 +44,17 @@ inline bool load_real_driver() {
 // load, the stream-work hooks).
 void* real_driver_function(const char* name);
 
-// The dlsym of the C library, bypassing the shim's own hook.
-// glibc's own dlsym (dlsym@GLIBC_2.34, else @GLIBC_2.2.5, through dlvsym, which is not hooked), or
-// nullptr: the one lookup of it, for real_dlsym and for the exported dlsym's fast path.
-void* find_real_dlsym();
+// The dlsym of the C library, bypassing the shim's own hook (RTLD_NEXT answers relative to the
+// shim). Through cudapool_resolve_real_dlsym below.
 void* real_dlsym(void* handle, const char* name);
 
 }  // namespace cudapool::shim
+
+extern "C" {
+// glibc's own dlsym (dlsym@GLIBC_2.34, else @GLIBC_2.2.5, through dlvsym, which is not hooked), or
+// nullptr: looked up on first use and kept in cudapool_real_dlsym_ptr, which the exported dlsym's
+// assembly reads (dlsym_hook.cpp). Safe before anything is initialised, a sanitizer runtime
+// included: uninstrumented, no function-local static, no TLS (dlsym_hook.cpp, "The early path").
+__attribute__((visibility("hidden"))) void* cudapool_resolve_real_dlsym();
+__attribute__((visibility("hidden"))) extern void* cudapool_real_dlsym_ptr;
+}

@@ -125,6 +125,36 @@ expect out '^max_split_size_mb +300 +argument$'
 run 1 -- $'a"b\nc'
 expect out '^conf: "a\\"b\\nc" \(from argument\)$'
 
+# Hostile input (issue 18). A size whose bytes overflow 64 bits, or divisions whose 512 bytes x
+# divisions would, are rejected with the limit and what is kept.
+run 1 -- "max_split_size_mb:18446744073709551615"
+expect err '^cudapool: Invalid conf pair: max_split_size_mb:18446744073709551615 \(the size in bytes does not fit in 64 bits \(at most 17592186044415 MiB\); accepted: an integer >= 20 \(MiB\); keeping: unlimited\)$'
+expect out '^max_split_size_mb +unlimited +default$'
+run 0 -- "max_split_size_mb:17592186044415"
+expect out '^max_split_size_mb +17592186044415 +argument$'
+run 1 -- "roundup_power2_divisions:9223372036854775808"
+expect err 'roundup_power2_divisions:9223372036854775808 \(at most 2\^54 \(18014398509481984\) divisions.*keeping: off\)$'
+expect out '^roundup_power2_divisions +off +default$'
+# A repeated or out-of-order size in a list is reported like a repeated key; the list is applied.
+run 1 -- "roundup_power2_divisions:[256:1,256:4]"
+expect err "^cudapool: Invalid conf pair: roundup_power2_divisions:\[256:1,256:4\] \(entry '256:4' sets the same interval as '256:1'; the last one is used; keeping: \[128:1,256:4,>:0\]\)$"
+expect out '^roundup_power2_divisions +\[128:1,256:4,>:0\] +argument$'
+run 1 -- "roundup_power2_divisions:[512:2,256:1,>:4]"
+expect err "entry '256:1' comes after '512:2': list sizes must increase"
+# A negative zero is 0.
+run 0 -- "per_process_memory_fraction:-0"
+expect out '^per_process_memory_fraction +0 +argument$'
+# Terminal escapes never reach the terminal raw: ESC, BEL, DEL, a C1 CSI, bytes that are not UTF-8.
+run 1 -- $'max_split_size_mb:\e[2J\a\x7f\xc2\x9b\xff'
+expect err '^cudapool: Invalid conf pair: max_split_size_mb:\\x1b\[2J\\x07\\x7f\\u009b\\xff \(unexpected'
+expect out '^conf: "max_split_size_mb:\\x1b\[2J\\x07\\x7f\\u009b\\xff" \(from argument\)$'
+if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$work/out" "$work/err"; then fail "a control byte was printed raw"; fi
+# A long value is cut on a character boundary: the output stays valid UTF-8.
+run 1 -- "max_split_size_mb:$(printf 'a%.0s' $(seq 1 76))$(printf '\xc3\xa9%.0s' $(seq 1 20))"
+expect err "^cudapool: Invalid conf pair: max_split_size_mb:a{76}\.\.\. \(not an integer"
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$work/err" ||
+  fail "a diagnostic cut a UTF-8 character"
+
 # Usage: help exits 0, two arguments or an unknown option exit 2.
 run 0 -- --help
 expect out '^usage: cudapool-config \[STRING\]'

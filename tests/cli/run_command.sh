@@ -4,14 +4,23 @@
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
 lib="$CUDAPOOL_BUILD_DIR/shim/libcudapool.so"
+# LD_PRELOAD: the shim, after the sanitizer runtime in a sanitizer build (tests/CMakeLists.txt),
+# which is also what `cudapool run` puts first.
+preload="${CUDAPOOL_TEST_PRELOAD:-$lib}"
+# With python3 as the host LeakSanitizer is off: Debian's python3 leaks at exit by itself (not the
+# shim's leaks; the instrumented fake-driver programs check those).
+asan_for() {
+  if [ "$1" = python3 ]; then echo "${ASAN_OPTIONS:-}:detect_leaks=0"; else echo "${ASAN_OPTIONS:-}"; fi
+}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -f "$lib" ] || { echo "run_command: libcudapool.so not built (no cuda.h): skipped"; exit 0; }
 export CUDAPOOL_BUILD_DIR
 
-# LD_PRELOAD gets the shim first, keeps what was there; the exit status comes back.
+# LD_PRELOAD gets the shim first (after a sanitizer build's runtime), keeps what was there; the
+# exit status comes back.
 out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$src/scripts/cudapool" run --conf 'max_split_size_mb:64' \
   --log '/tmp/x-%p.jsonl' -- sh -c 'echo "$LD_PRELOAD|$CUDAPOOL_CONF|$CUDAPOOL_LOG"')
-[ "$out" = "$lib:/lib/x86_64-linux-gnu/libm.so.6|max_split_size_mb:64|/tmp/x-%p.jsonl" ] ||
+[ "$out" = "$preload:/lib/x86_64-linux-gnu/libm.so.6|max_split_size_mb:64|/tmp/x-%p.jsonl" ] ||
   fail "environment not set as expected: $out"
 set +e
 "$src/scripts/cudapool" run -- sh -c 'exit 7'
@@ -29,13 +38,13 @@ set +e
 set -e
 
 # CPU-only processes under the shim: clean exit, nothing on stderr.
-err=$(LD_PRELOAD="$lib" /bin/true 2>&1) || fail "/bin/true failed under the shim"
+err=$(LD_PRELOAD="$preload" /bin/true 2>&1) || fail "/bin/true failed under the shim"
 [ -z "$err" ] || fail "/bin/true printed: $err"
-err=$(LD_PRELOAD="$lib" python3 -c 'import ctypes, json, ssl; print("ok")' 2>&1 >/dev/null) ||
+err=$(LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" python3 -c 'import ctypes, json, ssl; print("ok")' 2>&1 >/dev/null) ||
   fail "python3 failed under the shim"
 [ -z "$err" ] || fail "python3 printed on stderr: $err"
 # dlsym(RTLD_NEXT/RTLD_DEFAULT) still answers for the caller.
-LD_PRELOAD="$lib" python3 -c 'import ctypes; ctypes.CDLL(None).printf' || fail "dlsym(RTLD_DEFAULT) broken"
+LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" python3 -c 'import ctypes; ctypes.CDLL(None).printf' || fail "dlsym(RTLD_DEFAULT) broken"
 
 # What the shim exports: its hooks, dlsym, _exit and _Exit, nothing else; no libcuda/libcudart dependency.
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)

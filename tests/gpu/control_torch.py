@@ -8,11 +8,12 @@ and a log. While it trains, this script asks it from outside, over and over, for
 `stats json` and `empty-cache`. Halfway, the child frees four 64 MiB tensors (idle segments of the
 shim's pool), synchronizes and pauses; the script then reads nvidia-smi's used memory, asks
 `empty-cache`, reads nvidia-smi again, and lets the child go on. Then the same loop runs again
-under the shim without CUDAPOOL_CONTROL and without any question. Checks, one PASS or FAIL line
+under the shim without CUDAPOOL_CONTROL and without any question, and once more without the shim,
+with PyTorch's own caching allocator. Checks, one PASS or FAIL line
 each (exit status 1 on any FAIL):
 
   - losses: every step's loss (float.hex) and the final parameter sum equal those of the run
-    without questions, bit for bit;
+    without questions, and those of PyTorch's own cache, bit for bit;
   - questions: stats, stats json and empty-cache were answered during the run (counts);
   - empty-cache at the pause: nvidia-smi's used memory (the child's, from --query-compute-apps;
     the device's when the container hides per-process figures) fell by what empty-cache reported
@@ -256,6 +257,19 @@ def main():
     ref_out, ref_err = ref.communicate(timeout=900)
     with open(os.path.join(work, "reference.out"), "w") as f:
         f.write(ref_out + ref_err)
+    # PyTorch's own caching allocator, no shim.
+    own_env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(args.device))
+    for k in ("PYTORCH_NO_CUDA_MEMORY_CACHING", "LD_PRELOAD", "PYTORCH_CUDA_ALLOC_CONF",
+              "PYTORCH_ALLOC_CONF"):
+        own_env.pop(k, None)
+    own = run_child(args, own_env)
+    own_out, own_err = own.communicate(timeout=900)
+    with open(os.path.join(work, "pytorch-cache.out"), "w") as f:
+        f.write(own_out + own_err)
+    c = lines_of(own_out, "loss ") + lines_of(own_out, "params ")
+    result(own.returncode == 0 and c == lines_of(ref_out, "loss ") + lines_of(ref_out, "params "),
+           "losses: bit-identical to PyTorch's own cache (no shim; %d lines, status %d)"
+           % (len(c), own.returncode))
     a = lines_of(out, "loss ") + lines_of(out, "params ")
     b = lines_of(ref_out, "loss ") + lines_of(ref_out, "params ")
     result(ref.returncode == 0 and len(a) == args.steps + 1 and a == b,
