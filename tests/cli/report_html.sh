@@ -139,14 +139,14 @@ done
 rc=0; py report --html "$tmp/x.html" "$fx/normal.jsonl" "$tmp/missing.jsonl" 2>"$tmp/err" || rc=$?
 [ $rc -eq 1 ] && grep -q "missing.jsonl" "$tmp/err" && [ ! -e "$tmp/x.html" ] || fail "a missing log: exit $rc"
 
-# ---- a long log: written in reasonable time, a few MB, downsampled, peaks exact (no browser) ---
+# ---- a long log: a few MB, downsampled, peaks exact (no browser). The time is printed, not
+# checked (CI machines vary); bench/ measures it. ---
 python3 "$src/bench/make_random_log.py" 1000000 "$tmp/long.jsonl"
 start=$(date +%s.%N)
 py report --html "$tmp/long.html" "$tmp/long.jsonl" 2>/dev/null || fail "long log: exit $?"
 took=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(date +%s.%N)")
 py report --json "$tmp/long.jsonl" >"$tmp/long.json"
 python3 "$check" large "$tmp/long.html" "$tmp/long.json" 8000000 || fail "long log"
-python3 -c "import sys; sys.exit(float(sys.argv[1]) > 240)" "$took" || fail "long log: $took s"
 echo "the page of 1,000,000 events (and their replay): $took s, $(stat -c %s "$tmp/long.html") bytes"
 rm -f "$tmp/long.jsonl"
 

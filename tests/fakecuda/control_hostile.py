@@ -185,7 +185,8 @@ def permissions(t):
     lines.append(line)
     ok("no socket, one warning each:\n  " + "\n  ".join(lines))
     stale = private_dir(t, "stale")
-    bind = ('python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" '
+    # (python3 without the shim and a sanitizer runtime: it only binds the stale socket)
+    bind = ('env -u LD_PRELOAD python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" '
             '%s/$$.sock;' % stale)
     run = Run(t, "stale", {"CUDAPOOL_CONTROL": stale}, wrap=bind)
     sock = os.path.join(stale, "%d.sock" % run.pid)
