@@ -1,0 +1,232 @@
+// log/logger_writer.cpp: the writer thread of logger.h. It sleeps on the ring's futex, formats
+// into one buffer and writes whole lines with pwrite(2) (write(2) on anything but a regular file),
+// lines laid out so that no line straddles a page (see consume()); a failed write stops the log
+// with one warning, never the program. Not here: starting and stopping it (logger.cpp).
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "log/logger.h"
+#include "log/logger_detail.h"
+
+namespace cudapool::log {
+
+using detail::error_text;
+using detail::warn;
+
+namespace {
+
+constexpr std::size_t kDrainBatch = 256;
+constexpr std::uint32_t kMinSleepUs = 1000;
+constexpr std::uint32_t kMaxSleepUs = 16000;
+
+}  // namespace
+
+void Logger::run() {
+  pthread_setname_np(pthread_self(), "cudapool-log");
+  std::uint32_t sleep_us = kMinSleepUs;
+  for (;;) {
+    const bool stopping = stop_.load(std::memory_order_acquire);
+    const std::size_t n = drain_some();
+    if (n == kDrainBatch) continue;  // more is waiting; the buffer flushes itself when full
+    flush_noexcept();
+    if (n > 0) {
+      sleep_us = kMinSleepUs;
+      continue;
+    }
+    if (stopping) return;
+    ring_.wait_for_records(sleep_us);
+    sleep_us = sleep_us * 2 > kMaxSleepUs ? kMaxSleepUs : sleep_us * 2;
+  }
+}
+
+// The only allocations on the writer side are the strings of a warning: if one fails, logging
+// stops (the ring must go on draining: an exception may not leave drain() half done).
+std::size_t Logger::drain_some() {
+  return ring_.drain(
+      [this](const LogRecord& r) {
+        try {
+          consume(r);
+        } catch (...) {
+          write_failed_.store(true);
+          buffered_ = 0;
+        }
+      },
+      kDrainBatch);
+}
+
+void Logger::flush_noexcept() {
+  try {
+    flush();
+  } catch (...) {
+    write_failed_.store(true);
+    buffered_ = 0;
+  }
+}
+
+// Lines never straddle a page boundary of a regular file: when the next line would not fit in
+// what is left of the page, the previous line is padded with spaces (valid JSON) up to the
+// boundary. Why: when the process is killed during a write, the kernel stops copying between
+// page-cache chunks, which begin and end on page boundaries; with a newline before every boundary,
+// what reached the file ends with a whole line.
+void Logger::consume(const LogRecord& record) {
+  if (write_failed_.load(std::memory_order_relaxed)) return;  // discarded, counted at the end
+  if (buffer_bytes_ - buffered_ < page_ + kMaxEventLine) flush();
+  if (write_failed_.load(std::memory_order_relaxed)) return;
+  char* at = buffer_.get() + buffered_;
+  const std::size_t n = format_event(record, at, buffer_bytes_ - buffered_);
+  if (page_ != 0) {
+    const std::size_t room = page_ - (file_offset_ + buffered_) % page_;
+    if (n > room) {
+      if (buffered_ > 0) {
+        std::memmove(at + room, at, n);
+        buffer_[buffered_ - 1] = ' ';
+        std::memset(at, ' ', room - 1);
+        at[room - 1] = '\n';
+        buffered_ += room;
+      } else if (!pad_last_line(room)) {
+        return;
+      }
+    }
+  }
+  buffered_ += n;
+  written_.store(written_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+bool Logger::pad_last_line(std::size_t room) {
+  int err = 0;
+  std::string why;
+  if (!descriptor_is_ours(&err, &why)) {
+    failed(why, /*quiet=*/false);
+    return false;
+  }
+  // [file_offset_ - 1, file_offset_ + room) lies inside one page: written in one piece.
+  std::memset(pad_.get(), ' ', room);
+  pad_[room] = '\n';
+  const std::uint64_t at = file_offset_ - 1;
+  if (write_at(pad_.get(), room + 1, at) == room + 1) {
+    file_offset_ += room;
+    return true;
+  }
+  err = errno;
+  // Put the newline back and drop what went beyond it.
+  write_at("\n", 1, at);
+  if (ftruncate(fd_, static_cast<off_t>(file_offset_)) != 0) {
+  }
+  failed(error_text(err), /*quiet=*/false);
+  return false;
+}
+
+void Logger::flush() {
+  if (buffered_ == 0) return;
+  const std::size_t lines_end = buffered_;
+  buffered_ = 0;
+  const std::size_t done = write_lines(buffer_.get(), lines_end, /*quiet=*/false);
+  if (done != lines_end) {
+    // The lines of this buffer not written are counted back out.
+    std::uint64_t lines = 0;
+    for (std::size_t i = done; i < lines_end; ++i) lines += buffer_[i] == '\n';
+    written_.store(written_.load(std::memory_order_relaxed) - lines, std::memory_order_relaxed);
+    return;
+  }
+  // Every record consumed so far has its line in the file (records are consumed in seq order).
+  in_file_.store(written_.load(std::memory_order_relaxed), std::memory_order_release);
+}
+
+bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
+  if (forgotten_.load(std::memory_order_acquire) || finished_.load(std::memory_order_acquire) ||
+      getpid() != process_) {
+    return false;
+  }
+  const std::uint64_t target = ring_.appended();
+  std::uint64_t seen = in_file_.load(std::memory_order_acquire);
+  std::uint32_t still_ms = 0;
+  while (seen < target) {
+    if (write_failed_.load(std::memory_order_relaxed)) return false;
+    ring_.wake_consumer();
+    const timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+    const std::uint64_t now = in_file_.load(std::memory_order_acquire);
+    if (now != seen) {
+      seen = now;
+      still_ms = 0;
+    } else if (++still_ms >= stall_ms) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::size_t Logger::write_at(const char* data, std::size_t size, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = page_ != 0
+                          ? pwrite(fd_, data + done, size - done, static_cast<off_t>(offset + done))
+                          : write(fd_, data + done, size - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = ENOSPC;  // no progress: no room
+    break;
+  }
+  return done;
+}
+
+std::size_t Logger::write_lines(const char* data, std::size_t size, bool quiet) {
+  {
+    int err = 0;
+    std::string why;
+    if (!descriptor_is_ours(&err, &why)) {
+      failed(why, quiet);
+      errno = err;
+      return 0;
+    }
+  }
+  const std::size_t done = write_at(data, size, file_offset_);
+  if (done == size) {
+    file_offset_ += size;
+    return size;
+  }
+  const int err = errno;
+  std::size_t whole = done;
+  if (done > 0) {
+    // A part of a line may be in the file: cut the file back to the last whole line written.
+    while (whole > 0 && data[whole - 1] != '\n') --whole;
+    const auto good = static_cast<off_t>(file_offset_ + whole);
+    if (ftruncate(fd_, good) == 0 && page_ == 0) lseek(fd_, good, SEEK_SET);
+    file_offset_ += whole;
+  }
+  failed(error_text(err), quiet);
+  errno = err;
+  return whole;
+}
+
+bool Logger::descriptor_is_ours(int* err, std::string* why) const {
+  struct stat st;
+  if (fstat(fd_, &st) != 0) {
+    *err = errno;
+    *why = error_text(*err);
+    return false;
+  }
+  if (identity_known_ && (st.st_dev != dev_ || st.st_ino != ino_)) {
+    *err = EBADF;
+    *why = "descriptor " + std::to_string(fd_) + " now refers to another file";
+    return false;
+  }
+  return true;
+}
+
+void Logger::failed(const std::string& why, bool quiet) {
+  const bool first_failure = !write_failed_.exchange(true);
+  if (first_failure && !quiet) {
+    warn("log " + path_ + ": write failed (" + why + "): logging stopped; the program goes on");
+  }
+}
+
+}  // namespace cudapool::log
