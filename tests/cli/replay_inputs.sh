@@ -93,7 +93,8 @@ PY
 # A sanitizer build reserves terabytes of shadow address space, which no such limit allows: there
 # the outcomes are checked without the limit (the plain build checks the bound).
 limit="ulimit -v 400000"
-if ldd "$bin" 2>/dev/null | grep -qE 'lib(asan|tsan)\.so'; then
+libraries=$(ldd "$bin" 2>/dev/null || true)  # (not piped into grep -q: pipefail and SIGPIPE)
+if grep -qE 'lib(asan|tsan)\.so' <<<"$libraries"; then
   limit=true
   echo "replay_inputs: a sanitizer build: the endless inputs run without the 400 MB limit"
 fi
