@@ -153,6 +153,7 @@ void write_metrics_now() {
 
 void* control_main(void*) {
   ReentrancyGuard guard;  // a hook reached from this thread passes straight through
+  pthread_setname_np(pthread_self(), "cudapool-ctl");  // in top, ps -L, /proc/PID/task/*/comm
   ControlState& state = g_state.get();
   Client clients[kMaxClients];
   const bool metrics = !state.metrics_path.empty();
