@@ -46,6 +46,11 @@ struct HeaderInfo {
   // puts an event on the wall clock as start_unix_ns + (t_ns - start_t_ns), and the logs of
   // several processes on one clock. Written when not 0.
   std::uint64_t start_t_ns = 0;
+  // The process's rank in its job and the variable it came from (RANK, OMPI_COMM_WORLD_RANK or
+  // SLURM_PROCID, as %r takes it): written when rank >= 0 (Logger::start fills them in when the
+  // variable holds a decimal integer below 2^31).
+  std::int64_t rank = -1;
+  std::string rank_from;
   // The effective options: name, value already rendered as JSON (a number, true/false, or a string
   // made with json_string()). An empty value is written as null.
   std::vector<std::pair<std::string, std::string>> options;

@@ -29,6 +29,12 @@ std::string format_header(const HeaderInfo& h) {
     out += ",\"start_t_ns\":";
     append_u64(out, h.start_t_ns);
   }
+  if (h.rank >= 0) {
+    out += ",\"rank\":";
+    append_u64(out, static_cast<std::uint64_t>(h.rank));
+    out += ",\"rank_from\":";
+    append_json_string(out, h.rank_from);
+  }
   out += ",\"conf\":";
   append_json_string(out, h.conf);
   out += ",\"conf_source\":";

@@ -103,6 +103,17 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
   HeaderInfo h = header;
   if (h.pid == 0) h.pid = static_cast<std::uint64_t>(getpid());
   if (h.host.empty()) h.host = host_name();
+  if (h.rank < 0) {  // the launcher's rank, when it is a number (a %r may hold any text)
+    const RankVariable r = rank_variable(env);
+    if (r.name != nullptr && !r.value.empty() && r.value.size() <= 10 &&
+        r.value.find_first_not_of("0123456789") == std::string::npos) {
+      const std::int64_t value = std::stoll(r.value);
+      if (value < (std::int64_t{1} << 31)) {
+        h.rank = value;
+        h.rank_from = r.name;
+      }
+    }
+  }
   if (h.start_unix_ns == 0) {  // the two clocks read back to back: the wall clock of any t_ns
     h.start_t_ns = clock_ns(CLOCK_MONOTONIC);
     h.start_unix_ns = clock_ns(CLOCK_REALTIME);

@@ -18,14 +18,19 @@ std::string describe(char c) {
 
 }  // namespace
 
-std::string rank_from_env(const EnvLookup& env) {
+RankVariable rank_variable(const EnvLookup& env) {
   if (env) {
     for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
       const char* value = env(name);
-      if (value != nullptr && value[0] != '\0') return value;
+      if (value != nullptr && value[0] != '\0') return RankVariable{name, value};
     }
   }
-  return "0";
+  return RankVariable{};
+}
+
+std::string rank_from_env(const EnvLookup& env) {
+  RankVariable r = rank_variable(env);
+  return r.name != nullptr ? std::move(r.value) : std::string("0");
 }
 
 ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,

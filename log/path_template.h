@@ -20,7 +20,15 @@ struct ExpandedPath {
   bool ok() const { return error.empty(); }
 };
 
-// The rank for %r: the first set and non-empty of RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; "0".
+// The first set and non-empty of RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID (the launchers' rank:
+// torchrun, Open MPI, Slurm): its name and value; name nullptr when none is.
+struct RankVariable {
+  const char* name = nullptr;
+  std::string value;
+};
+RankVariable rank_variable(const EnvLookup& env);
+
+// The rank for %r: rank_variable's value; "0" when none is set.
 std::string rank_from_env(const EnvLookup& env);
 
 // Expands the template. A '/' inside a substituted value (a rank or host name) becomes '_', so

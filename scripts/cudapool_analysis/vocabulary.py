@@ -70,13 +70,15 @@ HEADER_FIELDS = (
     ("schema", STR), ("version", STR), ("pid", UINT), ("host", STR), ("executable", STR),
     ("argv", STR_LIST), ("start_time", STR), ("start_unix_ns", UINT), ("conf", STR),
     ("conf_source", STR), ("options", OBJECT), ("devices", LIST))
-# Written when not 0: CLOCK_MONOTONIC read with start_unix_ns (wall time of an event:
-# start_unix_ns + t_ns - start_t_ns); logs of earlier versions have none.
-HEADER_OPTIONAL_FIELDS = (("start_t_ns", UINT),)
+# Written when known; logs of earlier versions have none. start_t_ns: CLOCK_MONOTONIC read with
+# start_unix_ns (wall time of an event: start_unix_ns + t_ns - start_t_ns). rank, rank_from: the
+# process's rank and the launcher's variable it came from, when that holds a number
+# (log/logger.cpp).
+HEADER_OPTIONAL_FIELDS = (("start_t_ns", UINT), ("rank", UINT), ("rank_from", STR))
 HEADER_DEVICE_FIELDS = (("id", INT), ("name", STR), ("total_memory", UINT))
-# Read when present, not written by this version's shim: the process's rank, directly or as the
-# environment variables the log's %r takes (log/path_template.cpp rank_from_env), in that order.
-HEADER_RANK_FIELDS = (("rank", UINT), ("environment", OBJECT), ("env", OBJECT))
+# Read when present, from other writers: the rank as the environment variables the log's %r
+# takes (log/path_template.cpp rank_variable), in that order, when a header has no "rank".
+HEADER_RANK_FIELDS = (("environment", OBJECT), ("env", OBJECT))
 RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
 
 # ---- events: log/format_event.cpp format_event_unchecked() -------------------------------------

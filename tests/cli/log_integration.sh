@@ -342,4 +342,20 @@ echo keep >"$tmp/exists.jsonl"
 CUDAPOOL_LOG="$tmp/exists.jsonl" run python3 "$tmp/drive.py" one 2>/dev/null || fail "run failed"
 [ "$(cat "$tmp/exists.jsonl")" = keep ] || fail "an existing file was overwritten"
 check_log "$tmp/exists.jsonl.1" >/dev/null || fail "no NAME.1 log"
+
+# 6. The ranks of a job (issue 20): the header names each process's rank (RANK, as torchrun sets
+# it), so the report orders the logs by rank whatever order they are given in.
+RANK=1 CUDAPOOL_LOG="$tmp/job-%r.jsonl" run python3 "$tmp/drive.py" one || fail "rank 1 failed"
+RANK=0 CUDAPOOL_LOG="$tmp/job-%r.jsonl" run python3 "$tmp/drive.py" one || fail "rank 0 failed"
+check_log "$tmp/job-1.jsonl" >/dev/null || fail "the rank-1 log"
+PYTHONPATH="$src/scripts" python3 -m cudapool_analysis report --json "$tmp/job-1.jsonl" \
+  "$tmp/job-0.jsonl" >"$tmp/job.json" || fail "report of the two ranks"
+python3 - "$tmp/job-1.jsonl" "$tmp/job.json" <<'PY' || fail "the ranks are not the headers'"
+import json, sys
+head = json.loads(open(sys.argv[1]).readline())
+assert head["rank"] == 1 and head["rank_from"] == "RANK", head
+ranks = json.load(open(sys.argv[2]))["ranks"]
+assert [(r["rank"], r["rank_from"]) for r in ranks] == [(0, "header"), (1, "header")], ranks
+assert ranks[0]["log"].endswith("job-0.jsonl"), ranks
+PY
 echo "log_integration: ok (single-thread log: $n)"

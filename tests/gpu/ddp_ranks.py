@@ -185,10 +185,18 @@ def main():
         if entry and entry[0][2]:
             devs = entry[0][2].get("devices", {})
             shim_peak = sum(d["stats"]["reserved_bytes.all.peak"] for d in devs.values())
+        own_alloc = int(field(own_runs[0][1][rank], "peak_allocated") or 0)
+        shim_alloc = None
+        if entry and entry[0][2]:
+            shim_alloc = sum(d["stats"]["allocated_bytes.all.peak"]
+                             for d in entry[0][2].get("devices", {}).values())
         result(shim_peak is not None and own_peak > 0 and shim_peak <= own_peak,
-               "rank %d: peak reserved: shim %s MiB, PyTorch %.1f MiB" % (
+               "rank %d: peak reserved: shim %s MiB, PyTorch %.1f MiB (peak allocated: shim %s "
+               "MiB, PyTorch %.1f MiB)" % (
                    rank, "%.1f" % (shim_peak / 2**20) if shim_peak is not None else "?",
-                   own_peak / 2**20))
+                   own_peak / 2**20,
+                   "%.1f" % (shim_alloc / 2**20) if shim_alloc is not None else "?",
+                   own_alloc / 2**20))
     for rank, header, summary, events in checked:
         vmm = {k: v for k, v in events.items() if k.startswith("vmm_")}
         print("INFO rank %d: pooled allocations %d (alloc events), passed through: %s; all "

@@ -78,6 +78,7 @@ def main():
     say("params %s" % total.hex())
     say("steps_per_s %.3f" % ((args.steps - 10) / elapsed))
     say("peak_reserved %d" % torch.cuda.max_memory_reserved(dev))
+    say("peak_allocated %d" % torch.cuda.max_memory_allocated(dev))
     dist.barrier()
     dist.destroy_process_group()
     return 0
