@@ -153,7 +153,6 @@ void write_metrics_now() {
 
 void* control_main(void*) {
   ReentrancyGuard guard;  // a hook reached from this thread passes straight through
-  pthread_setname_np(pthread_self(), "cudapool-ctl");  // in top, ps -L, /proc/PID/task/*/comm
   ControlState& state = g_state.get();
   Client clients[kMaxClients];
   const bool metrics = !state.metrics_path.empty();
@@ -272,6 +271,9 @@ void start_control() {
     remove_endpoint(state.endpoint);
     return;
   }
+  // Named by its creator, so the name is there before anyone can see the thread work (in top,
+  // ps -L, /proc/PID/task/*/comm), as the log's writer is cudapool-log.
+  pthread_setname_np(g_thread, "cudapool-ctl");
   g_owner = ::getpid();
   g_running.store(true, std::memory_order_release);
   pthread_atfork(nullptr, nullptr, close_after_fork_child);

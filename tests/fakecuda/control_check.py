@@ -288,7 +288,8 @@ def nothing_unless_asked(t):
         check(not os.listdir(os.path.join(t.work, "xdg-plain")), "a control directory was made")
     run.finish()
     run = Run(t, "asked", {"CUDAPOOL_CONTROL": "1", "XDG_RUNTIME_DIR": t.xdg})
-    if run.wait_for(lambda: os.path.exists(t.socket_of(run.pid)), "the asked run"):
+    if run.wait_for(lambda: os.path.exists(t.socket_of(run.pid)) and
+                    "cudapool-ctl" in thread_names(run.pid), "the asked run's control thread"):
         names = thread_names(run.pid)
         shim = [n for n in names if n.startswith("cudapool-")]
         others = [n for n in names if not n.startswith("cudapool-")]
