@@ -163,7 +163,10 @@ ParsedLine malformed(std::string why) {
 }  // namespace
 
 std::string too_long_problem() {
-  return "longer than 64 MiB (" + std::to_string(kMaxLineBytes) + " bytes)";
+  std::string text = "longer than 64 MiB (";  // appended, not +: GCC 12's -Wstringop-overflow
+  text += std::to_string(kMaxLineBytes);      // misreads the temporaries under LTO
+  text += " bytes)";
+  return text;
 }
 
 ParsedLine parse_log_line(std::string_view line, LogHeader* header) {

@@ -69,7 +69,7 @@ RecordedLog read_log(std::istream& in) {
       [&](std::uint64_t number) {
         ++log.lines;
         ++log.malformed_lines;
-        add_problem(log, number, "malformed line: " + too_long_problem());
+        add_problem(log, number, std::string("malformed line: ").append(too_long_problem()));
       });
   return log;
 }

@@ -253,7 +253,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
 void Replayer::feed_too_long(std::uint64_t line_number) {
   ++counts_.lines;
   ++counts_.malformed_lines;
-  problem(line_number, "malformed line: " + too_long_problem());
+  problem(line_number, std::string("malformed line: ").append(too_long_problem()));
 }
 
 void Replayer::feed_stream(std::istream& in) {

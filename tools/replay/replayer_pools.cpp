@@ -92,7 +92,8 @@ void Replayer::word_skip_notes() {
         list += ", ...";
         break;
       }
-      list += (list.empty() ? "" : ", ") + std::to_string(id);
+      if (!list.empty()) list += ", ";
+      list += std::to_string(id);
     }
     problems_[unlisted_problem_].what =
         "an event of a device the header does not list (its devices: " + list +
