@@ -112,6 +112,15 @@ class LogTrace:
                    "ts": self.ts(wall), "args": args}
 
 
+def device_list(devices, shown=8):
+    """"device 3 has", "devices 0, 1, ... (20 devices) have"."""
+    if len(devices) == 1:
+        return "device %d has" % devices[0]
+    names = ", ".join(str(d) for d in devices[:shown])
+    return "devices %s%s have" % (names, ", ... (%d devices)" % len(devices)
+                                  if len(devices) > shown else "")
+
+
 def process_name(rank, header, devices):
     h = header or {}
     parts = ["rank %d" % rank]
@@ -161,14 +170,16 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
         note = clock_note(path, trace.clock)
         if note:
             notes.append(note)
+        notes.extend("%s: %s" % (path, n) for n in r.devices.notes())   # devices left out
         if replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"
                          % path)
-        for dev in devices:
-            if dev in trace.series and run.devices[dev].num_device_alloc == 0:
-                notes.append("%s: device %d has no segment events: no reserved or "
-                             "fragmentation counter" % (path, dev))
+        bare = [dev for dev in devices
+                if dev in trace.series and run.devices[dev].num_device_alloc == 0]
+        if bare:
+            notes.append("%s: %s no segment events: no reserved or fragmentation counter"
+                         % (path, device_list(bare)))
         logs.append({"pid": trace.pid, "log": path, "rank": rank, "rank_from": rank_from,
                      "host": (header or {}).get("host"), "clock": trace.clock.how,
                      "replayed": replayed, "events": r.events,

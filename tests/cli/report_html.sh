@@ -125,6 +125,16 @@ python3 "$check" clock "$tmp/example.html" || fail "one log: not timed from its 
 python3 "$check" clock "$tmp/ranks.html" || fail "runs an hour apart: not each from its first event"
 python3 "$check" viewers "$tmp/clock.html" "$tmp/clock.dom" || fail "one clock: the frames' names"
 
+# ---- 20000 devices (item 13): a page of the first 256, drawn ----------------------------------
+python3 "$fx/hostile_logs.py" "$tmp" devices
+py report --html "$tmp/devices.html" "$tmp/devices.jsonl" 2>/dev/null || fail "devices: exit $?"
+[ "$(stat -c %s "$tmp/devices.html")" -lt 1000000 ] || fail "devices: a page of $(stat -c %s "$tmp/devices.html") bytes"
+browse "$tmp/devices.html" devices
+python3 "$check" shows "$tmp/devices.dom" "$tmp/devices.err" "Device 255" \
+  "skipped, as are all such events: 19744 events of 19744 devices" >/dev/null \
+  || fail "devices: the page in Chromium"
+if grep -q '>Device 256<' "$tmp/devices.dom"; then fail "devices: a section of device 256"; fi
+
 # ---- errors: a missing library, usage ---------------------------------------------------------
 mkdir "$tmp/empty"
 rc=0; CUDAPOOL_UPLOT_DIR="$tmp/empty" py report --html "$tmp/none.html" "$ex" >"$tmp/out" 2>"$tmp/err" || rc=$?
