@@ -1,7 +1,9 @@
 """cudapool_analysis/text.py: the report (report.py's dict) as text for people: the header, the
 statistics of each device in torch.cuda.memory_summary()'s layout (sizes switch to KiB, MiB, ...
 from 768 of the unit, counts to K, M from 750 thousand), peaks, fragmentation, request sizes,
-oom explanations, leaks, notes; for several logs the cross-rank table.
+oom explanations, leaks, notes; for several logs the cross-rank table. Every string that comes
+from the log (paths, header fields, device names, actions, frames, problems, notes) is cut and
+escaped for the terminal (terminal.shown).
 
 Not here: any figure that is not in the report dict (report.py computes them all).
 """
@@ -13,6 +15,7 @@ from . import vocabulary as v
 from .accounting import TOP
 from .oom import explain_oom
 from .reader import MAX_PROBLEMS
+from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
 TABLE_WIDTH = 75
@@ -151,26 +154,28 @@ def text_report(rep):
     out = []
     w = out.append
     h = rep["header"] or {}
-    w("cudapool report: %s" % rep["log"])
+    w("cudapool report: %s" % shown(rep["log"]))
     argv = h.get("argv")
     cmd = ""
     if isinstance(argv, list) and argv:
-        cmd = "  (argv: %s)" % " ".join(shlex.quote(str(a)) for a in argv)
-    w("  executable  %s%s" % (h.get("executable", "?"), cmd))
-    w("  pid         %s on host %s" % (h.get("pid", "?"), h.get("host", "?")))
-    w("  started     %s" % h.get("start_time", "?"))
+        cmd = "  (argv: %s)" % shown(" ".join(shlex.quote(str(a)) for a in argv))
+    w("  executable  %s%s" % (shown(h.get("executable", "?")), cmd))
+    w("  pid         %s on host %s" % (h.get("pid", "?"), shown(h.get("host", "?"))))
+    w("  started     %s" % shown(h.get("start_time", "?")))
     conf = h.get("conf")
     source = h.get("conf_source")
-    w("  conf        %s%s" % (json.dumps(conf) if conf else "(none: the defaults)",
-                              " from %s" % source if source else ""))
+    w("  conf        %s%s" % ('"%s"' % shown(conf, quote='"') if conf else "(none: the defaults)",
+                              " from %s" % shown(source) if source else ""))
     options = h.get("options")
     if isinstance(options, dict) and options:
-        w("  options     %s" % ", ".join("%s=%s" % (k, json.dumps(v)) for k, v in options.items()))
+        # json.dumps writes printable ASCII only (ensure_ascii): cut, nothing to escape
+        w("  options     %s" % cut(", ".join("%s=%s" % (shown(k), cut(json.dumps(x)))
+                                             for k, x in options.items()), MAX_NOTE))
     devs = h.get("devices")
     if isinstance(devs, list):
         for dv in devs:
             if isinstance(dv, dict):
-                w("  device %-4s %s, %s" % (dv.get("id", "?"), dv.get("name", "?"),
+                w("  device %-4s %s, %s" % (dv.get("id", "?"), shown(dv.get("name", "?")),
                                           human(dv.get("total_memory"))))
     w("  log         %d lines, %d events, %s" % (
         rep["lines"], rep["events"],
@@ -184,9 +189,10 @@ def text_report(rep):
         w("Problems: %d (%s)" % (rep["problem_count"], "all listed" if rep["problem_count"] <= MAX_PROBLEMS
                                  else "the first %d listed" % MAX_PROBLEMS))
         for p in rep["problems"]:
-            w("  line %d: %s" % (p["line"], p["what"]))
+            w("  line %d: %s" % (p["line"], shown(p["what"], MAX_NOTE)))
     w("")
-    w("Events: " + (", ".join("%s %d" % kv for kv in rep["actions"].items()) or "none"))
+    w("Events: " + (", ".join("%s %d" % (shown(a), n) for a, n in rep["actions"].items())
+                    or "none"))
     if rep["allocs"]:
         w("  cache hits: %d of %d allocs" % (rep["cache_hits"], rep["allocs"]))
 
@@ -267,17 +273,18 @@ def text_report(rep):
     for e in lk["entries"][:TEXT_LEAKS]:
         t = e["time_s"]
         w("  dev %s  ptr %s  size %s B  block %s B  seq %s  at %s  thread %s" % (
-            *("?" if e[k] is None else e[k] for k in ("dev", "ptr", "size", "block_size", "seq")),
+            *("?" if e[k] is None else shown(e[k]) for k in ("dev", "ptr", "size", "block_size",
+                                                              "seq")),
             "%.6f s" % t if t is not None else "?", "?" if e["tid"] is None else e["tid"]))
         for frame in e["backtrace"]:
-            w("      %s" % frame)
+            w("      %s" % shown(frame))
     if lk["count"] > TEXT_LEAKS:
         w("  ... and %d more (--json lists them all)" % (lk["count"] - TEXT_LEAKS))
     if rep["notes"]:
         w("")
         w("Notes:")
         for n in rep["notes"]:
-            w("  " + n)
+            w("  " + shown(n, MAX_NOTE))
     return "\n".join(out) + "\n"
 
 
@@ -292,12 +299,12 @@ def ranks_text(multi):
                "log")]
     best = None
     for r in rows:
-        host = r["host"] if isinstance(r["host"], str) else "?"
+        host = shown(r["host"], 16) if isinstance(r["host"], str) else "?"
         for d in r["devices"] or [{"dev": "-", "peak_allocated": None, "peak_reserved": None,
                                    "ooms": r["ooms"], "events": r["events"]}]:
             out.append("  %4d  %-16s %6s  %-15s %-15s %6d %10d  %s%s" % (
                 r["rank"], host, d["dev"], short(d["peak_allocated"]), short(d["peak_reserved"]),
-                d["ooms"], d["events"], r["log"],
+                d["ooms"], d["events"], shown(r["log"]),
                 "" if r["exited_normally"] else "  (did not exit normally)"))
             if type(d["peak_reserved"]) is int and (best is None or d["peak_reserved"] > best[0]):
                 best = (d["peak_reserved"], r["rank"], d["dev"])
@@ -305,7 +312,7 @@ def ranks_text(multi):
         out.append("  largest peak reserved: rank %d, device %s, %s" % (best[1], best[2],
                                                                      human(best[0])))
     for note in multi["notes"]:
-        out.append("  note: " + note)
+        out.append("  note: " + shown(note, MAX_NOTE))
     return "\n".join(out) + "\n"
 
 
