@@ -142,6 +142,12 @@ class Run:
         self.largest = []         # heap of (size, -line, dev, seq, t_ns)
         self.ooms = []            # the first TOP: (dev, size, seq, t_ns, figures or None)
 
+    def seconds(self, t_ns):
+        """t_ns as seconds since the log's first event (the report's time_s), or None."""
+        if type(t_ns) is not int or self.first_t is None:
+            return None
+        return (t_ns - self.first_t) / 1e9
+
     def device(self, dev):
         d = self.devices.get(dev)
         if d is None:

@@ -79,9 +79,9 @@ def check_summary(obj, problem, gate=None):
     """Leaves out of a summary object the fields of the wrong kind: its own, a device's entry
     whose key is not an ordinal, a statistic that is not a 64-bit integer, a leak entry that is
     not an object (a leak's field of the wrong kind becomes None), a modules entry that is not
-    {base, end, path} with base < end, log_errors' fields; problem(text) for each. With a gate
-    (devices.DeviceGate), the entries of devices it does not take (their events skipped, or
-    beyond its limit) are left out too, said once."""
+    {base, end, path} with base < end, log_errors' and leaks_omitted's fields; problem(text) for
+    each. With a gate (devices.DeviceGate), the entries of devices it does not take (their
+    events skipped, or beyond its limit) are left out too, said once."""
     for name, kind in v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS:
         if name not in ("schema", "action", "devices") and name in obj \
                 and not v.fits(obj[name], kind):
@@ -138,10 +138,17 @@ def check_summary(obj, problem, gate=None):
     modules = obj.get("modules")
     if modules is not None:
         obj["modules"] = [m for i, m in enumerate(modules) if _module_ok(i, m, problem)]
-    errors = obj.get("log_errors")
-    if errors is not None:
-        bad = _bad(errors, v.LOG_ERROR_FIELDS)
+    for field, fields in (("log_errors", v.LOG_ERROR_FIELDS),
+                          ("leaks_omitted", v.LEAKS_OMITTED_FIELDS)):
+        entry = obj.get(field)
+        if entry is None:
+            continue
+        bad = _bad(entry, fields)
         while bad is not None:
-            problem("summary log_errors: %s: ignored" % bad[1])
-            del errors[bad[0]]
-            bad = _bad(errors, v.LOG_ERROR_FIELDS)
+            problem("summary %s: %s: ignored" % (field, bad[1]))
+            del entry[bad[0]]
+            bad = _bad(entry, fields)
+    omitted = obj.get("leaks_omitted")
+    if omitted is not None and any(name not in omitted for name, _ in v.LEAKS_OMITTED_FIELDS):
+        problem("summary leaks_omitted: not {count, size, block_size}: ignored")
+        del obj["leaks_omitted"]

@@ -10,9 +10,11 @@ figures accounting.py counts (its first pass, observed after each event: not cou
 downsampled to at most --max-points points per device with every peak exact (downsample.py);
 instant events for oom, segment_refused, empty_cache, segment_alloc/free/map/unmap,
 context_dropped and stream events (at most --max-instants of each action per device, the rest
-counted in the metadata). Times: microseconds from the earliest start of the logs, on the wall
-clock (clock.Clock: start_unix_ns + (t_ns - start_t_ns); a log without start_t_ns has its first
-event at its start_unix_ns, said in the metadata). Each log is read once, streaming.
+counted in the metadata). A counter that goes negative or reaches 2**64 bytes (a log whose events
+are inconsistent) is drawn as it is, and a note names it impossible. Times: microseconds from the
+earliest start of the logs, on the wall clock (clock.Clock: start_unix_ns + (t_ns -
+start_t_ns); a log without start_t_ns has its first event at its start_unix_ns, said in the
+metadata). Each log is read once, streaming.
 
 Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
 (export.pool_log), writing the file whole (export.atomic_output), the command line
@@ -83,6 +85,22 @@ class LogTrace:
                 wall = self.last_instant   # one process track: times never go back
             self.last_instant = wall
             self.instants.append((wall, action, args))
+
+    def impossible(self, run):
+        """A note on the counters written that take values no device has (negative, or 2**64
+        bytes or more), or None: each series keeps its lowest and highest points, so these are
+        found exactly."""
+        odd = []
+        for dev in sorted(self.series):
+            written = COUNTERS if run.devices[dev].num_device_alloc > 0 else COUNTERS[::2]
+            points = self.series[dev].points()
+            if any(not v.fits(p[COUNTERS.index(name)], v.UINT)
+                   for name in written for _, p in points):
+                odd.append(dev)
+        if not odd:
+            return None
+        return ("%s counters that take impossible values (negative, or 2**64 bytes or more: the "
+                "log is inconsistent), drawn as they are" % device_list(odd))
 
     def ts(self, wall):
         return round((wall - self.base_ns) / 1000, 3)
@@ -180,6 +198,9 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
         if bare:
             notes.append("%s: %s no segment events: no reserved or fragmentation counter"
                          % (path, device_list(bare)))
+        odd = trace.impossible(run)
+        if odd:
+            notes.append("%s: %s" % (path, odd))
         logs.append({"pid": trace.pid, "log": path, "rank": rank, "rank_from": rank_from,
                      "host": (header or {}).get("host"), "clock": trace.clock.how,
                      "replayed": replayed, "events": r.events,
