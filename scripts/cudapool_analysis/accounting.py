@@ -142,6 +142,12 @@ class Run:
         self.largest = []         # heap of (size, -line, dev, seq, t_ns)
         self.ooms = []            # the first TOP: (dev, size, seq, t_ns, figures or None)
 
+    def seconds(self, t_ns):
+        """t_ns as seconds since the log's first event (the report's time_s), or None."""
+        if type(t_ns) is not int or self.first_t is None:
+            return None
+        return (t_ns - self.first_t) / 1e9
+
     def device(self, dev):
         d = self.devices.get(dev)
         if d is None:
@@ -174,6 +180,7 @@ def first_pass(stream, observe=None, request_sizes=True):
     cache_hits = 0
     first_t = None
     last_seq = None
+    skipped_seen = 0
     for line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, obj in reader:
         if dev != dev_id:
             d = run.device(dev)
@@ -182,9 +189,14 @@ def first_pass(stream, observe=None, request_sizes=True):
         if first_t is None:
             first_t = t_ns
         if last_seq is not None and seq != last_seq + 1:
-            run.seq_gaps += 1
-            if run.first_gap is None:
-                run.first_gap = (line, last_seq, seq)
+            # Not a gap where the reader skipped events of devices it does not take (they lie
+            # between these two: every skipped event is in the gap after it).
+            skipped = reader.devices.skipped_events() - skipped_seen
+            skipped_seen += skipped
+            if seq != last_seq + 1 + skipped:
+                run.seq_gaps += 1
+                if run.first_gap is None:
+                    run.first_gap = (line, last_seq, seq)
         last_seq = seq
         actions[action] = actions.get(action, 0) + 1
 

@@ -2,13 +2,16 @@
 their kinds (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, MODULE_FIELDS, ...): a field
 of the wrong kind is left out of the object (a leak's field becomes None; a modules entry without
 a valid base, end and path is left out whole) and named in a problem, so that no reader of the
-object prints a wrong figure from it. reader.LogReader calls these for the lines it
-hands over.
+object prints a wrong figure from it. The devices are bounded by the reader's devices.DeviceGate:
+the header keeps its first MAX_DEVICES entries (the gate learns every listed id), the summary the
+entries of devices whose events are taken. reader.LogReader calls these for the lines it hands
+over.
 
 Not here: the events (reader.py checks them on its fast path), what the fields mean.
 """
 
 from . import vocabulary as v
+from .devices import MAX_DEVICES
 
 KIND_TEXT = {v.UINT: "an integer from 0 to 2**64-1", v.INT: "a 64-bit integer",
              v.HEX: "a hex string below 2**64", v.STR: "a string", v.BOOL: "true or false",
@@ -39,9 +42,10 @@ def _module_ok(i, m, problem):
     return why is None
 
 
-def check_header(obj, problem):
+def check_header(obj, problem, gate=None):
     """Leaves out of a header object the fields of the wrong kind, and the devices entries that
-    are not {id, name, total_memory}; problem(text) for each."""
+    are not {id, name, total_memory}; problem(text) for each. gate (devices.DeviceGate), when
+    given, learns the ids listed; entries past the first MAX_DEVICES are left out (said once)."""
     for name, kind in v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_RANK_FIELDS:
         if name in obj and not v.fits(obj[name], kind):
             problem("header field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
@@ -62,20 +66,29 @@ def check_header(obj, problem):
             kept.append(d)
         else:
             problem("header devices[%d]: %s: ignored" % (i, why))
+    if gate is not None:
+        gate.list_header(kept)
+    if len(kept) > MAX_DEVICES:
+        problem("header devices: %d entries; the first %d are kept (the replay's limit), the "
+                "others only admit their devices' events" % (len(kept), MAX_DEVICES))
+        del kept[MAX_DEVICES:]
     obj["devices"] = kept
 
 
-def check_summary(obj, problem):
+def check_summary(obj, problem, gate=None):
     """Leaves out of a summary object the fields of the wrong kind: its own, a device's entry
     whose key is not an ordinal, a statistic that is not a 64-bit integer, a leak entry that is
     not an object (a leak's field of the wrong kind becomes None), a modules entry that is not
-    {base, end, path} with base < end, log_errors' fields; problem(text) for each."""
+    {base, end, path} with base < end, log_errors' and leaks_omitted's fields; problem(text) for
+    each. With a gate (devices.DeviceGate), the entries of devices it does not take (their
+    events skipped, or beyond its limit) are left out too, said once."""
     for name, kind in v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS:
         if name not in ("schema", "action", "devices") and name in obj \
                 and not v.fits(obj[name], kind):
             problem("summary field %s is not %s: ignored" % (name, KIND_TEXT[kind]))
             del obj[name]
     devices = obj.get("devices") or {}
+    untaken = 0
     for key in list(devices):
         entry = devices[key]
         if not (key.isdigit() and key.isascii() and int(key) < v.DEV_LIMIT):
@@ -84,6 +97,10 @@ def check_summary(obj, problem):
             continue
         if type(entry) is not dict:
             problem("summary device %s is not an object: ignored" % key)
+            del devices[key]
+            continue
+        if gate is not None and not gate.may_take(int(key)):
+            untaken += 1
             del devices[key]
             continue
         stats = entry.get("stats")
@@ -97,6 +114,9 @@ def check_summary(obj, problem):
             problem("summary device %s: statistic %s is not %s: ignored"
                     % (key, name, KIND_TEXT[v.INT]))
             del stats[name]
+    if untaken:
+        problem("summary devices: %d entries of devices whose events are skipped (see the notes), "
+                "or beyond the first %d devices: ignored" % (untaken, MAX_DEVICES))
     leaks = obj.get("leaks")
     if leaks is not None:
         kept = []
@@ -118,10 +138,17 @@ def check_summary(obj, problem):
     modules = obj.get("modules")
     if modules is not None:
         obj["modules"] = [m for i, m in enumerate(modules) if _module_ok(i, m, problem)]
-    errors = obj.get("log_errors")
-    if errors is not None:
-        bad = _bad(errors, v.LOG_ERROR_FIELDS)
+    for field, fields in (("log_errors", v.LOG_ERROR_FIELDS),
+                          ("leaks_omitted", v.LEAKS_OMITTED_FIELDS)):
+        entry = obj.get(field)
+        if entry is None:
+            continue
+        bad = _bad(entry, fields)
         while bad is not None:
-            problem("summary log_errors: %s: ignored" % bad[1])
-            del errors[bad[0]]
-            bad = _bad(errors, v.LOG_ERROR_FIELDS)
+            problem("summary %s: %s: ignored" % (field, bad[1]))
+            del entry[bad[0]]
+            bad = _bad(entry, fields)
+    omitted = obj.get("leaks_omitted")
+    if omitted is not None and any(name not in omitted for name, _ in v.LEAKS_OMITTED_FIELDS):
+        problem("summary leaks_omitted: not {count, size, block_size}: ignored")
+        del obj["leaks_omitted"]

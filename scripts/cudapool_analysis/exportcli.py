@@ -17,6 +17,7 @@ import sys
 from . import memviz, perfetto
 from .export import ExportError, atomic_output, check_logs, pool_log
 from .reader import LogError, open_log
+from .terminal import MAX_NOTE, shown
 
 
 def export_parser(commands):
@@ -107,7 +108,7 @@ def export(args):
                                            e.strerror or e), file=sys.stderr)
         return 1
     for note in notes:
-        print("cudapool export: note: %s" % note, file=sys.stderr)
+        print("cudapool export: note: %s" % shown(note, MAX_NOTE), file=sys.stderr)
     print("cudapool export: wrote %s (%s, %d bytes)" % (out, what, os.path.getsize(out)),
           file=sys.stderr)
     return 0

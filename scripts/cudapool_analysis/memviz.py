@@ -264,6 +264,7 @@ def build(stream, max_entries=0, name="the log"):
     if left_out:
         notes.append("left out (no memory_viz counterpart): " + ", ".join(
             "%s x%d" % kv for kv in sorted(left_out.items())))
+    notes.extend(reader.devices.notes())     # devices left out (devices.py)
     if reader.problems.malformed:
         notes.append("%d malformed lines skipped (cudapool report lists them)"
                      % reader.problems.malformed)

@@ -106,8 +106,8 @@ def run_info(rep, duration):
     info = {k: h.get(k) for k in RUN_FIELDS}
     info["devices"] = h.get("devices") or []
     info["duration_s"] = duration
-    for k in ("lines", "events", "actions", "exited_normally", "malformed_lines", "problem_count",
-              "cache_hits", "allocs", "notes"):
+    for k in ("lines", "events", "actions", "exited_normally", "ending", "malformed_lines",
+              "problem_count", "cache_hits", "allocs", "notes"):
         info[k] = rep[k]
     info["problems"] = rep["problems"][:MAX_PROBLEMS]
     return info
@@ -175,8 +175,8 @@ def gather(path, index, pool_path):
                                                                       "start_t_ns")},
                           first_t_ns=hooks.timeline.t0),     # one_clock() makes it the page's
             "ooms": oom_entries(hooks, run), "oom_count": rep["actions"].get("oom", 0),
-            "leaks": dict({k: rep["leaks"][k] for k in ("source", "count", "bytes",
-                                                        "last_seq")},
+            "leaks": dict({k: rep["leaks"][k] for k in ("source", "count", "bytes", "last_seq",
+                                                        "listed", "not_listed")},
                           entries=[dict(e, backtrace=frames.texts(e["backtrace"]))
                                    for e in leaks[:MAX_LEAKS]],
                           groups=leak_groups(leaks, frames)),

@@ -10,9 +10,11 @@ figures accounting.py counts (its first pass, observed after each event: not cou
 downsampled to at most --max-points points per device with every peak exact (downsample.py);
 instant events for oom, segment_refused, empty_cache, segment_alloc/free/map/unmap,
 context_dropped and stream events (at most --max-instants of each action per device, the rest
-counted in the metadata). Times: microseconds from the earliest start of the logs, on the wall
-clock (clock.Clock: start_unix_ns + (t_ns - start_t_ns); a log without start_t_ns has its first
-event at its start_unix_ns, said in the metadata). Each log is read once, streaming.
+counted in the metadata). A counter that goes negative or reaches 2**64 bytes (a log whose events
+are inconsistent) is drawn as it is, and a note names it impossible. Times: microseconds from the
+earliest start of the logs, on the wall clock (clock.Clock: start_unix_ns + (t_ns -
+start_t_ns); a log without start_t_ns has its first event at its start_unix_ns, said in the
+metadata). Each log is read once, streaming.
 
 Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
 (export.pool_log), writing the file whole (export.atomic_output), the command line
@@ -84,6 +86,22 @@ class LogTrace:
             self.last_instant = wall
             self.instants.append((wall, action, args))
 
+    def impossible(self, run):
+        """A note on the counters written that take values no device has (negative, or 2**64
+        bytes or more), or None: each series keeps its lowest and highest points, so these are
+        found exactly."""
+        odd = []
+        for dev in sorted(self.series):
+            written = COUNTERS if run.devices[dev].num_device_alloc > 0 else COUNTERS[::2]
+            points = self.series[dev].points()
+            if any(not v.fits(p[COUNTERS.index(name)], v.UINT)
+                   for name in written for _, p in points):
+                odd.append(dev)
+        if not odd:
+            return None
+        return ("%s counters that take impossible values (negative, or 2**64 bytes or more: the "
+                "log is inconsistent), drawn as they are" % device_list(odd))
+
     def ts(self, wall):
         return round((wall - self.base_ns) / 1000, 3)
 
@@ -110,6 +128,15 @@ class LogTrace:
         for wall, action, args in self.instants:
             yield {"ph": "i", "s": "p", "pid": self.pid, "tid": 0, "name": action,
                    "ts": self.ts(wall), "args": args}
+
+
+def device_list(devices, shown=8):
+    """"device 3 has", "devices 0, 1, ... (20 devices) have"."""
+    if len(devices) == 1:
+        return "device %d has" % devices[0]
+    names = ", ".join(str(d) for d in devices[:shown])
+    return "devices %s%s have" % (names, ", ... (%d devices)" % len(devices)
+                                  if len(devices) > shown else "")
 
 
 def process_name(rank, header, devices):
@@ -161,14 +188,19 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
         note = clock_note(path, trace.clock)
         if note:
             notes.append(note)
+        notes.extend("%s: %s" % (path, n) for n in r.devices.notes())   # devices left out
         if replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"
                          % path)
-        for dev in devices:
-            if dev in trace.series and run.devices[dev].num_device_alloc == 0:
-                notes.append("%s: device %d has no segment events: no reserved or "
-                             "fragmentation counter" % (path, dev))
+        bare = [dev for dev in devices
+                if dev in trace.series and run.devices[dev].num_device_alloc == 0]
+        if bare:
+            notes.append("%s: %s no segment events: no reserved or fragmentation counter"
+                         % (path, device_list(bare)))
+        odd = trace.impossible(run)
+        if odd:
+            notes.append("%s: %s" % (path, odd))
         logs.append({"pid": trace.pid, "log": path, "rank": rank, "rank_from": rank_from,
                      "host": (header or {}).get("host"), "clock": trace.clock.how,
                      "replayed": replayed, "events": r.events,

@@ -20,7 +20,8 @@ skipped), never a wrong figure. The header's and the summary's fields of the wro
 out of the dicts handed over, each with a problem naming the line. Other optional fields of an
 event stay in obj unchecked: read them with optional_int() and optional_hex(), which apply the
 same rules. The header reaches reader.header as soon as it is read (line 1: before the first
-event is yielded); the summary after its line.
+event is yielded); the summary after its line. The events of devices the replay would not keep
+(not in the header's list, or beyond the first 256) are counted, not yielded (devices.py).
 
 Not here: what the events mean (accounting.py, layout.py), printing (text.py).
 """
@@ -29,6 +30,7 @@ import collections
 
 from . import vocabulary as v
 from .checks import check_header, check_summary
+from .devices import DeviceGate
 from .jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
 
 MAX_PROBLEMS = 100   # problems listed with their line numbers (all are counted)
@@ -203,6 +205,7 @@ class LogReader:
         self.events = 0             # valid events yielded
         self.events_after_summary = 0
         self.notes = []             # remarks about the log that are not problems of a line
+        self.devices = DeviceGate()  # whose events are taken: devices.py (the replay's rule)
 
     def named(self):
         """The events as Event namedtuples (slower than the plain tuples of iterating)."""
@@ -216,6 +219,7 @@ class LogReader:
         after = 0           # events after the summary line
         summary_seen = 0
         limit, dev_limit, ctx_limit = v.UINT_LIMIT, v.DEV_LIMIT, v.CTX_LIMIT
+        admitted, admit = self.devices.admitted, self.devices.admit
         try:
             for raw in lines_of(self.stream):
                 lineno += 1
@@ -281,12 +285,15 @@ class LogReader:
                     action = obj["action"]
                 events += 1
                 after += summary_seen
+                if dev not in admitted and not admit(dev, lineno):
+                    continue
                 yield (lineno, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment,
                        obj)
         finally:
             self.lines = lineno
             self.events = events
             self.events_after_summary = after
+            self.notes.extend(self.devices.notes())
 
     def _careful(self, raw, lineno, events):
         """A line the fast path did not take, checked field by field: the event's decoded fields
@@ -331,7 +338,7 @@ class LogReader:
         if schema != v.LOG_SCHEMA:
             self.notes.append("schema %s: this report reads %s (fields it does not know are "
                               "ignored)" % (schema, v.LOG_SCHEMA))
-        check_header(obj, lambda what: self.problems.add(lineno, what))
+        check_header(obj, lambda what: self.problems.add(lineno, what), self.devices)
         self.header = obj
         self.header_line = lineno
 
@@ -343,6 +350,6 @@ class LogReader:
         if self.summary is not None:
             self.problems.add(lineno, "a second summary line: ignored")
             return
-        check_summary(obj, lambda what: self.problems.add(lineno, what))
+        check_summary(obj, lambda what: self.problems.add(lineno, what), self.devices)
         self.summary = obj
         self.summary_line = lineno

@@ -3,7 +3,10 @@ reads what"), as one JSON-ready dict ("schema": "cudapool.report/1"): the header
 counts, per device the statistics (the summary line's, else what the events imply), the peaks and
 the fragmentation at the reserved peak, request sizes, oom events, leaks, problems and notes. For
 several logs (the ranks of one job) also the cross-rank table: per log its rank, host, devices,
-peaks, oom and event counts.
+peaks, oom and event counts. Byte figures are exact sums; one that no 64-bit device can hold
+(2**64 or more, or negative: a log whose events or summary are inconsistent) is named as
+impossible (impossible(): listed, and named in the notes), and the printed report says so
+instead of a size.
 
 read_log() runs the two passes (accounting.py, layout.py) over a file, or over a spooled copy of
 stdin or of a pipe. Not here: parsing (reader.py), printing (text.py), the command line (cli.py).
@@ -15,23 +18,18 @@ import tempfile
 
 from . import vocabulary as v
 from .accounting import TOP, Device, first_pass
+from .ending import ending
 from .layout import second_pass
+from .leaks import leak_report
 from .reader import LogError, open_log
 
 PEAK_CHECKS = tuple((v.stat(stat), what) for stat, what in (
     ("allocated_bytes.all.peak", "peak allocated"), ("reserved_bytes.all.peak", "peak reserved"),
     ("allocated_bytes.all.current", "allocated at exit"),
     ("reserved_bytes.all.current", "reserved at exit")))
-
-
-def hexstr(value):
-    return "0x%x" % value if type(value) is int else str(value)
-
-
-def seconds(run, t_ns):
-    if type(t_ns) is not int or run.first_t is None:
-        return None
-    return (t_ns - run.first_t) / 1e9
+# Statistics that are not figures of bytes or counts (-1: unlimited).
+NOT_FIGURES = frozenset((v.stat("max_split_size"),))
+IMPOSSIBLE_SHOWN = 6   # impossible figures named in one device's note
 
 
 def read_log(path, index=0, hooks=None):
@@ -61,6 +59,7 @@ def read_log(path, index=0, hooks=None):
         if stops or any(d.peak_reserved for d in run.devices.values()):
             f.seek(0)
             layouts = second_pass(f, run, stops, hooks.second if hooks else None)
+        end = ending(run, f)
     except OSError as e:
         raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
     finally:
@@ -74,16 +73,17 @@ def read_log(path, index=0, hooks=None):
         raise LogError("%s is not a cudapool log: none of its %d line%s is a header, an event or "
                        "a summary%s" % (name, r.lines, "" if r.lines == 1 else "s",
                                         " (line %d: %s)" % first if first else ""))
-    rep = build_report(run, layouts, name)
+    rep = build_report(run, layouts, name, end)
     return rep, rank_row(rep, run, index)
 
 
-def build_report(run, layouts, name):
-    """The report of one log as one JSON-ready dict; the text report is printed from it."""
+def build_report(run, layouts, name, end):
+    """The report of one log as one JSON-ready dict; the text report is printed from it. end:
+    how the log ends (ending.ending())."""
     r = run.reader
     problems = run.problems
     rep = {"schema": v.REPORT_SCHEMA, "log": name, "header": r.header,
-           "exited_normally": r.summary is not None,
+           "exited_normally": end["summary"] != "none", "ending": end,
            "lines": r.lines, "events": r.events, "actions": dict(sorted(run.actions.items())),
            "cache_hits": run.cache_hits,
            "malformed_lines": problems.malformed, "problem_count": problems.count,
@@ -122,14 +122,52 @@ def build_report(run, layouts, name):
     rep["distinct_request_sizes"] = len(run.size_counts)
     rep["top_request_sizes"] = [{"size": s, "count": c} for s, c in top]
     rep["largest_requests"] = [
-        {"size": s, "dev": dev, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+        {"size": s, "dev": dev, "seq": seq, "t_ns": t, "time_s": run.seconds(t)}
         for s, _, dev, seq, t in sorted(run.largest, key=lambda x: (-x[0], -x[1]))]
-    rep["ooms"] = [dict({"dev": dev, "size": s, "seq": seq, "t_ns": t, "time_s": seconds(run, t)},
+    rep["ooms"] = [dict({"dev": dev, "size": s, "seq": seq, "t_ns": t, "time_s": run.seconds(t)},
                         **({"explained": f} if f else {}))
                    for dev, s, seq, t, f in run.ooms]
-    rep["leaks"] = leak_report(run)
+    rep["leaks"] = leak_report(run, notes)
+    rep["impossible"] = impossible(rep)
+    for dev, names in group_by_device(rep["impossible"]):
+        notes.append("%s: impossible figure%s (negative, or 2**64 or more: beyond any 64-bit "
+                     "device; the log is inconsistent): %s"
+                     % (dev, "" if len(names) == 1 else "s", ", ".join(names[:IMPOSSIBLE_SHOWN])
+                        + (", ..." if len(names) > IMPOSSIBLE_SHOWN else "")))
     rep["notes"] = notes
     return rep
+
+
+def impossible(rep):
+    """[{"where", "what", "value"}] of the report's figures that are sums no device can have:
+    statistics (bytes and counts), peaks, the reserved peak's layout, the leaks' totals."""
+    out = []
+
+    def check(where, what, value):
+        if type(value) is int and not v.fits(value, v.UINT):
+            out.append({"where": where, "what": what, "value": value})
+    for dev, dr in rep["devices"].items():
+        where = "device " + dev
+        for name, value in (dr["stats"] or {}).items():
+            if name not in NOT_FIGURES:
+                check(where, name, value)
+        for key in ("peak_allocated", "peak_reserved"):
+            check(where, key.replace("_", " "), (dr[key] or {}).get("bytes"))
+        f = dr["fragmentation"] or {}
+        for key in ("reserved", "allocated", "free_cached"):
+            check(where, "%s at the reserved peak" % key.replace("_", " "), f.get(key))
+    lk = rep["leaks"]
+    check("leaks", "bytes in blocks", lk["bytes"])
+    check("leaks", "requested bytes", lk["requested_bytes"])
+    return out
+
+
+def group_by_device(figures):
+    """[(where, ["what = value", ...])] in the order first met."""
+    groups = {}
+    for x in figures:
+        groups.setdefault(x["where"], []).append("%s = %d" % (x["what"], x["value"]))
+    return list(groups.items())
 
 
 def device_reports(run, layouts, notes):
@@ -173,26 +211,30 @@ def device_reports(run, layouts, notes):
         dr = {"stats_source": source, "stats": stats, "events": d.events}
         if d.peak_allocated is not None:
             b, seq, t, _ = d.peak_allocated
-            dr["peak_allocated"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+            dr["peak_allocated"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": run.seconds(t)}
         else:
             dr["peak_allocated"] = None
         frag = None
         if d.peak_reserved is not None:
             b, seq, t, _, allocated = d.peak_reserved
-            dr["peak_reserved"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": seconds(run, t)}
+            dr["peak_reserved"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": run.seconds(t)}
             if dev in layouts:
                 largest, at, seg, regions = layouts[dev]
                 free = b - allocated
-                frag = {"seq": seq, "t_ns": t, "time_s": seconds(run, t), "reserved": b,
+                possible = all(v.fits(x, v.UINT) for x in (b, allocated, free))
+                frag = {"seq": seq, "t_ns": t, "time_s": run.seconds(t), "reserved": b,
                         "allocated": allocated, "free_cached": free,
                         "largest_free_block": largest,
-                        "largest_free_block_ptr": hexstr(at) if at is not None else None,
-                        "largest_free_block_segment": hexstr(seg) if seg is not None else None,
-                        "fragmentation": round(1 - largest / free, 6) if free > 0 else 0.0,
+                        "largest_free_block_ptr": v.hex_text(at) if at is not None else None,
+                        "largest_free_block_segment": v.hex_text(seg) if seg is not None
+                        else None,
+                        # None: its figures are impossible (impossible())
+                        "fragmentation": None if not possible
+                        else round(1 - largest / free, 6) if free > 0 else 0.0,
                         "regions": regions,
                         "blocks_leave_at": "free_requested" if d.no_free_completed()
                         else "free_completed"}
-                if largest > free:
+                if possible and largest > free:
                     notes.append("device %d: at the reserved peak the largest free block (%d) is "
                                  "larger than reserved - allocated (%d): the log is inconsistent"
                                  % (dev, largest, free))
@@ -201,44 +243,6 @@ def device_reports(run, layouts, notes):
         dr["fragmentation"] = frag
         devices[str(dev)] = dr
     return devices
-
-
-def total(values):
-    """The sum, or None when a value is not known (a field the reader left out)."""
-    values = list(values)
-    return sum(values) if all(type(x) is int for x in values) else None
-
-
-def leak_report(run):
-    """The summary's leaks (sorted by seq), or without a summary the blocks still allocated."""
-    summary = run.reader.summary
-    entries = []
-    if summary is not None:
-        source = "summary"
-        for l in summary.get("leaks") or []:
-            bt = l.get("backtrace")
-            entries.append({"dev": l.get("dev"), "ptr": l.get("ptr"), "size": l.get("size"),
-                            "block_size": l.get("block_size"), "seq": l.get("seq"),
-                            "t_ns": l.get("t_ns"), "time_s": seconds(run, l.get("t_ns")),
-                            "tid": l.get("tid"),
-                            "backtrace": bt if isinstance(bt, list) else []})
-        # The writer lists them in the pool's order: oldest first reads better.
-        entries.sort(key=lambda e: (e["seq"] if type(e["seq"]) is int else -1,
-                                    e["dev"] if type(e["dev"]) is int else -1))
-    else:
-        source = "events"
-        for dev in sorted(run.devices):
-            for ptr, (size, bs, seq, t, tid, bt) in run.devices[dev].live.items():
-                entries.append({"dev": dev, "ptr": hexstr(ptr), "size": size, "block_size": bs,
-                                "seq": seq, "t_ns": t, "time_s": seconds(run, t), "tid": tid,
-                                "backtrace": bt if isinstance(bt, list) else []})
-        entries.sort(key=lambda e: (e["seq"], e["dev"]))
-    return {"source": source,
-            "last_seq": run.last_seq if source == "events" else None,
-            "count": len(entries),
-            "bytes": total(e["block_size"] for e in entries),
-            "requested_bytes": total(e["size"] for e in entries),
-            "entries": entries}
 
 
 # ---- several logs: the cross-rank table ---------------------------------------------------------
@@ -277,7 +281,8 @@ def rank_row(rep, run, index):
             "rank_from": "header" if rank is not None else "order",
             "log": rep["log"], "host": h.get("host"), "pid": h.get("pid"),
             "events": rep["events"], "ooms": rep["actions"].get("oom", 0),
-            "exited_normally": rep["exited_normally"], "devices": devices}
+            "exited_normally": rep["exited_normally"], "ending": rep["ending"]["summary"],
+            "devices": devices}
 
 
 def several(reports, rows):

@@ -8,9 +8,11 @@ readable texts (frames.Frames: library + offset from the summary's modules, the 
 The passes key the sites by their bare frames; the texts come once the log is read (its summary
 line, with the modules, is its last line): Sites.named(), leak_groups().
 
-Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (report.py), naming
+Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (leaks.py), naming
 a frame (frames.py).
 """
+
+from .leaks import counted_block_size
 
 TOP_SITES = 25        # rows of each table
 MAX_FRAMES = 16       # the writer's limit (CUDAPOOL_BACKTRACE 0 to 16)
@@ -97,9 +99,14 @@ def at_peak(allocated):
 
 def leak_groups(entries, names):
     """The report's leak entries grouped by stack, the most bytes first: [{backtrace (the frames'
-    texts, names being the log's frames.Frames), focus, count, bytes, first_seq}]."""
+    texts, names being the log's frames.Frames), focus, count, bytes, first_seq}]. Only what
+    the events bear out is counted (leaks.counted_block_size): an entry they do not is left
+    out."""
     groups = {}
     for e in entries:
+        block_size = counted_block_size(e)
+        if block_size is None:
+            continue
         key = tuple(f if type(f) is str else "?" for f in e.get("backtrace") or ())
         g = groups.get(key)
         if g is None:
@@ -107,6 +114,5 @@ def leak_groups(entries, names):
             g = groups[key] = {"backtrace": texts, "focus": focus(texts), "count": 0,
                                "bytes": 0, "first_seq": e.get("seq")}
         g["count"] += 1
-        if type(e.get("block_size")) is int:
-            g["bytes"] += e["block_size"]
+        g["bytes"] += block_size
     return sorted(groups.values(), key=lambda g: (-g["bytes"], -g["count"]))[:TOP_SITES]

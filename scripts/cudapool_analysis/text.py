@@ -1,7 +1,10 @@
 """cudapool_analysis/text.py: the report (report.py's dict) as text for people: the header, the
 statistics of each device in torch.cuda.memory_summary()'s layout (sizes switch to KiB, MiB, ...
 from 768 of the unit, counts to K, M from 750 thousand), peaks, fragmentation, request sizes,
-oom explanations, leaks, notes; for several logs the cross-rank table.
+oom explanations, leaks, notes; for several logs the cross-rank table. A byte figure or count no
+device can have (report.impossible()) is printed as "impossible", never as a size. Every string
+that comes from the log (paths, header fields, device names, actions, frames, problems, notes)
+is cut and escaped for the terminal (terminal.shown).
 
 Not here: any figure that is not in the report dict (report.py computes them all).
 """
@@ -13,10 +16,11 @@ from . import vocabulary as v
 from .accounting import TOP
 from .oom import explain_oom
 from .reader import MAX_PROBLEMS
+from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
 TABLE_WIDTH = 75
-
+IMPOSSIBLE = "impossible"
 
 
 def div_trunc(value, by):
@@ -24,8 +28,17 @@ def div_trunc(value, by):
     return value // by if value >= 0 else -(-value // by)
 
 
+def possible(value):
+    """Whether value (an int) is a figure a device can have: 0 to 2**64-1."""
+    return v.fits(value, v.UINT)
+
+
 def format_size(value, unit_ref):
     """memory_summary()'s size cell: the next binary prefix from 768 of it."""
+    if not possible(value):
+        return "%10s" % IMPOSSIBLE
+    if not possible(unit_ref):
+        unit_ref = value
     prefixes = ("B  ", "KiB", "MiB", "GiB", "TiB", "PiB")
     p = 0
     while p + 1 < len(prefixes) and unit_ref >= 768 * 1024:
@@ -37,6 +50,10 @@ def format_size(value, unit_ref):
 
 def format_count(value, unit_ref):
     """memory_summary()'s count cell: K, then M, from 750 thousand."""
+    if not possible(value):
+        return "%10s" % IMPOSSIBLE
+    if not possible(unit_ref):
+        unit_ref = value
     prefixes = (" ", "K", "M")
     p = 0
     while p + 1 < len(prefixes) and unit_ref >= 750 * 1000:
@@ -126,9 +143,12 @@ def memory_table(stats, dev):
 
 
 def human(n):
-    """A byte count for people: 512 B, 1.50 MiB (1572864 bytes)."""
+    """A byte count for people: 512 B, 1.50 MiB (1572864 bytes); one no device can have:
+    impossible (N bytes)."""
     if type(n) is not int:
         return "?"
+    if not possible(n):
+        return "%s (%d bytes)" % (IMPOSSIBLE, n)
     if abs(n) < 1024:
         return "%d B" % n
     x = float(n)
@@ -142,8 +162,7 @@ def short(n):
     """A byte count for a table: 512 B, 1.50 MiB; "-" for none."""
     if type(n) is not int:
         return "-"
-    text = human(n)
-    return text.split(" (")[0]
+    return human(n).split(" (")[0]
 
 
 def text_report(rep):
@@ -151,32 +170,31 @@ def text_report(rep):
     out = []
     w = out.append
     h = rep["header"] or {}
-    w("cudapool report: %s" % rep["log"])
+    w("cudapool report: %s" % shown(rep["log"]))
     argv = h.get("argv")
     cmd = ""
     if isinstance(argv, list) and argv:
-        cmd = "  (argv: %s)" % " ".join(shlex.quote(str(a)) for a in argv)
-    w("  executable  %s%s" % (h.get("executable", "?"), cmd))
-    w("  pid         %s on host %s" % (h.get("pid", "?"), h.get("host", "?")))
-    w("  started     %s" % h.get("start_time", "?"))
+        cmd = "  (argv: %s)" % shown(" ".join(shlex.quote(str(a)) for a in argv))
+    w("  executable  %s%s" % (shown(h.get("executable", "?")), cmd))
+    w("  pid         %s on host %s" % (h.get("pid", "?"), shown(h.get("host", "?"))))
+    w("  started     %s" % shown(h.get("start_time", "?")))
     conf = h.get("conf")
     source = h.get("conf_source")
-    w("  conf        %s%s" % (json.dumps(conf) if conf else "(none: the defaults)",
-                              " from %s" % source if source else ""))
+    w("  conf        %s%s" % ('"%s"' % shown(conf, quote='"') if conf else "(none: the defaults)",
+                              " from %s" % shown(source) if source else ""))
     options = h.get("options")
     if isinstance(options, dict) and options:
-        w("  options     %s" % ", ".join("%s=%s" % (k, json.dumps(v)) for k, v in options.items()))
+        # json.dumps writes printable ASCII only (ensure_ascii): cut, nothing to escape
+        w("  options     %s" % cut(", ".join("%s=%s" % (shown(k), cut(json.dumps(x)))
+                                             for k, x in options.items()), MAX_NOTE))
     devs = h.get("devices")
     if isinstance(devs, list):
         for dv in devs:
             if isinstance(dv, dict):
-                w("  device %-4s %s, %s" % (dv.get("id", "?"), dv.get("name", "?"),
+                w("  device %-4s %s, %s" % (dv.get("id", "?"), shown(dv.get("name", "?")),
                                           human(dv.get("total_memory"))))
-    w("  log         %d lines, %d events, %s" % (
-        rep["lines"], rep["events"],
-        "summary line at line %d: the process exited normally" % rep["summary"]["line"]
-        if rep["exited_normally"] else
-        "no summary line: the process did not exit normally"))
+    w("  log         %d lines, %d events, %s" % (rep["lines"], rep["events"],
+                                                 rep["ending"]["text"]))
     if rep["malformed_lines"]:
         w("  malformed   %d line(s), skipped" % rep["malformed_lines"])
     if rep["problem_count"]:
@@ -184,9 +202,10 @@ def text_report(rep):
         w("Problems: %d (%s)" % (rep["problem_count"], "all listed" if rep["problem_count"] <= MAX_PROBLEMS
                                  else "the first %d listed" % MAX_PROBLEMS))
         for p in rep["problems"]:
-            w("  line %d: %s" % (p["line"], p["what"]))
+            w("  line %d: %s" % (p["line"], shown(p["what"], MAX_NOTE)))
     w("")
-    w("Events: " + (", ".join("%s %d" % kv for kv in rep["actions"].items()) or "none"))
+    w("Events: " + (", ".join("%s %d" % (shown(a), n) for a, n in rep["actions"].items())
+                    or "none"))
     if rep["allocs"]:
         w("  cache hits: %d of %d allocs" % (rep["cache_hits"], rep["allocs"]))
 
@@ -195,8 +214,8 @@ def text_report(rep):
         if dr["stats_source"] == "summary":
             w("Statistics of device %s (the summary line at exit):" % dev)
         else:
-            w("Statistics of device %s: the process did not exit normally; these are the "
-              "statistics its events imply:" % dev)
+            w("Statistics of device %s: no summary line was read; these are the statistics its "
+              "events imply:" % dev)
         out.extend(memory_table(dr["stats"], int(dev)))
         w("")
         w("Peaks, device %s:" % dev)
@@ -222,8 +241,11 @@ def text_report(rep):
                 at = "  at %s in segment %s" % (f["largest_free_block_ptr"],
                                                 f["largest_free_block_segment"])
             w("  largest free block  %s%s" % (human(f["largest_free_block"]), at))
-            w("  fragmentation       %.4f  (1 - largest free block / free cached)"
-              % f["fragmentation"])
+            if f["fragmentation"] is None:
+                w("  fragmentation       %s  (its figures are)" % IMPOSSIBLE)
+            else:
+                w("  fragmentation       %.4f  (1 - largest free block / free cached)"
+                  % f["fragmentation"])
             w("  regions             %d  (segments and runs of mapped pages)" % f["regions"])
             if f["blocks_leave_at"] == "free_requested":
                 w("  (the log has no free_completed events: blocks leave at free_requested)")
@@ -254,31 +276,51 @@ def text_report(rep):
             for line in explain_oom(e.get("explained"), e["dev"]):
                 w("    " + line)
 
-    lk = rep["leaks"]
-    w("")
-    if lk["source"] == "summary":
-        w("Leaks (from the summary line): %d block%s still allocated at exit, %s in blocks"
-          % (lk["count"], "" if lk["count"] == 1 else "s", human(lk["bytes"])))
-    else:
-        w("Leaks: the process did not exit normally; %d block%s still allocated at the last event "
-          "(%s), %s in blocks" % (lk["count"], "" if lk["count"] == 1 else "s",
-                                  "seq %d" % lk["last_seq"] if lk["last_seq"] is not None
-                                  else "none: no events", human(lk["bytes"])))
-    for e in lk["entries"][:TEXT_LEAKS]:
-        t = e["time_s"]
-        w("  dev %s  ptr %s  size %s B  block %s B  seq %s  at %s  thread %s" % (
-            *("?" if e[k] is None else e[k] for k in ("dev", "ptr", "size", "block_size", "seq")),
-            "%.6f s" % t if t is not None else "?", "?" if e["tid"] is None else e["tid"]))
-        for frame in e["backtrace"]:
-            w("      %s" % frame)
-    if lk["count"] > TEXT_LEAKS:
-        w("  ... and %d more (--json lists them all)" % (lk["count"] - TEXT_LEAKS))
+    out.extend(leaks_text(rep["leaks"]))
     if rep["notes"]:
         w("")
         w("Notes:")
         for n in rep["notes"]:
-            w("  " + n)
+            w("  " + shown(n, MAX_NOTE))
     return "\n".join(out) + "\n"
+
+
+def plural(n, what):
+    return "%d %s%s" % (n, what, "" if n == 1 else "s")
+
+
+def leaks_text(lk):
+    """The leaks: counted from the events; listed from the summary line (each entry the events
+    do not bear out marked) or, without one, from the events."""
+    out = [""]
+    w = out.append
+    if lk["source"] == "summary":
+        w("Leaks (listed by the summary line, counted from the events): %s still allocated at exit, "
+          "%s in blocks" % (plural(lk["count"], "block"), human(lk["bytes"])))
+    else:
+        w("Leaks: no summary line was read; %s still allocated at the last event (%s), %s in "
+          "blocks" % (plural(lk["count"], "block"), "seq %d" % lk["last_seq"]
+                      if lk["last_seq"] is not None else "none: no events", human(lk["bytes"])))
+    for e in lk["entries"][:TEXT_LEAKS]:
+        t = e["time_s"]
+        w("  dev %s  ptr %s  size %s B  block %s B  seq %s  at %s  thread %s" % (
+            *("?" if e[k] is None else shown(e[k]) for k in ("dev", "ptr", "size", "block_size",
+                                                              "seq")),
+            "%.6f s" % t if t is not None else "?", "?" if e["tid"] is None else e["tid"]))
+        if e.get("events") is not None:
+            w("      (not as the events have it: %s; %s)" % (
+                e["events"]["why"], "counted as they have it" if e["events"]["counted"]
+                else "not counted"))
+        for frame in e["backtrace"]:
+            w("      %s" % shown(frame))
+    if lk["listed"] > TEXT_LEAKS:
+        w("  ... and %d more listed (--json lists them all)" % (lk["listed"] - TEXT_LEAKS))
+    rest = lk["not_listed"]
+    if rest is not None and rest["count"]:
+        w("  ... and %d more block%s alive at exit (%s requested, %s in blocks) not listed in "
+          "the summary" % (rest["count"], "" if rest["count"] == 1 else "s", human(rest["size"]),
+                           human(rest["block_size"])))
+    return out
 
 
 def ranks_text(multi):
@@ -292,20 +334,21 @@ def ranks_text(multi):
                "log")]
     best = None
     for r in rows:
-        host = r["host"] if isinstance(r["host"], str) else "?"
+        host = shown(r["host"], 16) if isinstance(r["host"], str) else "?"
         for d in r["devices"] or [{"dev": "-", "peak_allocated": None, "peak_reserved": None,
                                    "ooms": r["ooms"], "events": r["events"]}]:
             out.append("  %4d  %-16s %6s  %-15s %-15s %6d %10d  %s%s" % (
                 r["rank"], host, d["dev"], short(d["peak_allocated"]), short(d["peak_reserved"]),
-                d["ooms"], d["events"], r["log"],
-                "" if r["exited_normally"] else "  (did not exit normally)"))
+                d["ooms"], d["events"], shown(r["log"]),
+                {"read": "", "too long": "  (summary line too long to read)"}.get(
+                    r["ending"], "  (no summary line)")))
             if type(d["peak_reserved"]) is int and (best is None or d["peak_reserved"] > best[0]):
                 best = (d["peak_reserved"], r["rank"], d["dev"])
     if best is not None:
         out.append("  largest peak reserved: rank %d, device %s, %s" % (best[1], best[2],
                                                                      human(best[0])))
     for note in multi["notes"]:
-        out.append("  note: " + note)
+        out.append("  note: " + shown(note, MAX_NOTE))
     return "\n".join(out) + "\n"
 
 

@@ -97,8 +97,9 @@ OOM_CAUSES = ("fragmentation", "cap", "shortage")   # pool/oom.cpp oom_cause_nam
 SUMMARY_FIELDS = (
     ("schema", STR), ("action", STR), ("seq", UINT), ("t_ns", UINT), ("events", UINT),
     ("devices", OBJECT), ("leaks", LIST), ("log_errors", OBJECT))
-# Written when backtraces were recorded (CUDAPOOL_BACKTRACE); logs of earlier versions have none.
-SUMMARY_OPTIONAL_FIELDS = (("modules", LIST),)
+# modules: written when backtraces were recorded (CUDAPOOL_BACKTRACE); leaks_omitted: when the
+# leaks list leaves blocks out (it lists at most 4096); logs of earlier versions have neither.
+SUMMARY_OPTIONAL_FIELDS = (("modules", LIST), ("leaks_omitted", OBJECT))
 SUMMARY_DEVICE_FIELDS = (("stats", OBJECT), ("fences", OBJECT))   # devices["N"]
 LEAK_FIELDS = (
     ("dev", INT), ("ptr", HEX), ("size", UINT), ("block_size", UINT), ("seq", UINT),
@@ -107,6 +108,9 @@ LEAK_FIELDS = (
 # (log/format.h kMaxModules): how a reader names a return address (library + offset, frames.py).
 MODULE_FIELDS = (("base", HEX), ("end", HEX), ("path", STR))
 LOG_ERROR_FIELDS = (("write_failed", BOOL), ("records_lost", UINT))
+# leaks_omitted: the blocks alive at exit that leaks does not list: how many, their requested bytes
+# and their block bytes.
+LEAKS_OMITTED_FIELDS = (("count", UINT), ("size", UINT), ("block_size", UINT))
 
 # ---- statistics: torch.cuda.memory_stats() names (pool/stats.def, log_schema.json) ------------
 STAT_ARRAYS = tuple(sorted(a["name"] for a in _SCHEMA["stat_arrays"]))
@@ -143,6 +147,11 @@ def hex_value(v):
     """The value of a hex string ("0x" then hex digits, below 2**64), or None."""
     n = hex_digits_value(v)
     return n if n is not None and n < UINT_LIMIT else None
+
+
+def hex_text(value):
+    """An integer as the log writes an address ("0x7f3a40000000"); anything else as str()."""
+    return "0x%x" % value if type(value) is int else str(value)
 
 
 def fits(value, kind):

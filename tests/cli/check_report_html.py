@@ -20,6 +20,9 @@
       the charts' time axis: one log (no offsets given) counts from its first event (every
       timeline's offset_s 0); several logs count from the earliest start, each log's first event
       at its OFFSET_S on that axis, every timeline of the log (and of its replay) with it
+  shows DOM STDERR TEXT...
+      a page of logs that lie, end early or name many devices: its self-check is done, no error
+      or console message, every chart drawn, and each TEXT in the DOM
   viewers PAGE DOM
       the page of tests/cli/fixtures/viewers.jsonl and viewers-rank1.jsonl: rank 1's frames
       named by library + offset from its summary's modules (its leak's symbol preferred), each
@@ -84,14 +87,21 @@ def logs_of(report):
     return report["logs"] if "logs" in report else [report]
 
 
-def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
-    check = selfcheck(open(dom_path, encoding="utf-8").read())
+def finished(dom_text, stderr_path):
+    """The page's self-check, once it is known to have finished without an error (in the page, or
+    a CONSOLE line in Chromium's log)."""
+    check = selfcheck(dom_text)
     if check["errors"]:
         fail("errors in the page: %s" % check["errors"])
     console = [l for l in open(stderr_path, encoding="utf-8", errors="replace")
                if ":CONSOLE" in l]
     if console:
         fail("console messages: %s" % console[:5])
+    return check
+
+
+def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
+    check = finished(open(dom_path, encoding="utf-8").read(), stderr_path)
     ids = [c["id"] for c in check["charts"]]
     want = [c for c in charts.split(",") if c]
     if sorted(ids) != sorted(want):
@@ -133,6 +143,19 @@ def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
                         fail("chart %s: highest %s point %s, report --json %s"
                              % (chart, kind, t[kind], want))
     print("ok: %d charts drawn, %d peaks equal to the report's" % (len(ids), len(shown)))
+
+
+def shows(dom_path, stderr_path, *texts):
+    text = open(dom_path, encoding="utf-8").read()
+    check = finished(text, stderr_path)
+    blank = [c["id"] for c in check["charts"] if c["drawn"] < 1000]
+    if blank:
+        fail("charts not drawn: %s" % blank[:10])
+    text = html.unescape(text)
+    for t in texts:
+        if t not in text:
+            fail("the page lacks: %s" % t)
+    print("ok: %d charts drawn, %d texts shown" % (len(check["charts"]), len(texts)))
 
 
 def large(path, report_path, max_bytes):
@@ -241,6 +264,8 @@ if __name__ == "__main__":
         print("ok: self-contained")
     elif what == "dom":
         dom(*args)
+    elif what == "shows":
+        shows(*args)
     elif what == "large":
         large(*args)
     elif what == "clock":

@@ -328,7 +328,7 @@ until [ -f "$tmp/killed.jsonl" ] && { IFS= read -r header && IFS= read -r _; } <
 done
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 check_log "$tmp/killed.jsonl" 0 >/dev/null || fail "a killed process left a broken line"
-"$src/scripts/cudapool" report "$tmp/killed.jsonl" | grep -q "did not exit normally" ||
+"$src/scripts/cudapool" report "$tmp/killed.jsonl" | grep -q "no summary line: the process was killed, crashed or the log was cut short" ||
   fail "report of a killed log"
 
 # 5. Bad paths: one warning, the program goes on, nothing overwritten.

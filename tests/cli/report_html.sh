@@ -92,7 +92,7 @@ python3 "$check" dom "$tmp/ranks.dom" "$tmp/ranks.err" "$tmp/ranks.json" "$chart
 shot "$tmp/ranks.html" "$artifacts/report-ranks.png"
 for text in "Ranks: 2 logs" "Tuning: what cudapool tune finds" "Out of memory: 1 event" \
             "Leaks: 4 blocks still allocated at exit" "Allocation sites holding the most bytes" \
-            "Segment map at the reserved peak" "did not exit normally"; do
+            "Segment map at the reserved peak" "no summary line"; do
   grep -qF "$text" "$tmp/ranks.dom" || fail "ranks: the page lacks: $text"
 done
 "$src/scripts/cudapool" tune --json "$fx/normal.jsonl" "$fx/killed.jsonl" >"$tmp/tune.json"
@@ -124,6 +124,31 @@ python3 "$check" clock "$tmp/clock.html" 0.001,0.251 || fail "one clock: the ran
 python3 "$check" clock "$tmp/example.html" || fail "one log: not timed from its first event"
 python3 "$check" clock "$tmp/ranks.html" || fail "runs an hour apart: not each from its first event"
 python3 "$check" viewers "$tmp/clock.html" "$tmp/clock.dom" || fail "one clock: the frames' names"
+
+# ---- logs that lie, end early, carry terminal controls (issue 26 items 7, 9, 11): the page says
+# what the text report says (tests/cli/report_ending.sh, report_figures.sh) and draws them ------
+python3 "$fx/hostile_logs.py" "$tmp" omitted cut made_up huge hostile devices
+py report --html "$tmp/hostile.html" "$tmp/omitted.jsonl" "$tmp/cut.jsonl" "$tmp/made_up.jsonl" \
+  "$tmp/huge.jsonl" "$tmp/hostile.jsonl" 2>/dev/null || fail "hostile logs: exit $?"
+browse "$tmp/hostile.html" hostile
+python3 "$check" shows "$tmp/hostile.dom" "$tmp/hostile.err" \
+  "and 3 more blocks alive at exit (2.86 MiB requested, 3.00 MiB in blocks) not listed in the summary" \
+  "no summary line: the process was killed, crashed or the log was cut short; the last line (line 11) has no newline at its end" \
+  "not as the events have it: no block is alive there at the end of the events" \
+  "Leaks: 2 blocks still allocated at exit (listed by the summary line, counted from the events), 3.00 MiB" \
+  "impossible" "impossible (its figures are)" >/dev/null \
+  || fail "hostile logs: the page in Chromium"
+# huge.jsonl's sums (24 EiB allocated, 20 EiB reserved) are not written as sizes (its single 12 EiB
+# blocks are)
+if grep -qE "(24|20)\.0 EiB" "$tmp/hostile.dom"; then fail "hostile logs: a sum past 2^64 written as a size"; fi
+# ---- 20000 devices (item 13): a page of the first 256, drawn ----------------------------------
+py report --html "$tmp/devices.html" "$tmp/devices.jsonl" 2>/dev/null || fail "devices: exit $?"
+[ "$(stat -c %s "$tmp/devices.html")" -lt 1000000 ] || fail "devices: a page of $(stat -c %s "$tmp/devices.html") bytes"
+browse "$tmp/devices.html" devices
+python3 "$check" shows "$tmp/devices.dom" "$tmp/devices.err" "Device 255" \
+  "skipped, as are all such events: 19744 events of 19744 devices" >/dev/null \
+  || fail "devices: the page in Chromium"
+if grep -q '>Device 256<' "$tmp/devices.dom"; then fail "devices: a section of device 256"; fi
 
 # ---- errors: a missing library, usage ---------------------------------------------------------
 mkdir "$tmp/empty"

@@ -72,7 +72,7 @@ has "  10.00 MiB (10485760 bytes)       dev 0   seq 15         at 0.031000 s" "$
 has "  4.00 KiB (4096 bytes)            dev 0   seq 75         at 0.087000 s" "$o"
 has "  2.00 KiB (2048 bytes)            dev 0   seq 39         at 0.075000 s" "$o"
 has "  40.00 MiB (41943040 bytes)       dev 0   seq 21         at 0.060000 s" "$o"   # the oom
-has "Leaks (from the summary line): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
+has "Leaks (listed by the summary line, counted from the events): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" "$o"
 sed -n '/ptr 0x10400000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" \
@@ -128,8 +128,8 @@ PY
 # ---- killed.jsonl: no summary line: the statistics the events imply ----------------------------
 report "$fx/killed.jsonl" >"$tmp/killed.txt" || fail "killed.jsonl: exit $?"
 o="$tmp/killed.txt"
-has "  log         16 lines, 15 events, no summary line: the process did not exit normally" "$o"
-has "Statistics of device 0: the process did not exit normally; these are the statistics its events imply:" "$o"
+has "  log         16 lines, 15 events, no summary line: the process was killed, crashed or the log was cut short" "$o"
+has "Statistics of device 0: no summary line was read; these are the statistics its events imply:" "$o"
 # Blocks: A 1 MiB, B 2 MiB, P 1 MiB, C 2 MiB, Z 2000384 (peak at seq 6: 8291840 = 8097 KiB),
 # B, C, P freed (5242880 = 5120 KiB), Q 1024, V 5241856: back at 8291840, which is not a new peak;
 # allocated in all 13534720 = 13217 KiB. Requested: Z asked 2000000, Q 700: 8291132 at the end
@@ -153,7 +153,7 @@ has "  free cached         7.09 MiB (7436800 bytes)  (reserved - allocated)" "$o
 has "  largest free block  2.00 MiB (2097152 bytes)  at 0x50100000 in segment 0x50000000" "$o"
 has "  fragmentation       0.7180  (1 - largest free block / free cached)" "$o"
 has "  regions             2  (segments and runs of mapped pages)" "$o"
-has "Leaks: the process did not exit normally; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
+has "Leaks: no summary line was read; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x60000000  size 700 B  block 1024 B  seq 13  at 0.001000 s  thread 103" "$o"
 sed -n '/ptr 0x50600000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x50600000  size 2000000 B  block 2000384 B  seq 6  at 0.000500 s  thread 101" \

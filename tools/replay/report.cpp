@@ -1,14 +1,28 @@
-// tools/replay/report.cpp: see report.h. The JSON layout is documented in docs/replay.md.
+// tools/replay/report.cpp: see report.h. The JSON layout is documented in docs/replay.md. Text
+// from the log (the conf, problems naming a log's action) reaches the terminal escaped as the conf
+// diagnostics are (config/terminal_text.h).
 #include "tools/replay/report.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config/terminal_text.h"
 #include "pool/summary.h"
 
 namespace cudapool::replay {
 
 namespace {
+
+// The longest conf printed whole (bytes); a longer one is cut on a character and ends in "...".
+constexpr std::size_t kMaxConfShown = 1000;
+
+// The conf line: the string in quotes, cut and escaped for the terminal.
+std::string conf_text(const std::string& conf) {
+  if (conf.size() <= kMaxConfShown) return config::escape_for_terminal(conf, '"');
+  std::string cut(conf, 0, config::character_boundary(conf, kMaxConfShown - 3));
+  cut += "...";
+  return config::escape_for_terminal(cut, '"');
+}
 
 nlohmann::ordered_json stats_json(const pool::DeviceStats& stats) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
@@ -82,7 +96,7 @@ std::string text_report(const Replayer& r, double seconds) {
     out << "device " << id << " memory (simulated): " << r.device_memory(id) << " bytes\n\n";
   }
   const ReplayCounts& c = r.counts();
-  out << "conf: \"" << r.conf() << "\" (" << r.conf_origin() << ")\n";
+  out << "conf: \"" << conf_text(r.conf()) << "\" (" << r.conf_origin() << ")\n";
   for (const std::string& d : r.conf_diagnostics()) out << d << "\n";
   out << "replayed " << c.events_replayed << " events from " << c.lines << " lines in " << seconds
       << " s";
@@ -118,7 +132,9 @@ std::string text_report(const Replayer& r, double seconds) {
   }
   if (!r.problems().empty()) {
     out << "problems (first " << r.problems().size() << "):\n";
-    for (const Problem& p : r.problems()) out << "  line " << p.line << ": " << p.what << "\n";
+    for (const Problem& p : r.problems()) {
+      out << "  line " << p.line << ": " << config::escape_for_terminal(p.what) << "\n";
+    }
   }
   return out.str();
 }

@@ -26,8 +26,13 @@
 
   // ---- formatting ------------------------------------------------------------------------------
   var UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+  // A figure no device can have (negative, or 2^64 bytes or more: report.py's impossible()):
+  // named, never written as a size. (JSON numbers past 2^53 arrive rounded: the last 2048 below
+  // 2^64 round up to it, and are named so too.)
+  function impossible(n) { return typeof n === "number" && (n < 0 || n >= 18446744073709551616); }
   function bytes(n) {
     if (n === null || n === undefined) return "–";
+    if (impossible(n)) return "impossible";
     var x = Math.abs(n), u = 0;
     while (x >= 1024 && u < 6) { x /= 1024; u++; }
     if (u === 0) return n + " B";
@@ -50,6 +55,7 @@
     if (a < 600) return +t.toFixed(3) + " s";
     return Math.floor(t / 60) + " min " + (t % 60).toFixed(0) + " s";
   }
+  function fraction(x) { return x === null || x === undefined ? "impossible (its figures are)" : x.toFixed(4); }
   function pct(x) { return x === null || x === undefined ? "–" : (100 * x).toFixed(1) + " %"; }
   function base(path) { var p = String(path); return p.slice(p.lastIndexOf("/") + 1); }
   var BYTE_INCRS = [];
@@ -95,7 +101,7 @@
   }
   function bytesCell(n, attrs) {   // human figure, exact count below
     var td = el("td", Object.assign({ class: "num" }, attrs || {}), bytes(n));
-    if (n !== null && n !== undefined) td.appendChild(el("span", { class: "bytes-exact", text: count(n) + " B" }));
+    if (n !== null && n !== undefined && !impossible(n)) td.appendChild(el("span", { class: "bytes-exact", text: count(n) + " B" }));
     return { td: td };
   }
   function bytesShort(n) {   // human figure, exact count on hover
@@ -268,7 +274,7 @@
     if (!tl.reserved) return;
     var un = tl.reserved.map(function (r, i) { return r - tl.allocated[i]; });
     var fpeaks = [], f = dev.fragmentation, most = firstMax(xs, un);
-    if (f) fpeaks.push({ text: bytes(f.free_cached) + " unallocated at the reserved peak (" + secs(at(f.time_s)) + "), fragmentation " + f.fragmentation.toFixed(2),
+    if (f) fpeaks.push({ text: bytes(f.free_cached) + " unallocated at the reserved peak (" + secs(at(f.time_s)) + "), fragmentation " + (f.fragmentation === null ? "impossible" : f.fragmentation.toFixed(2)),
       color: COLORS.unallocated, t: at(f.time_s), v: f.free_cached });
     else if (most && most.bytes > 0) fpeaks.push({ label: "most unallocated", color: COLORS.unallocated, t: most.time_s, v: most.bytes });
     timeline(box, { id: id + "-unallocated", height: 190, title: what + "reserved but unallocated (cached free memory and fragmentation)",
@@ -406,8 +412,10 @@
     var devs = (r.devices || []).map(function (d) { return "device " + d.id + ": " + (d.name || "?") + ", " + bytes(d.total_memory); });
     var actions = Object.keys(r.actions || {}).map(function (a) { return a + " " + count(r.actions[a]); }).join(", ");
     var opts = r.options ? Object.keys(r.options).map(function (k) { return k + "=" + JSON.stringify(r.options[k]); }).join(", ") : null;
-    var status = r.exited_normally ? el("span", { class: "pill ok", text: "exited normally (summary line)" })
-      : el("span", { class: "pill bad", text: "no summary line: killed, crashed or still running" });
+    var end = r.ending || {};
+    var status = el("span", null, end.summary === "read" ? el("span", { class: "pill ok", text: "exited normally (summary line)" })
+      : el("span", { class: "pill bad", text: end.summary === "too long" ? "summary line too long to read" : "no summary line" }),
+      end.summary === "read" ? null : " " + end.text.replace(/^no summary line: /, ""));
     return el("div", { class: "card grid2" }, kv([
       ["log", el("code", { text: log.log })],
       ["executable", el("code", { text: r.executable || "?" })],
@@ -436,12 +444,12 @@
       return [dev,
         bytesCell(pa ? pa.bytes : null, attrs("allocated", pa)), pa ? secs(pa.time_s) + " (seq " + pa.seq + ")" : "no alloc events",
         bytesCell(pr ? pr.bytes : null, attrs("reserved", pr)), pr ? secs(pr.time_s) + " (seq " + pr.seq + ")" : "no segment events",
-        f ? bytesCell(f.free_cached) : "–", f ? bytesCell(f.largest_free_block) : "–", f ? f.fragmentation.toFixed(4) : "–"];
+        f ? bytesCell(f.free_cached) : "–", f ? bytesCell(f.largest_free_block) : "–", f ? fraction(f.fragmentation) : "–"];
     });
     var replayed = log.replay ? Object.keys(log.replay.devices).map(function (dev) {
       var d = log.replay.devices[dev], p = d.peak_reserved, f = d.fragmentation;
       return p ? note("As replayed by the pool (this log has no pool decisions), device " + dev + ": peak reserved " + bytes(p.bytes) +
-        " at " + secs(p.time_s) + (f ? ", with " + bytes(f.free_cached) + " free cached and fragmentation " + f.fragmentation.toFixed(4) : "") + ".", "info") : null;
+        " at " + secs(p.time_s) + (f ? ", with " + bytes(f.free_cached) + " free cached and fragmentation " + fraction(f.fragmentation) : "") + ".", "info") : null;
     }) : null;
     return el("div", { class: "card" }, replayed, table(["device", "peak allocated", "when", "peak reserved", "when",
       "free cached at the reserved peak", "largest free block", "fragmentation"], rows,
@@ -474,7 +482,7 @@
       segmentMap(box, maps.peak, log, id + "-map-peak", "Segment map at the reserved peak" + src + ": " + secs(maps.peak.time_s) + " (seq " + maps.peak.seq + ")", !!src);
     }
     if (maps && maps.exit) {
-      segmentMap(box, maps.exit, log, id + "-map-exit", "Segment map " + (log.run.exited_normally ? "at exit" : "at the last event (the process did not exit normally)") + src, !!src);
+      segmentMap(box, maps.exit, log, id + "-map-exit", "Segment map " + (log.run.ending.summary === "read" ? "at exit" : "at the last event (no summary line was read)") + src, !!src);
     }
     if (!maps || (!maps.peak && !maps.exit)) {
       box.appendChild(note("No segment map: " + (log.layout_note || "the log has no segment events") + ".", "info"));
@@ -513,18 +521,22 @@
   }
   function leaksSection(sec, log) {
     var l = log.leaks;
-    var what = l.source === "summary" ? "still allocated at exit (the summary line)" : "still allocated at the last event (the process did not exit normally)";
+    var what = l.source === "summary" ? "still allocated at exit (listed by the summary line, counted from the events)" : "still allocated at the last event (no summary line was read)";
     sec.appendChild(el("h3", { text: "Leaks: " + count(l.count) + " block" + (l.count === 1 ? "" : "s") + " " + what + (l.count ? ", " + bytes(l.bytes) : "") }));
-    if (!l.count) return;
+    if (!l.count && !l.listed) return;
     var box = el("div", { class: "card" });
     sec.appendChild(box);
+    var rest = l.not_listed;
+    if (rest && rest.count) box.appendChild(note("… and " + count(rest.count) + " more block" + (rest.count === 1 ? "" : "s") + " alive at exit (" +
+      bytes(rest.size) + " requested, " + bytes(rest.block_size) + " in blocks) not listed in the summary.", "info"));
     box.appendChild(el("h4", { text: "By stack" }));
     box.appendChild(table(["blocks", "bytes", "stack (innermost frame first)"], l.groups.map(function (g) {
       return [count(g.count), bytesCell(g.bytes), stackView(g.backtrace, g.focus)];
     }), [true, true, false]));
-    box.appendChild(el("h4", { text: l.entries.length < l.count ? "The first " + l.entries.length + " blocks" : "Every block" }));
+    box.appendChild(el("h4", { text: l.entries.length < l.listed ? "The first " + l.entries.length + " blocks listed" : "Every block listed" }));
     box.appendChild(table(["device", "address", "requested", "block", "seq", "allocated at", "thread", "stack"], l.entries.map(function (e) {
-      return [e.dev, el("code", { text: e.ptr }), bytesCell(e.size), bytesCell(e.block_size), e.seq, secs(e.time_s), e.tid, stackView(e.backtrace)];
+      var ev = e.events ? el("div", { class: "note", text: "not as the events have it: " + e.events.why + (e.events.counted ? "; counted as they have it" : "; not counted") }) : null;
+      return [e.dev, el("code", { text: e.ptr }), bytesCell(e.size), bytesCell(e.block_size), e.seq, secs(e.time_s), e.tid, [stackView(e.backtrace), ev]];
     }), [false, false, true, true, true, true, true, false]));
   }
   function notesSection(sec, log) {
@@ -550,7 +562,7 @@
         rows.push({ attrs: d.peak_reserved !== null && d.peak_reserved === best ? { class: "worst" } : null, cells: [
           r.rank + (r.rank_from === "order" ? "*" : ""), r.host || "?", d.dev, bytesCell(d.peak_allocated), bytesCell(d.peak_reserved),
           d.ooms ? el("span", { class: "pill bad", text: count(d.ooms) }) : "0", count(d.events),
-          el("a", { href: "#log-" + li, text: base(r.log) }), r.exited_normally ? "" : el("span", { class: "pill warn", text: "did not exit normally" })] });
+          el("a", { href: "#log-" + li, text: base(r.log) }), r.ending === "read" ? "" : el("span", { class: "pill warn", text: r.ending === "too long" ? "summary line too long to read" : "no summary line" })] });
       });
     });
     main.appendChild(el("div", { class: "card" }, table(["rank", "host", "device", "peak allocated", "peak reserved", "OOMs", "events", "log", ""], rows,
