@@ -26,7 +26,7 @@ from .accounting import first_pass
 from .clock import Clock, clock_note, time_zero_ns
 from .downsample import Downsampler
 from .export import check_logs, pool_log
-from .reader import LogError, open_log
+from .reader import LogError, display_name, open_log
 from .report import header_rank
 
 SCHEMA = "cudapool.perfetto/1"     # the metadata's shape
@@ -135,6 +135,7 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
     out.write('{"traceEvents":[\n')
     first = True
     for i, path in enumerate(paths):
+        shown = display_name(path)     # "<stdin>", a file name's bytes that are not UTF-8 escaped
         trace = LogTrace(i + 1, headers[i], base_ns, max_points, max_instants)
         with pool_log(path) as events_path:
             replayed = events_path != path
@@ -142,11 +143,11 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
                 with open_log(events_path) as f:
                     run = first_pass(f, observe=trace.observe, request_sizes=False)
             except OSError as e:
-                raise LogError("cannot read %s: %s" % (path, e.strerror or e)) from None
+                raise LogError("cannot read %s: %s" % (shown, e.strerror or e)) from None
         r = run.reader
         if r.header is None and r.events == 0 and r.summary is None:
             raise LogError("%s is not a cudapool log: none of its %d lines is a header, an "
-                           "event or a summary" % (path, r.lines))
+                           "event or a summary" % (shown, r.lines))
         header = headers[i] if headers[i] is not None else r.header   # not the replay's
         rank = header_rank(header)
         rank_from = "header" if rank is not None else "order"
@@ -158,18 +159,18 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
             first = False
         left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
                 if n > max_instants}
-        note = clock_note(path, trace.clock)
+        note = clock_note(shown, trace.clock)
         if note:
             notes.append(note)
         if replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"
-                         % path)
+                         % shown)
         for dev in devices:
             if dev in trace.series and run.devices[dev].num_device_alloc == 0:
                 notes.append("%s: device %d has no segment events: no reserved or "
-                             "fragmentation counter" % (path, dev))
-        logs.append({"pid": trace.pid, "log": path, "rank": rank, "rank_from": rank_from,
+                             "fragmentation counter" % (shown, dev))
+        logs.append({"pid": trace.pid, "log": shown, "rank": rank, "rank_from": rank_from,
                      "host": (header or {}).get("host"), "clock": trace.clock.how,
                      "replayed": replayed, "events": r.events,
                      "devices": [{"dev": dev, "counter_points": len(trace.series[dev].points())
