@@ -21,7 +21,7 @@ import sys
 import time
 
 from . import control
-from .export import ExportError, atomic_output
+from .outfile import OutputError, OutputRefused, check_output, write_output
 from .memviz_snapshot import write
 
 
@@ -121,9 +121,13 @@ def empty_cache(args):
 
 
 def snapshot(args):
+    try:
+        check_output(args.output, [], "-o")    # outfile.py: never over a log
+    except OutputRefused as e:
+        args.parser.error(str(e))
     answer = json.loads(control.ask(args.pid, "snapshot", args.timeout, args.dir))
     snap = control.live_snapshot(answer)
-    with atomic_output(args.output) as f:
+    with write_output(args.output) as f:
         write(snap, f, as_json=args.output.endswith(".json"))
     segments = len(snap["segments"])
     blocks = sum(1 for s in snap["segments"] for b in s["blocks"] if b["state"] != "inactive")
@@ -195,7 +199,7 @@ def run(args):
     except control.ControlError as e:
         print("cudapool %s: %s" % (args.command, e), file=sys.stderr)
         return 1
-    except (ExportError, ValueError) as e:
+    except (OutputError, ValueError) as e:
         print("cudapool %s: %s" % (args.command, e), file=sys.stderr)
         return 1
 

@@ -3,9 +3,10 @@
     cudapool export --memory-viz OUT [--max-entries N] LOG          (memviz.py)
     cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
 
-LOG: a file, or - for stdin (once; read once, as every input: inputs.py). OUT is written as
-OUT.tmp and renamed when complete: nothing half-written is left behind, also when a log turns out
-unreadable half way. --memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
+LOG: a file, or - for stdin (once; read once, as every input: inputs.py). OUT follows outfile.py's
+rule: never one of the logs or any cudapool log (a usage error), written whole or not at all
+(nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600.
+--memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
 export left out or made up go to stderr.
 
 Exit status: 0 when written; 1 when a log cannot be read (a clear message on stderr) or OUT cannot
@@ -16,8 +17,9 @@ import os
 import sys
 
 from . import memviz, perfetto
-from .export import ExportError, atomic_output, check_logs, pool_log
+from .export import ExportError, check_logs, pool_log
 from .inputs import LogError, display_name, open_log
+from .outfile import OutputError, OutputRefused, check_output, write_output
 
 
 def export_parser(commands):
@@ -46,9 +48,8 @@ def export_parser(commands):
 def usage_checks(args):
     """The usage errors (argparse's exit 2), before anything is read."""
     error = args.parser.error
+    option = "--memory-viz" if args.memory_viz is not None else "--perfetto"
     out = args.memory_viz if args.memory_viz is not None else args.perfetto
-    if not out:
-        error("OUT is empty")
     if args.logs.count("-") > 1:
         error("- (stdin) can be given once")
     if args.memory_viz is not None:
@@ -66,9 +67,10 @@ def usage_checks(args):
             error("--max-points must be at least 10")
         if args.max_instants is not None and args.max_instants < 0:
             error("--max-instants must not be negative")
-    for log in args.logs:
-        if os.path.exists(out) and os.path.exists(log) and os.path.samefile(out, log):
-            error("OUT %s is the log %s" % (display_name(out), display_name(log)))
+    try:
+        check_output(out, args.logs, option)
+    except OutputRefused as e:
+        error(str(e))
     return out
 
 
@@ -89,19 +91,19 @@ def export(args):
                     notes.insert(0, "%s has no pool decisions: its requests were replayed "
                                  "under its settings (cudapool replay); the segments and blocks "
                                  "are the replay's" % name)
-            with atomic_output(out) as f:
+            with write_output(out) as f:
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (
                 len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
         else:
-            with atomic_output(out, "w") as f:
+            with write_output(out, "w") as f:
                 notes = perfetto.export(
                     args.logs, f,
                     perfetto.MAX_POINTS if args.max_points is None else args.max_points,
                     perfetto.MAX_INSTANTS if args.max_instants is None else args.max_instants)
             what = "a Perfetto trace of %d log%s" % (len(args.logs),
                                                     "" if len(args.logs) == 1 else "s")
-    except (LogError, ExportError) as e:
+    except (LogError, ExportError, OutputError) as e:
         print("cudapool export: %s" % e, file=sys.stderr)
         return 1
     except OSError as e:

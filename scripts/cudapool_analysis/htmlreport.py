@@ -9,7 +9,8 @@ JSON in a <script type="application/json"> (every "<" escaped). The data per log
 pagedata.log_data()'s, their charts on one time axis (pagedata.one_clock(): several logs count
 from the earliest start among them); several logs add report.several()'s cross-rank table;
 --tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a note
-instead).
+instead). The file is written by outfile.py's rule (never over an input or a log, whole or not at
+all, mode 0600).
 
 Not here: the figures (report.py and the passes under it), the drawing (page/report.js).
 """
@@ -19,11 +20,11 @@ import json
 import os
 import re
 import sys
-import tempfile
 
 from . import vocabulary as v
 from .pagedata import log_data, one_clock
 from .inputs import LogError, display_name, tool_argument
+from .outfile import OutputError, OutputRefused, check_output, write_output
 from .reader import check_logs
 from .report import several
 from .tools import ToolError, run_tool, tool_command
@@ -169,51 +170,36 @@ def html_escape(text):
 
 
 def write_page(out, paths, tune=False):
-    """Writes the page of the logs at paths to out (atomically: a temporary file renamed).
-    Returns its size in bytes. Raises reader.LogError or PageError."""
+    """Writes the page of the logs at paths to out (outfile.write_output: whole or not at all,
+    mode 0600). Returns its size in bytes. Raises reader.LogError, PageError or
+    outfile.OutputError."""
     parts = assets()          # before the long work: a missing library is said at once
     text = render(page_data(paths, tune), parts)
-    target_dir = os.path.dirname(os.path.abspath(out))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cudapool-report-", suffix=".html", dir=target_dir)
-    except OSError as e:
-        raise PageError("cannot write %s: %s" % (display_name(out), e.strerror or e)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644 & ~current_umask())
-        os.replace(tmp, out)
-    except OSError as e:
-        os.unlink(tmp)
-        raise PageError("cannot write %s: %s" % (display_name(out), e.strerror or e)) from None
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with write_output(out, "w") as f:
+        f.write(text)
     return len(text.encode("utf-8"))
-
-
-def current_umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def html_report(args):
     """`report --html OUT [--tune] LOG...` (cli.py's report() hands it over): exit status 0, 1
     when a log cannot be read or the page cannot be written (a message on stderr), 2 on a usage
-    error. A failing --tune leaves its section out (a note in the page, a line on stderr): still
-    0."""
+    error (OUT an input or a log: outfile.check_output). A failing --tune leaves its section out
+    (a note in the page, a line on stderr): still 0."""
     if args.html is None:
         args.parser.error("--tune goes with --html OUT")
     if args.json:
         args.parser.error("--json and --html: one at a time")
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
+    try:
+        check_output(args.html, args.logs, "--html")
+    except OutputRefused as e:
+        args.parser.error(str(e))
     errors = check_logs(args.logs)[1]   # before the long work, and before any replay
     if not errors:
         try:
             size = write_page(args.html, args.logs, args.tune)
-        except (LogError, PageError) as e:
+        except (LogError, PageError, OutputError) as e:
             errors.append(str(e))
     if errors:
         for e in errors:

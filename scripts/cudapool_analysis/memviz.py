@@ -19,7 +19,7 @@ leaks' symbols, for every frame of the same address), the same names as the HTML
 
 Not here: the pool's decisions (a request-only log is replayed first: export.pool_log), the
 snapshot's dicts and the file (memviz_snapshot.py), naming a frame (frames.py), the wall clock
-(clock.py), writing it whole (export.atomic_output), the command line (exportcli.py).
+(clock.py), writing it whole (outfile.write_output), the command line (exportcli.py).
 """
 
 import bisect

@@ -15,7 +15,7 @@ clock (clock.Clock: start_unix_ns + (t_ns - start_t_ns); a log without start_t_n
 event at its start_unix_ns, said in the metadata). Each log is read once, streaming.
 
 Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
-(export.pool_log), writing the file whole (export.atomic_output), the command line
+(export.pool_log), writing the file whole (outfile.write_output), the command line
 (exportcli.py).
 """
 

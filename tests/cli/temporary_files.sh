@@ -2,7 +2,8 @@
 # tests/cli/temporary_files.sh: nothing a command makes outlives it, however it ends (issue 26
 # item 16; replayed.py, inputs.py, tools.run_tool): a `report --html` or `export` of a log of
 # requests only, killed (SIGKILL, SIGTERM, SIGHUP) while its replay runs, leaves nothing in TMPDIR
-# (the replayed log and the copy of stdin are files without a name), and its replay ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
+# (the replayed log and the copy of stdin are files without a name) and no temporary file beside
+# OUT, and its replay ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
 # little to its --write-log, says it started, and waits: the kill always lands during the replay.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
@@ -22,7 +23,7 @@ chmod +x "$tmp/replay"
 mkdir "$tmp/t" "$tmp/out"
 
 # killed SIGNAL HOW ARGS...: `cudapool ARGS` (HOW: file, or stdin: the log piped in as -) killed
-# by SIGNAL once its replay started; then TMPDIR holds nothing and the replay ends
+# by SIGNAL once its replay started; then TMPDIR and OUT's folder hold nothing and the replay ends
 killed() {
   local sig=$1 how=$2 pid stub n=0
   shift 2
@@ -45,6 +46,7 @@ killed() {
   kill "-$sig" "$pid"
   wait "$pid" 2>/dev/null || true
   [ -z "$(ls -A "$tmp/t")" ] || fail "$sig, $how, $*: left in TMPDIR: $(ls -lA "$tmp/t")"
+  [ -z "$(ls -A "$tmp/out")" ] || fail "$sig, $how, $*: left beside OUT: $(ls -lA "$tmp/out")"
   n=0
   while kill -0 "$stub" 2>/dev/null; do
     n=$((n + 1))
@@ -64,5 +66,5 @@ killed TERM file export --perfetto "$tmp/out/trace.json" "$ex"
 cat "$ex" | TMPDIR="$tmp/t" python3 -m cudapool_analysis report --html "$tmp/out/page.html" - \
   2>"$tmp/err" || fail "report --html of stdin: $(cat "$tmp/err")"
 [ -z "$(ls -A "$tmp/t")" ] || fail "a finished report left in TMPDIR: $(ls -A "$tmp/t")"
-[ -s "$tmp/out/page.html" ] || fail "no page"
+[ "$(ls -A "$tmp/out")" = page.html ] || fail "a finished report left: $(ls -A "$tmp/out")"
 echo "temporary_files: ok"

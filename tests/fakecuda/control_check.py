@@ -10,6 +10,7 @@ snapshot (the CLI and raw requests); then:
   - the socket is 0600 in a 0700 directory and removed at exit; the metrics file always parses
     as Prometheus text while it is rewritten, and is removed at exit; `cudapool top --once` lists
     the process (and removes a dead process's socket); a live snapshot's segments and blocks agree with the statistics;
+    `snapshot -o` writes mode 0600 and never through a link planted at OUT.tmp (issue 26);
   - hostile clients (control_hostile.py) neither crash nor stall the program;
   - without the variables there is no thread and no socket.
 Usage: control_check.py <control_workload> <libcudapool.so> <fake libcuda dir> <scripts dir>
@@ -146,9 +147,19 @@ def check_snapshot_files(t, run, stats):
                                     "cli"))
     import check_viewers
     st = stats["devices"][0]["stats"]
+    victim = os.path.join(t.work, "victim")
     for name in ("snap.pickle", "snap.json"):
         out = os.path.join(t.work, name)
+        with open(victim, "w") as f:       # a link planted at OUT.tmp leads nowhere (issue 26)
+            f.write("the victim's data\n")
+        os.symlink(victim, out + ".tmp")
         t.cli("snapshot", str(run.pid), "-o", out)
+        with open(victim, "rb") as f:
+            check(f.read() == b"the victim's data\n", name + ": the file behind OUT.tmp was written")
+        if os.path.lexists(out + ".tmp"):
+            os.unlink(out + ".tmp")
+        mode = stat.S_IMODE(os.stat(out).st_mode)
+        check(mode == 0o600 & ~current_umask(), name + ": mode %o, not 0600 less the umask" % mode)
         snap = check_viewers.load_snapshot(out)
         check(check_viewers.plain(snap), name + ": not plain objects")
         segs = snap["segments"]
@@ -167,8 +178,16 @@ def check_snapshot_files(t, run, stats):
             for b in s["blocks"]:
                 check(b["address"] == a and b["size"] > 0, name + ": blocks not contiguous")
                 a += b["size"]
-    ok("cudapool snapshot -o .pickle and .json: %d segments, totals equal the statistics"
-       % len(snap["segments"]))
+    r = t.cli("snapshot", str(run.pid), "-o", os.path.join(t.work, "xdg"), check_rc=2)
+    check("is a directory" in r.stderr, "snapshot -o DIR: " + r.stderr[-200:])
+    ok("cudapool snapshot -o .pickle and .json: %d segments, totals equal the statistics; mode "
+       "0600, a link at OUT.tmp not followed" % len(snap["segments"]))
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def check_log(t, run, empties, log):
