@@ -21,6 +21,7 @@ import sys
 import time
 
 from . import control
+from .inputs import display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .memviz_snapshot import write
 
@@ -133,7 +134,7 @@ def snapshot(args):
     blocks = sum(1 for s in snap["segments"] for b in s["blocks"] if b["state"] != "inactive")
     print("cudapool snapshot: pid %s: %d segment%s, %d block%s in use or fenced: %s" % (
         answer.get("pid"), segments, "" if segments == 1 else "s", blocks,
-        "" if blocks == 1 else "s", args.output), file=sys.stderr)
+        "" if blocks == 1 else "s", display_name(args.output)), file=sys.stderr)
     return 0
 
 

@@ -148,20 +148,22 @@ def check_snapshot_files(t, run, stats):
     import check_viewers
     st = stats["devices"][0]["stats"]
     victim = os.path.join(t.work, "victim")
-    for name in ("snap.pickle", "snap.json"):
+    for name in ("snap-\udcff.pickle", "snap.json"):    # a name that is not UTF-8 (\xff)
         out = os.path.join(t.work, name)
+        label = os.fsencode(name).decode("utf-8", "backslashreplace")
         with open(victim, "w") as f:       # a link planted at OUT.tmp leads nowhere (issue 26)
             f.write("the victim's data\n")
         os.symlink(victim, out + ".tmp")
-        t.cli("snapshot", str(run.pid), "-o", out)
+        r = t.cli("snapshot", str(run.pid), "-o", out)
+        check(label in r.stderr, label + ": its name not shown escaped: " + r.stderr[-200:])
         with open(victim, "rb") as f:
-            check(f.read() == b"the victim's data\n", name + ": the file behind OUT.tmp was written")
+            check(f.read() == b"the victim's data\n", label + ": the file behind OUT.tmp was written")
         if os.path.lexists(out + ".tmp"):
             os.unlink(out + ".tmp")
         mode = stat.S_IMODE(os.stat(out).st_mode)
-        check(mode == 0o600 & ~current_umask(), name + ": mode %o, not 0600 less the umask" % mode)
+        check(mode == 0o600 & ~current_umask(), label + ": mode %o, not 0600 less the umask" % mode)
         snap = check_viewers.load_snapshot(out)
-        check(check_viewers.plain(snap), name + ": not plain objects")
+        check(check_viewers.plain(snap), label + ": not plain objects")
         segs = snap["segments"]
         totals = {k: sum(s[k] for s in segs) for k in ("total_size", "allocated_size", "active_size")}
         blocks = sum(1 for s in segs for b in s["blocks"] if b["state"] == "active_allocated")
@@ -170,13 +172,13 @@ def check_snapshot_files(t, run, stats):
               and totals["active_size"] == st["active_bytes.all.current"]
               and blocks == st["allocation.all.current"],
               "%s: totals %s, %d blocks; the statistics: reserved %d allocated %d active %d, %d "
-              "allocations" % (name, totals, blocks, st["reserved_bytes.all.current"],
+              "allocations" % (label, totals, blocks, st["reserved_bytes.all.current"],
                                st["allocated_bytes.all.current"], st["active_bytes.all.current"],
                                st["allocation.all.current"]))
         for s in segs:
             a = s["address"]
             for b in s["blocks"]:
-                check(b["address"] == a and b["size"] > 0, name + ": blocks not contiguous")
+                check(b["address"] == a and b["size"] > 0, label + ": blocks not contiguous")
                 a += b["size"]
     r = t.cli("snapshot", str(run.pid), "-o", os.path.join(t.work, "xdg"), check_rc=2)
     check("is a directory" in r.stderr, "snapshot -o DIR: " + r.stderr[-200:])
