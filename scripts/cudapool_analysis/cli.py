@@ -7,9 +7,12 @@
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
-{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once). export: one log as a PyTorch
-memory_viz snapshot (memviz.py), or logs as one Perfetto trace (perfetto.py); OUT is written whole
-or not at all. report --html: the logs as one self-contained HTML page (htmlreport.py).
+{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once); stdin, a FIFO or a device
+is read once, into a private copy (inputs.py), and every LOG is checked by the reader before the
+long work (reader.check_log). export: one log as a PyTorch memory_viz snapshot (memviz.py), or
+logs as one Perfetto trace (perfetto.py). report --html: the logs as one self-contained HTML page
+(htmlreport.py). OUT (of --html and export) follows outfile.py's rule: never an input or a log,
+written whole or not at all, mode 0600.
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
 each, nothing on stdout), 2 on a usage error. Not here: what the report computes (report.py) or
@@ -19,9 +22,10 @@ prints (text.py).
 import argparse
 import json
 import os
+import signal
 import sys
 
-from .reader import LogError, open_log
+from .reader import LogError, check_logs
 from .report import read_log, several
 from .text import several_text, text_report
 from .exportcli import export, export_parser
@@ -54,13 +58,7 @@ def report(args):
         return html_report(args)
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
-    errors = []
-    for path in args.logs:   # before the long work: the logs that cannot even be opened
-        if path != "-":
-            try:
-                open_log(path).close()
-            except LogError as e:
-                errors.append(str(e))
+    errors = check_logs(args.logs)[1]   # before the long work
     reports, rows = [], []
     if not errors:
         for i, path in enumerate(args.logs):
@@ -92,9 +90,17 @@ def report(args):
     return 0
 
 
+def exit_on(signum, frame):
+    """SIGTERM and SIGHUP end the command as an exception would: its temporary files go."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) == signal.SIG_DFL:
+            signal.signal(s, exit_on)
     try:
         if args.command == "report":
             return report(args)

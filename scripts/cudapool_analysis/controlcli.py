@@ -21,7 +21,8 @@ import sys
 import time
 
 from . import control
-from .export import ExportError, atomic_output
+from .inputs import display_name
+from .outfile import OutputError, OutputRefused, check_output, write_output
 from .memviz_snapshot import write
 
 
@@ -121,15 +122,19 @@ def empty_cache(args):
 
 
 def snapshot(args):
+    try:
+        check_output(args.output, [], "-o")    # outfile.py: never over a log
+    except OutputRefused as e:
+        args.parser.error(str(e))
     answer = json.loads(control.ask(args.pid, "snapshot", args.timeout, args.dir))
     snap = control.live_snapshot(answer)
-    with atomic_output(args.output) as f:
+    with write_output(args.output) as f:
         write(snap, f, as_json=args.output.endswith(".json"))
     segments = len(snap["segments"])
     blocks = sum(1 for s in snap["segments"] for b in s["blocks"] if b["state"] != "inactive")
     print("cudapool snapshot: pid %s: %d segment%s, %d block%s in use or fenced: %s" % (
         answer.get("pid"), segments, "" if segments == 1 else "s", blocks,
-        "" if blocks == 1 else "s", args.output), file=sys.stderr)
+        "" if blocks == 1 else "s", display_name(args.output)), file=sys.stderr)
     return 0
 
 
@@ -195,7 +200,7 @@ def run(args):
     except control.ControlError as e:
         print("cudapool %s: %s" % (args.command, e), file=sys.stderr)
         return 1
-    except (ExportError, ValueError) as e:
+    except (OutputError, ValueError) as e:
         print("cudapool %s: %s" % (args.command, e), file=sys.stderr)
         return 1
 

@@ -3,9 +3,11 @@
     cudapool export --memory-viz OUT [--max-entries N] LOG          (memviz.py)
     cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
 
-OUT is written as OUT.tmp and renamed when complete: nothing half-written is left behind, also
-when a log turns out unreadable half way. --memory-viz writes a pickle (protocol 4), or JSON when
-OUT ends in .json. Notes about what the export left out or made up go to stderr.
+LOG: a file, or - for stdin (once; read once, as every input: inputs.py). OUT follows outfile.py's
+rule: never one of the logs or any cudapool log (a usage error), written whole or not at all
+(nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600.
+--memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
+export left out or made up go to stderr.
 
 Exit status: 0 when written; 1 when a log cannot be read (a clear message on stderr) or OUT cannot
 be written; 2 on a usage error. Not here: what either file holds (memviz.py, perfetto.py).
@@ -15,8 +17,9 @@ import os
 import sys
 
 from . import memviz, perfetto
-from .export import ExportError, atomic_output, check_logs, pool_log
-from .reader import LogError, open_log
+from .export import ExportError, check_logs, pool_log
+from .inputs import LogError, display_name, open_log
+from .outfile import OutputError, OutputRefused, check_output, write_output
 from .terminal import MAX_NOTE, shown
 
 
@@ -39,18 +42,17 @@ def export_parser(commands):
     e.add_argument("--max-instants", type=int, metavar="N", default=None,
                    help="--perfetto: instant events per device and action (default %d)"
                    % perfetto.MAX_INSTANTS)
-    e.add_argument("logs", nargs="+", metavar="LOG", help="a log file")
+    e.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
     e.set_defaults(parser=e)
 
 
 def usage_checks(args):
     """The usage errors (argparse's exit 2), before anything is read."""
     error = args.parser.error
+    option = "--memory-viz" if args.memory_viz is not None else "--perfetto"
     out = args.memory_viz if args.memory_viz is not None else args.perfetto
-    if not out:
-        error("OUT is empty")
-    if "-" in args.logs:
-        error("export reads log files, not stdin (-)")
+    if args.logs.count("-") > 1:
+        error("- (stdin) can be given once")
     if args.memory_viz is not None:
         if len(args.logs) != 1:
             error("--memory-viz takes exactly one LOG (%d given)" % len(args.logs))
@@ -66,9 +68,10 @@ def usage_checks(args):
             error("--max-points must be at least 10")
         if args.max_instants is not None and args.max_instants < 0:
             error("--max-instants must not be negative")
-    for log in args.logs:
-        if os.path.exists(out) and os.path.exists(log) and os.path.samefile(out, log):
-            error("OUT %s is the log %s" % (out, log))
+    try:
+        check_output(out, args.logs, option)
+    except OutputRefused as e:
+        error(str(e))
     return out
 
 
@@ -78,37 +81,39 @@ def export(args):
         check_logs(args.logs)
         if args.memory_viz is not None:
             log = args.logs[0]
+            name = display_name(log)
             with pool_log(log) as path:
                 try:
                     with open_log(path) as f:
-                        snap, notes = memviz.build(f, args.max_entries or 0, log)
+                        snap, notes = memviz.build(f, args.max_entries or 0, name)
                 except OSError as e:
-                    raise LogError("cannot read %s: %s" % (log, e.strerror or e)) from None
+                    raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
                 if path != log:
                     notes.insert(0, "%s has no pool decisions: its requests were replayed "
                                  "under its settings (cudapool replay); the segments and blocks "
-                                 "are the replay's" % log)
-            with atomic_output(out) as f:
+                                 "are the replay's" % name)
+            with write_output(out) as f:
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (
                 len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
         else:
-            with atomic_output(out, "w") as f:
+            with write_output(out, "w") as f:
                 notes = perfetto.export(
                     args.logs, f,
                     perfetto.MAX_POINTS if args.max_points is None else args.max_points,
                     perfetto.MAX_INSTANTS if args.max_instants is None else args.max_instants)
             what = "a Perfetto trace of %d log%s" % (len(args.logs),
                                                     "" if len(args.logs) == 1 else "s")
-    except (LogError, ExportError) as e:
+    except (LogError, ExportError, OutputError) as e:
         print("cudapool export: %s" % e, file=sys.stderr)
         return 1
     except OSError as e:
-        print("cudapool export: %s: %s" % (getattr(e, "filename", None) or out,
+        print("cudapool export: %s: %s" % (display_name(getattr(e, "filename", None) or out),
                                            e.strerror or e), file=sys.stderr)
         return 1
     for note in notes:
         print("cudapool export: note: %s" % shown(note, MAX_NOTE), file=sys.stderr)
-    print("cudapool export: wrote %s (%s, %d bytes)" % (out, what, os.path.getsize(out)),
-          file=sys.stderr)
+    size = os.stat(out).st_size if os.path.isfile(out) else None
+    print("cudapool export: wrote %s (%s%s)" % (display_name(out), what, "" if size is None
+                                                else ", %d bytes" % size), file=sys.stderr)
     return 0

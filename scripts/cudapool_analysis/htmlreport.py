@@ -8,7 +8,9 @@ everything: the timelines with uPlot, the segment maps on canvases of their own)
 JSON in a <script type="application/json"> (every "<" escaped). The data per log is
 pagedata.log_data()'s, their charts on one time axis (pagedata.one_clock(): several logs count
 from the earliest start among them); several logs add report.several()'s cross-rank table;
---tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py).
+--tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a note
+instead). The file is written by outfile.py's rule (never over an input or a log, whole or not at
+all, mode 0600).
 
 Not here: the figures (report.py and the passes under it), the drawing (page/report.js).
 """
@@ -17,15 +19,15 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 from . import vocabulary as v
 from .pagedata import log_data, one_clock
-from .reader import LogError, open_log
+from .inputs import LogError, display_name, tool_argument
+from .outfile import OutputError, OutputRefused, check_output, write_output
+from .reader import check_logs
 from .report import several
-from .tools import ToolError, tool_command
+from .tools import ToolError, run_tool, tool_command
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "page")
 WEB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(PAGE_DIR))), "web")
@@ -86,13 +88,19 @@ def assets():
 
 
 def tune_json(paths):
-    """`cudapool tune --json LOG...` as a dict. Raises PageError."""
+    """`cudapool tune --json LOG...` as a dict, the logs named as given. Raises PageError."""
     try:
-        cmd = tool_command("cudapool-tune") + ["--json"] + list(paths)
+        cmd = tool_command("cudapool-tune") + ["--json"]
     except ToolError as e:
         raise PageError("--tune: %s" % e) from None
+    names, fds = {}, []
+    for path in paths:                   # a log read from stdin or a FIFO: its copy (inputs.py)
+        arg, passed = tool_argument(path)
+        names[arg] = display_name(path)
+        cmd.append(arg)
+        fds.extend(passed)
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = run_tool(cmd, pass_fds=fds)
     except OSError as e:
         raise PageError("--tune: cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
     if p.returncode != 0:
@@ -100,15 +108,29 @@ def tune_json(paths):
             " ".join(cmd[:3]), p.returncode,
             p.stderr.decode("utf-8", "replace").strip()[-600:]))
     try:
-        return json.loads(p.stdout)
+        tune = json.loads(p.stdout)
     except ValueError as e:
         raise PageError("--tune: cudapool tune printed no JSON (%s)" % e) from None
+    for log in tune.get("logs") or [] if isinstance(tune, dict) else []:
+        if isinstance(log, dict) and log.get("path") in names:
+            log["path"] = names[log["path"]]
+    return tune
+
+
+def tune_or_note(paths):
+    """tune_json(), or when it fails {"error": why} (the page says so instead of the tuning
+    section) and one line on stderr: a page without its tuning is still the page."""
+    try:
+        return tune_json(paths)
+    except PageError as e:
+        print("cudapool report: %s; the page has no tuning section" % e, file=sys.stderr)
+        return {"error": str(e)}
 
 
 def page_data(paths, tune=False):
     """The page's data: every log's (pagedata.log_data()), the time axis (pagedata.one_clock()),
-    the cross-rank table for several, tune's JSON with --tune. Raises reader.LogError or
-    PageError."""
+    the cross-rank table for several, tune's JSON with --tune ({"error": why} when it fails).
+    Raises reader.LogError."""
     logs, reports, rows = [], [], []
     for i, path in enumerate(paths):
         data, rep, row = log_data(path, i)
@@ -123,7 +145,7 @@ def page_data(paths, tune=False):
             "logs": logs, "clock": clock,
             "ranks": multi["ranks"] if multi else None,
             "rank_notes": multi["notes"] if multi else [],
-            "tune": tune_json(paths) if tune else None}
+            "tune": tune_or_note(paths) if tune else None}
 
 
 def script_json(data):
@@ -148,61 +170,42 @@ def html_escape(text):
 
 
 def write_page(out, paths, tune=False):
-    """Writes the page of the logs at paths to out (atomically: a temporary file renamed).
-    Returns its size in bytes. Raises reader.LogError or PageError."""
+    """Writes the page of the logs at paths to out (outfile.write_output: whole or not at all,
+    mode 0600). Returns its size in bytes. Raises reader.LogError, PageError or
+    outfile.OutputError."""
     parts = assets()          # before the long work: a missing library is said at once
     text = render(page_data(paths, tune), parts)
-    target_dir = os.path.dirname(os.path.abspath(out))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cudapool-report-", suffix=".html", dir=target_dir)
-    except OSError as e:
-        raise PageError("cannot write %s: %s" % (out, e.strerror or e)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644 & ~current_umask())
-        os.replace(tmp, out)
-    except OSError as e:
-        os.unlink(tmp)
-        raise PageError("cannot write %s: %s" % (out, e.strerror or e)) from None
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with write_output(out, "w") as f:
+        f.write(text)
     return len(text.encode("utf-8"))
-
-
-def current_umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def html_report(args):
     """`report --html OUT [--tune] LOG...` (cli.py's report() hands it over): exit status 0, 1
     when a log cannot be read or the page cannot be written (a message on stderr), 2 on a usage
-    error."""
+    error (OUT an input or a log: outfile.check_output). A failing --tune leaves its section out
+    (a note in the page, a line on stderr): still 0."""
     if args.html is None:
         args.parser.error("--tune goes with --html OUT")
     if args.json:
         args.parser.error("--json and --html: one at a time")
-    if "-" in args.logs:
-        args.parser.error("--html reads log files, not stdin (-)")
-    errors = []
-    for path in args.logs:   # before the long work: the logs that cannot even be opened
-        try:
-            open_log(path).close()
-        except LogError as e:
-            errors.append(str(e))
+    if args.logs.count("-") > 1:
+        args.parser.error("- (stdin) can be given once")
+    try:
+        check_output(args.html, args.logs, "--html")
+    except OutputRefused as e:
+        args.parser.error(str(e))
+    errors = check_logs(args.logs)[1]   # before the long work, and before any replay
     if not errors:
         try:
             size = write_page(args.html, args.logs, args.tune)
-        except (LogError, PageError) as e:
+        except (LogError, PageError, OutputError) as e:
             errors.append(str(e))
     if errors:
         for e in errors:
             print("cudapool report: %s" % e, file=sys.stderr)
         return 1
     print("cudapool report: wrote %s (%d KiB, %d log%s)" % (
-        args.html, (size + 1023) // 1024, len(args.logs), "" if len(args.logs) == 1 else "s"),
-        file=sys.stderr)
+        display_name(args.html), (size + 1023) // 1024, len(args.logs),
+        "" if len(args.logs) == 1 else "s"), file=sys.stderr)
     return 0

@@ -13,24 +13,29 @@ import re
 MAX_LINE = 64 << 20  # the longest line read, its newline not counted
 MAX_DEPTH = 64       # the deepest a line nests, its object counted
 _SKIP_CHUNK = 1 << 20
+BOM = b"\xef\xbb\xbf"   # UTF-8's byte order mark, taken at the start of a file
 _MAX_DIGITS = 4300   # Python's own limit on the digits of an int made from text
 _OUT_OF_RANGE = 1 << 64   # beyond every field's range (vocabulary.UINT_LIMIT)
 
 
 def lines_of(stream, limit=MAX_LINE):
     """The lines of a binary stream (with their newlines); None for a line over limit bytes, its
-    bytes skipped unkept: memory stays bounded whatever the input (/dev/zero is one line)."""
+    bytes skipped unkept: memory stays bounded whatever the input (/dev/zero is one line). A UTF-8
+    byte order mark at the start of the first line is left out (it counts toward the limit)."""
     readline = stream.readline
-    while True:
-        raw = readline(limit + 1)
-        if not raw:
-            return
+    raw = readline(limit + 1)
+    bom = raw.startswith(BOM)
+    while raw:
         if len(raw) <= limit or raw[-1:] == b"\n":
+            if bom:
+                raw, bom = raw[len(BOM):], False
             yield raw
-            continue
-        while raw and raw[-1:] != b"\n":
-            raw = readline(_SKIP_CHUNK)
-        yield None
+        else:
+            bom = False
+            while raw and raw[-1:] != b"\n":
+                raw = readline(_SKIP_CHUNK)
+            yield None
+        raw = readline(limit + 1)
 
 
 def _no_constant(name):

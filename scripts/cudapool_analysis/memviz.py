@@ -19,7 +19,7 @@ leaks' symbols, for every frame of the same address), the same names as the HTML
 
 Not here: the pool's decisions (a request-only log is replayed first: export.pool_log), the
 snapshot's dicts and the file (memviz_snapshot.py), naming a frame (frames.py), the wall clock
-(clock.py), writing it whole (export.atomic_output), the command line (exportcli.py).
+(clock.py), writing it whole (outfile.write_output), the command line (exportcli.py).
 """
 
 import bisect
@@ -31,7 +31,7 @@ from .export import ExportError
 from .frames import Frames
 from .layout import add_range, remove_range
 from .memviz_snapshot import snapshot, write
-from .reader import LogError, LogReader
+from .reader import LogError, LogReader, not_a_log
 
 SMALL_SIZE = 1 << 20     # pool/constants.h kSmallSize: blocks up to 1 MiB are the small pool's
 SMALL_BUFFER = 2 << 20   # kSmallBuffer: small-pool segments (and expandable pages) are 2 MiB
@@ -242,8 +242,7 @@ def build(stream, max_entries=0, name="the log"):
         else:
             d.segment(action, ptr, size, segment, ctx, stream_, t_ns)
     if reader.header is None and reader.events == 0 and reader.summary is None:
-        raise LogError("%s is not a cudapool log: none of its %d lines is a header, an event or "
-                       "a summary" % (name, reader.lines))
+        raise LogError(not_a_log(name, reader.lines, reader.problems))
     if clock is None:
         clock = Clock(reader.header)
     if any(d.count["alloc outside every segment (left out)"] and not d.regions_seen

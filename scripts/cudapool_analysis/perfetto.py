@@ -17,7 +17,7 @@ start_t_ns); a log without start_t_ns has its first event at its start_unix_ns, 
 metadata). Each log is read once, streaming.
 
 Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
-(export.pool_log), writing the file whole (export.atomic_output), the command line
+(export.pool_log), writing the file whole (outfile.write_output), the command line
 (exportcli.py).
 """
 
@@ -28,7 +28,7 @@ from .accounting import first_pass
 from .clock import Clock, clock_note, time_zero_ns
 from .downsample import Downsampler
 from .export import check_logs, pool_log
-from .reader import LogError, open_log
+from .reader import LogError, display_name, not_a_log, open_log
 from .report import header_rank
 
 SCHEMA = "cudapool.perfetto/1"     # the metadata's shape
@@ -162,6 +162,7 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
     out.write('{"traceEvents":[\n')
     first = True
     for i, path in enumerate(paths):
+        shown = display_name(path)     # "<stdin>", a file name's bytes that are not UTF-8 escaped
         trace = LogTrace(i + 1, headers[i], base_ns, max_points, max_instants)
         with pool_log(path) as events_path:
             replayed = events_path != path
@@ -169,11 +170,10 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
                 with open_log(events_path) as f:
                     run = first_pass(f, observe=trace.observe, request_sizes=False)
             except OSError as e:
-                raise LogError("cannot read %s: %s" % (path, e.strerror or e)) from None
+                raise LogError("cannot read %s: %s" % (shown, e.strerror or e)) from None
         r = run.reader
         if r.header is None and r.events == 0 and r.summary is None:
-            raise LogError("%s is not a cudapool log: none of its %d lines is a header, an "
-                           "event or a summary" % (path, r.lines))
+            raise LogError(not_a_log(shown, r.lines, run.problems))
         header = headers[i] if headers[i] is not None else r.header   # not the replay's
         rank = header_rank(header)
         rank_from = "header" if rank is not None else "order"
@@ -185,23 +185,23 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
             first = False
         left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
                 if n > max_instants}
-        note = clock_note(path, trace.clock)
+        note = clock_note(shown, trace.clock)
         if note:
             notes.append(note)
-        notes.extend("%s: %s" % (path, n) for n in r.devices.notes())   # devices left out
+        notes.extend("%s: %s" % (shown, n) for n in r.devices.notes())   # devices left out
         if replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"
-                         % path)
+                         % shown)
         bare = [dev for dev in devices
                 if dev in trace.series and run.devices[dev].num_device_alloc == 0]
         if bare:
             notes.append("%s: %s no segment events: no reserved or fragmentation counter"
-                         % (path, device_list(bare)))
+                         % (shown, device_list(bare)))
         odd = trace.impossible(run)
         if odd:
-            notes.append("%s: %s" % (path, odd))
-        logs.append({"pid": trace.pid, "log": path, "rank": rank, "rank_from": rank_from,
+            notes.append("%s: %s" % (shown, odd))
+        logs.append({"pid": trace.pid, "log": shown, "rank": rank, "rank_from": rank_from,
                      "host": (header or {}).get("host"), "clock": trace.clock.how,
                      "replayed": replayed, "events": r.events,
                      "devices": [{"dev": dev, "counter_points": len(trace.series[dev].points())

@@ -1,6 +1,8 @@
 """cudapool_analysis/reader.py: THE parser of cudapool.log/1 lines (docs/log-format.md).
 
-    with open_log(path) as f:          # LogError: a clear message (missing, a directory, empty)
+    check_log(path)                    # the header; LogError when it cannot be read or is no log
+    with open_log(path) as f:          # LogError: a clear message (missing, a directory, empty,
+                                       # compressed); stdin or a FIFO: its one copy (inputs.py)
         reader = LogReader(f)
         for (line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment,
              obj) in reader:           # one tuple per valid event line, in file order
@@ -31,6 +33,7 @@ import collections
 from . import vocabulary as v
 from .checks import check_header, check_summary
 from .devices import DeviceGate
+from .inputs import LogError, display_name, open_log
 from .jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
 
 MAX_PROBLEMS = 100   # problems listed with their line numbers (all are counted)
@@ -39,10 +42,6 @@ _ABSENT = object()
 
 class Malformed(Exception):
     """A line, or a field, that is not what the format says; the message says why."""
-
-
-class LogError(Exception):
-    """A log that cannot be read at all; the message names it and says why."""
 
 
 # One valid event. obj is the line's JSON object (optional fields); block_size is size when the
@@ -67,29 +66,6 @@ class Problems:
         self.count += 1
         if len(self.listed) < self.limit:
             self.listed.append((line, what))
-
-
-def open_log(path):
-    """The log file at path, opened for reading in binary; raises LogError with a clear message
-    when it cannot be read: missing, not permitted, a directory, empty."""
-    try:
-        f = open(path, "rb")
-    except IsADirectoryError:
-        raise LogError("%s is a directory, not a log" % path) from None
-    except OSError as e:
-        raise LogError("cannot read %s: %s" % (path, e.strerror or e)) from None
-    try:
-        import os
-        import stat
-        st = os.fstat(f.fileno())
-        if stat.S_ISDIR(st.st_mode):
-            raise LogError("%s is a directory, not a log" % path)
-        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-            raise LogError("%s is empty: not a log (a log has a header line)" % path)
-    except BaseException:
-        f.close()
-        raise
-    return f
 
 
 def parse_line(raw):
@@ -353,3 +329,43 @@ class LogReader:
         check_summary(obj, lambda what: self.problems.add(lineno, what), self.devices)
         self.summary = obj
         self.summary_line = lineno
+
+
+def not_a_log(name, lines, problems):
+    """The message for an input none of whose lines is a header, an event or a summary."""
+    if lines == 0:
+        return "%s is empty: not a log (a log has a header line)" % name
+    first = problems.listed[0] if problems.listed else None
+    return ("%s is not a cudapool log: none of its %d line%s is a header, an event or a summary%s"
+            % (name, lines, "" if lines == 1 else "s", " (line %d: %s)" % first if first else ""))
+
+
+def check_log(path):
+    """The reader's check of the input at path before any long work (report, report --html,
+    export) or replay (which would make an empty log of anything): its first lines read up to its
+    first event. Returns its header (None when it has none); raises LogError when it cannot be
+    read (open_log()) or none of its lines is a header, an event or a summary."""
+    name = display_name(path)
+    try:
+        with open_log(path) as f:
+            reader = LogReader(f)
+            for _ in reader:
+                break
+    except OSError as e:
+        raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+    if reader.header is None and reader.events == 0 and reader.summary is None:
+        raise LogError(not_a_log(name, reader.lines, reader.problems))
+    return reader.header
+
+
+def check_logs(paths):
+    """check_log() of each log at paths: (their headers, None for a log that failed; the
+    messages of those that failed)."""
+    headers, errors = [], []
+    for path in paths:
+        try:
+            headers.append(check_log(path))
+        except LogError as e:
+            headers.append(None)
+            errors.append(str(e))
+    return headers, errors

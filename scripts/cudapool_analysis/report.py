@@ -8,20 +8,17 @@ peaks, oom and event counts. Byte figures are exact sums; one that no 64-bit dev
 impossible (impossible(): listed, and named in the notes), and the printed report says so
 instead of a size.
 
-read_log() runs the two passes (accounting.py, layout.py) over a file, or over a spooled copy of
-stdin or of a pipe. Not here: parsing (reader.py), printing (text.py), the command line (cli.py).
+read_log() runs the two passes (accounting.py, layout.py) over a file (for stdin or a pipe, the
+copy reader.open_log() makes). Not here: parsing (reader.py), printing (text.py), the command
+line (cli.py).
 """
-
-import shutil
-import sys
-import tempfile
 
 from . import vocabulary as v
 from .accounting import TOP, Device, first_pass
 from .ending import ending
 from .layout import second_pass
 from .leaks import leak_report
-from .reader import LogError, open_log
+from .reader import LogError, display_name, not_a_log, open_log
 
 PEAK_CHECKS = tuple((v.stat(stat), what) for stat, what in (
     ("allocated_bytes.all.peak", "peak allocated"), ("reserved_bytes.all.peak", "peak reserved"),
@@ -40,18 +37,9 @@ def read_log(path, index=0, hooks=None):
     (then the second pass runs even without a reserved peak); hooks.second its observe;
     hooks.request_sizes False leaves the request-size tables empty (they grow with the distinct
     sizes)."""
-    name = "<stdin>" if path == "-" else path
-    f = sys.stdin.buffer if path == "-" else open_log(path)
+    name = display_name(path)
+    f = open_log(path)      # stdin, a pipe: inputs.py's one copy of it, read again here
     try:
-        if path == "-" or not f.seekable():   # stdin, a pipe: spooled, for the second pass
-            spool = tempfile.TemporaryFile()
-            shutil.copyfileobj(f, spool)
-            if f is not sys.stdin.buffer:
-                f.close()
-            f = spool
-            if f.tell() == 0:
-                raise LogError("%s is empty: not a log (a log has a header line)" % name)
-            f.seek(0)
         run = first_pass(f, hooks.first if hooks else None,
                          request_sizes=hooks is None or hooks.request_sizes)
         stops = hooks.stops(run) if hooks else None
@@ -63,16 +51,10 @@ def read_log(path, index=0, hooks=None):
     except OSError as e:
         raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
     finally:
-        if f is not sys.stdin.buffer:
-            f.close()
+        f.close()
     r = run.reader
-    if r.lines == 0:
-        raise LogError("%s is empty: not a log (a log has a header line)" % name)
-    if r.header is None and r.events == 0 and r.summary is None:
-        first = run.problems.listed[0] if run.problems.listed else None
-        raise LogError("%s is not a cudapool log: none of its %d line%s is a header, an event or "
-                       "a summary%s" % (name, r.lines, "" if r.lines == 1 else "s",
-                                        " (line %d: %s)" % first if first else ""))
+    if r.lines == 0 or (r.header is None and r.events == 0 and r.summary is None):
+        raise LogError(not_a_log(name, r.lines, run.problems))
     rep = build_report(run, layouts, name, end)
     return rep, rank_row(rep, run, index)
 

@@ -1,6 +1,6 @@
 """cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-replay for logs of
 requests only, replayed.py; cudapool-tune for report --html --tune, htmlreport.py), which stay the
-source of the pool's decisions.
+source of the pool's decisions, and the one way they are run (run_tool).
 
 A tool is looked for, in this order (the first executable file wins):
 
@@ -12,16 +12,21 @@ A tool is looked for, in this order (the first executable file wins):
   5. PATH
 
 Nothing is built here: scripts/cudapool (the launcher) builds the tools; a tool not found is an
-error that says how to build it.
+error that says how to build it. A tool runs as a child that the kernel ends when this process
+ends, however it ends (PR_SET_PDEATHSIG): a killed report leaves no replay running.
 
-Not here: what the tools compute, running them and reading their output (their callers).
+Not here: what the tools compute, the files handed to them (inputs.tool_argument), reading their
+output (their callers).
 """
 
 import os
 import shutil
+import signal
+import subprocess
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 OVERRIDES = {"cudapool-replay": "CUDAPOOL_REPLAY", "cudapool-tune": "CUDAPOOL_TUNE"}
+PR_SET_PDEATHSIG = 1
 
 
 class ToolError(Exception):
@@ -64,3 +69,29 @@ def tool_command(name):
                     "build`, or set CUDAPOOL_BUILD_DIR to the build directory%s"
                     % (name, ", ".join(places(name)),
                        " (or %s to the binary)" % OVERRIDES[name] if name in OVERRIDES else ""))
+
+
+def run_tool(cmd, pass_fds=()):
+    """subprocess.run(cmd) with stdout and stderr captured (bytes), the descriptors pass_fds
+    handed over, stdin from /dev/null, and the child ended by the kernel when this process ends
+    (a Linux parent-death signal; left out where ctypes cannot reach prctl). Raises OSError
+    when cmd cannot be run."""
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, pass_fds=tuple(pass_fds),
+                          preexec_fn=_dies_with_parent())
+
+
+def _dies_with_parent():
+    """A preexec_fn that asks for SIGKILL when the parent ends, or None without ctypes' prctl."""
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def child():
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:    # the parent ended before the request took effect
+            os._exit(1)
+    return child

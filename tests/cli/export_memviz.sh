@@ -163,10 +163,10 @@ fails 1 "an empty file" --memory-viz "$tmp/o.pickle" "$tmp/empty.jsonl"
 fails 1 "not a log" --memory-viz "$tmp/o.pickle" "$tmp/text.jsonl"
 has "is not a cudapool log" "$tmp/err"
 fails 1 "OUT in a missing directory" --memory-viz "$tmp/nodir/o.pickle" "$fx/normal.jsonl"
-has "cannot write $tmp/nodir/o.pickle.tmp" "$tmp/err"
+has "cannot write $tmp/nodir/o.pickle" "$tmp/err"
 fails 2 "two logs" --memory-viz "$tmp/o.pickle" "$fx/normal.jsonl" "$fx/killed.jsonl"
 has "--memory-viz takes exactly one LOG" "$tmp/err"
-fails 2 "stdin" --memory-viz "$tmp/o.pickle" -
+fails 2 "stdin twice" --memory-viz "$tmp/o.pickle" - -
 fails 2 "--max-points" --memory-viz "$tmp/o.pickle" --max-points 100 "$fx/normal.jsonl"
 fails 2 "--max-entries 0" --memory-viz "$tmp/o.pickle" --max-entries 0 "$fx/normal.jsonl"
 fails 2 "both" --memory-viz "$tmp/o.pickle" --perfetto "$tmp/o.json" "$fx/normal.jsonl"

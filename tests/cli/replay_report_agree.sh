@@ -2,7 +2,8 @@
 # tests/cli/replay_report_agree.sh: cudapool-replay and `cudapool report` call the same lines
 # malformed (issue 18, defect 10): one definition of a valid line (docs/log-format.md, "Valid
 # lines"), checked on the rules fixture (tests/cli/fixtures/line_rules.py: every line's verdict is
-# given), on every other fixture, and on lines at and over the line limit. Not here: what either
+# given), on every other fixture, on lines at and over the line limit and on a byte order mark
+# (issue 26). Not here: what either
 # tool does with the valid lines (replay_tool.sh, report_tool.sh).
 set -euo pipefail
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
@@ -35,6 +36,12 @@ with open(sys.argv[1], "wb") as f:
     f.write(b" " * (limit + 1))           # line 5: white space, over the limit, no newline
 PY
 printf '3\n5\n' >"$tmp/long.expected"
+# A UTF-8 byte order mark before the header is taken by both (issue 26); before a later line it
+# is not white space: that line is malformed.
+bom=$'\xef\xbb\xbf'
+{ printf '%s' "$bom"; head -n 3 "$fx/normal.jsonl"; printf '%s' "$bom"; sed -n 4p "$fx/normal.jsonl"; } \
+  >"$tmp/bom.jsonl"
+printf '4\n' >"$tmp/bom.expected"
 
 python3 - "$bin" "$src" "$tmp" "$fx" <<'PY' || fail "the readers disagree"
 import glob, json, os, subprocess, sys
@@ -61,7 +68,8 @@ def expected(path):
         return [int(l.split()[0]) for l in f if l.strip() and not l.startswith("#")]
 
 checks = [(os.path.join(fx, "line_rules.jsonl"), expected(os.path.join(fx, "line_rules.expected"))),
-          (os.path.join(tmp, "long.jsonl"), expected(os.path.join(tmp, "long.expected")))]
+          (os.path.join(tmp, "long.jsonl"), expected(os.path.join(tmp, "long.expected"))),
+          (os.path.join(tmp, "bom.jsonl"), expected(os.path.join(tmp, "bom.expected")))]
 checks += [(p, None) for p in sorted(glob.glob(os.path.join(fx, "*.jsonl")))
            if not p.endswith("line_rules.jsonl")]
 bad = False

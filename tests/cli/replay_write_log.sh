@@ -4,7 +4,8 @@
 # summary line is the replay's own statistics and which replays to them again; one alloc event per
 # replayed allocation and one segment_alloc per device allocation; a free held behind a reuse
 # fence in the logged run stays fenced (free_requested, later free_completed) in the written log;
-# the header carries the source's host, pid and clocks; and bad output paths fail cleanly.
+# the header carries the source's host, pid and clocks; an inherited descriptor (/dev/fd/N) takes
+# the log; and bad output paths fail cleanly.
 set -euo pipefail
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
 src="$CUDAPOOL_SOURCE_DIR"
@@ -60,6 +61,12 @@ assert ev[i][1] == 3000, ev        # the free's own time; the pool takes the blo
 assert ev[j][1] == 6000, ev        # says free_completed) at its next request after the fence
 assert ev[-1][2] == 6 and ev[-1][0] == "alloc", ev             # and thread
 PY
+
+# an inherited descriptor (/dev/fd/N: how replayed.py hands the replay a file without a name):
+# the same log as a named file, the command line in the header aside
+"$bin" --write-log /dev/fd/3 "$log" >/dev/null 3>"$tmp/fd.jsonl" || fail "--write-log /dev/fd/3: exit $?"
+cmp -s <(tail -n +2 "$tmp/fd.jsonl") <(tail -n +2 "$tmp/pool.jsonl") ||
+  fail "--write-log /dev/fd/3 wrote another log"
 
 # bad output paths: a clear message, nothing left behind
 set +e

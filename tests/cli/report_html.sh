@@ -6,10 +6,11 @@
 # static), run without a console or JS error, draw every chart (canvas pixels), and show the peaks
 # of `cudapool report --json` exactly. A screenshot of each is kept: the CI artifact
 # $CUDAPOOL_BUILD_DIR/artifacts/report.png (and report-ranks.png). Also: --tune embeds `cudapool
-# tune --json`; a missing charting library is a clear error (exit 1); usage errors (exit 2); the
-# page of a 1-million-event log (bench/make_random_log.py) is written in reasonable time, a few MB,
-# downsampled with its peak exact; `cmake --install` gives a package that writes the page. And the
-# page of tests/cli/fixtures/viewers.jsonl + viewers-rank1.jsonl: the ranks' charts on one time
+# tune --json` (a failing tune: the page says why it has none); a missing charting library is a
+# clear error (exit 1); usage errors (exit 2); the page of a 1-million-event log
+# (bench/make_random_log.py) is written in reasonable time, a few MB, downsampled with its peak
+# exact; `cmake --install` gives a package that writes the page. And the page of
+# tests/cli/fixtures/viewers.jsonl + viewers-rank1.jsonl: the ranks' charts on one time
 # axis (since the earliest start, on the wall clock), one log's from its first event; frames named
 # library + offset from the summary's modules, each site by its first frame outside the runtime.
 # Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
@@ -107,6 +108,19 @@ assert results(tune) == results(want) and tune["recommendation"] == want["recomm
 assert [l["rank"] for l in data["logs"]] == [0, 1] and len(data["ranks"]) == 2, data["ranks"]
 PY
 
+# ---- --tune that fails: the page without its tuning section, the reason in it (issue 26) -------
+printf '#!/bin/sh\necho "tune: out of luck" >&2\nexit 3\n' >"$tmp/failing-tune"
+chmod +x "$tmp/failing-tune"
+CUDAPOOL_TUNE="$tmp/failing-tune" py report --html "$tmp/notune.html" --tune "$fx/normal.jsonl" \
+  2>"$tmp/notune.msg" || fail "a failing --tune: exit $?: $(cat "$tmp/notune.msg")"
+py report --json "$fx/normal.jsonl" >"$tmp/notune.json"
+browse "$tmp/notune.html" notune
+python3 "$check" dom "$tmp/notune.dom" "$tmp/notune.err" "$tmp/notune.json" \
+  log0-dev0-memory,log0-dev0-unallocated,log0-dev0-map-peak,log0-dev0-map-exit ||
+  fail "a failing --tune: the page in Chromium"
+grep -qF "No tuning: --tune:" "$tmp/notune.dom" && grep -qF "tune: out of luck" "$tmp/notune.dom" ||
+  fail "a failing --tune: the page does not say why it has no tuning"
+
 # ---- two ranks on one clock, frames by library + offset (viewers.jsonl, viewers-rank1.jsonl) ---
 py report --html "$tmp/clock.html" "$fx/viewers.jsonl" "$fx/viewers-rank1.jsonl" 2>/dev/null \
   || fail "one clock: exit $?"
@@ -157,7 +171,7 @@ rc=0; CUDAPOOL_UPLOT_DIR="$tmp/empty" py report --html "$tmp/none.html" "$ex" >"
 grep -q "uPlot 1.6.32 is not installed" "$tmp/err" && grep -q "npm ci --prefix" "$tmp/err" \
   || fail "no uPlot: the message does not name the command that installs it: $(cat "$tmp/err")"
 [ ! -e "$tmp/none.html" ] && ! grep -q Traceback "$tmp/err" || fail "no uPlot: a page, or a traceback"
-for args in "--tune $ex" "--html $tmp/x.html --json $ex" "--html $tmp/x.html -"; do
+for args in "--tune $ex" "--html $tmp/x.html --json $ex" "--html $tmp/x.html - -"; do
   rc=0; py report $args >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
   [ $rc -eq 2 ] || fail "report $args: exit $rc, not 2"
 done

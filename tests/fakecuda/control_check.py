@@ -10,6 +10,7 @@ snapshot (the CLI and raw requests); then:
   - the socket is 0600 in a 0700 directory and removed at exit; the metrics file always parses
     as Prometheus text while it is rewritten, and is removed at exit; `cudapool top --once` lists
     the process (and removes a dead process's socket); a live snapshot's segments and blocks agree with the statistics;
+    `snapshot -o` writes mode 0600 and never through a link planted at OUT.tmp (issue 26);
   - hostile clients (control_hostile.py) neither crash nor stall the program;
   - without the variables there is no thread and no socket.
 Usage: control_check.py <control_workload> <libcudapool.so> <fake libcuda dir> <scripts dir>
@@ -146,11 +147,23 @@ def check_snapshot_files(t, run, stats):
                                     "cli"))
     import check_viewers
     st = stats["devices"][0]["stats"]
-    for name in ("snap.pickle", "snap.json"):
+    victim = os.path.join(t.work, "victim")
+    for name in ("snap-\udcff.pickle", "snap.json"):    # a name that is not UTF-8 (\xff)
         out = os.path.join(t.work, name)
-        t.cli("snapshot", str(run.pid), "-o", out)
+        label = os.fsencode(name).decode("utf-8", "backslashreplace")
+        with open(victim, "w") as f:       # a link planted at OUT.tmp leads nowhere (issue 26)
+            f.write("the victim's data\n")
+        os.symlink(victim, out + ".tmp")
+        r = t.cli("snapshot", str(run.pid), "-o", out)
+        check(label in r.stderr, label + ": its name not shown escaped: " + r.stderr[-200:])
+        with open(victim, "rb") as f:
+            check(f.read() == b"the victim's data\n", label + ": the file behind OUT.tmp was written")
+        if os.path.lexists(out + ".tmp"):
+            os.unlink(out + ".tmp")
+        mode = stat.S_IMODE(os.stat(out).st_mode)
+        check(mode == 0o600 & ~current_umask(), label + ": mode %o, not 0600 less the umask" % mode)
         snap = check_viewers.load_snapshot(out)
-        check(check_viewers.plain(snap), name + ": not plain objects")
+        check(check_viewers.plain(snap), label + ": not plain objects")
         segs = snap["segments"]
         totals = {k: sum(s[k] for s in segs) for k in ("total_size", "allocated_size", "active_size")}
         blocks = sum(1 for s in segs for b in s["blocks"] if b["state"] == "active_allocated")
@@ -159,16 +172,24 @@ def check_snapshot_files(t, run, stats):
               and totals["active_size"] == st["active_bytes.all.current"]
               and blocks == st["allocation.all.current"],
               "%s: totals %s, %d blocks; the statistics: reserved %d allocated %d active %d, %d "
-              "allocations" % (name, totals, blocks, st["reserved_bytes.all.current"],
+              "allocations" % (label, totals, blocks, st["reserved_bytes.all.current"],
                                st["allocated_bytes.all.current"], st["active_bytes.all.current"],
                                st["allocation.all.current"]))
         for s in segs:
             a = s["address"]
             for b in s["blocks"]:
-                check(b["address"] == a and b["size"] > 0, name + ": blocks not contiguous")
+                check(b["address"] == a and b["size"] > 0, label + ": blocks not contiguous")
                 a += b["size"]
-    ok("cudapool snapshot -o .pickle and .json: %d segments, totals equal the statistics"
-       % len(snap["segments"]))
+    r = t.cli("snapshot", str(run.pid), "-o", os.path.join(t.work, "xdg"), check_rc=2)
+    check("is a directory" in r.stderr, "snapshot -o DIR: " + r.stderr[-200:])
+    ok("cudapool snapshot -o .pickle and .json: %d segments, totals equal the statistics; mode "
+       "0600, a link at OUT.tmp not followed" % len(snap["segments"]))
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def check_log(t, run, empties, log):

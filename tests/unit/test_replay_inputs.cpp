@@ -1,6 +1,7 @@
 // tests/unit/test_replay_inputs.cpp: the replay on hostile input (issue 18): lines longer than the
-// line limit, devices and contexts at the edges of the format's ranges (each pool in an address
-// range of its own), device numbers the header does not list, more pools than the shim can have.
+// line limit, a byte order mark (issue 26), devices and contexts at the edges of the format's
+// ranges (each pool in an address range of its own), device numbers the header does not list,
+// more pools than the shim can have.
 // Not here: which lines are malformed (test_replay_lines.cpp), ordinary replays (test_replay.cpp).
 #include <algorithm>
 #include <sstream>
@@ -84,6 +85,25 @@ TEST_CASE("replay inputs: the line reader cuts at its limit and numbers every li
       [&](std::uint64_t n) { too_long.push_back(n); }, 39);
   CHECK(lines == std::vector<std::pair<std::uint64_t, std::string>>{{1, "short"}, {3, "ok"}});
   CHECK(too_long == std::vector<std::uint64_t>{2, 4});
+}
+
+TEST_CASE("replay inputs: a byte order mark is skipped before the header only") {
+  // docs/log-format.md, "Valid lines": a UTF-8 BOM at the start of the first line is not part of
+  // it (an editor's); the Python reader takes the same lines (tests/cli/replay_report_agree.sh).
+  const std::string bom = "\xEF\xBB\xBF";
+  Replayer r = run(bom + header_with_devices({0}) + "\n" + event("alloc", 0, 0, 0x10, 4096) + "\n" +
+                   bom + event("free_requested", 0, 0, 0x10, 0) + "\n");
+  CHECK(r.has_header());
+  CHECK(r.counts().lines == 3);
+  CHECK(r.counts().malformed_lines == 1);
+  REQUIRE_FALSE(r.problems().empty());
+  CHECK(r.problems()[0].line == 3);
+  std::istringstream in(bom + "\n" + bom + "x\n");
+  std::vector<std::pair<std::uint64_t, std::string>> lines;
+  for_each_line(
+      in, [&](std::uint64_t n, std::string_view line) { lines.emplace_back(n, line); },
+      [](std::uint64_t) {});
+  CHECK(lines == std::vector<std::pair<std::uint64_t, std::string>>{{1, ""}, {2, bom + "x"}});
 }
 
 TEST_CASE("replay inputs: device 4095 context 255 replays like device 0 context 0") {

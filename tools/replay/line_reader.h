@@ -2,9 +2,10 @@
 // each line without its newline (numbered from 1; a last line without a newline counts too). A
 // line longer than the limit (kMaxLineBytes, the newline not counted: docs/log-format.md, "Valid
 // lines") is not held: too_long(line_number) is called instead and the rest of it skipped, so the
-// memory used is bounded whatever the input (an endless /dev/zero is an endless line).
-// Header-only: the replay and the recorded log both read logs this way. Not here: what a line
-// means (log_event.h).
+// memory used is bounded whatever the input (an endless /dev/zero is an endless line). A UTF-8
+// byte order mark at the start of the first line is left out of it (it counts toward the limit),
+// as the Python reader does (jsonline.lines_of). Header-only: the replay and the recorded log both
+// read logs this way. Not here: what a line means (log_event.h).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ namespace cudapool::replay {
 // The longest line a reader of the log takes: 64 MiB. The shim's event lines are at most 1 KiB
 // (log/format.h); only a summary line listing hundreds of thousands of leaks comes near it.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+// UTF-8's byte order mark, which some editors put at the start of a file.
+inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 template <class Fn, class TooLong>
 void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
@@ -25,6 +28,12 @@ void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
   std::string carry;
   bool skipping = false;  // inside a line over the limit: its bytes are dropped
   std::uint64_t line_number = 0;
+  auto deliver = [&](std::string_view line) {
+    if (++line_number == 1 && line.substr(0, kByteOrderMark.size()) == kByteOrderMark) {
+      line.remove_prefix(kByteOrderMark.size());
+    }
+    fn(line_number, line);
+  };
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::size_t got = static_cast<std::size_t>(in.gcount());
@@ -47,10 +56,10 @@ void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
         too_long(++line_number);
         skipping = false;
       } else if (carry.empty()) {
-        fn(++line_number, piece);
+        deliver(piece);
       } else {
         carry.append(piece);
-        fn(++line_number, std::string_view(carry));
+        deliver(std::string_view(carry));
         carry.clear();
       }
       start = nl + 1;
@@ -59,7 +68,7 @@ void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
   if (skipping) {
     too_long(++line_number);
   } else if (!carry.empty()) {
-    fn(++line_number, std::string_view(carry));
+    deliver(std::string_view(carry));
   }
 }
 

@@ -576,6 +576,7 @@
   function tuneSection(main) {
     var t = DATA.tune;
     main.appendChild(el("h2", { id: "tune", text: "Tuning: what cudapool tune finds" }));
+    if (t.error) { main.appendChild(el("div", { class: "card" }, note("No tuning: " + t.error))); return; }
     var rec = t.recommendation || {};
     main.appendChild(el("div", { class: "card" },
       el("div", null, el("b", { text: rec.keep_own ? "Keep the log's own settings." : "Recommended setting: " }), rec.keep_own ? "" : el("code", { text: rec.setting || "" })),
