@@ -20,7 +20,7 @@ from . import memviz, perfetto
 from .export import ExportError, check_logs, pool_log
 from .inputs import LogError, display_name, open_log
 from .outfile import OutputError, OutputRefused, check_output, write_output
-from .terminal import MAX_NOTE, shown
+from .terminal import MAX_NOTE, cut
 
 
 def export_parser(commands):
@@ -112,7 +112,7 @@ def export(args):
                                            e.strerror or e), file=sys.stderr)
         return 1
     for note in notes:
-        print("cudapool export: note: %s" % shown(note, MAX_NOTE), file=sys.stderr)
+        print("cudapool export: note: %s" % cut(note, MAX_NOTE), file=sys.stderr)   # escaped when made
     size = os.stat(out).st_size if os.path.isfile(out) else None
     print("cudapool export: wrote %s (%s%s)" % (display_name(out), what, "" if size is None
                                                 else ", %d bytes" % size), file=sys.stderr)

@@ -32,6 +32,7 @@ from .frames import Frames
 from .layout import add_range, remove_range
 from .memviz_snapshot import snapshot, write
 from .reader import LogError, LogReader, not_a_log
+from .terminal import escape
 
 SMALL_SIZE = 1 << 20     # pool/constants.h kSmallSize: blocks up to 1 MiB are the small pool's
 SMALL_BUFFER = 2 << 20   # kSmallBuffer: small-pool segments (and expandable pages) are 2 MiB
@@ -262,7 +263,7 @@ def build(stream, max_entries=0, name="the log"):
                          "(--max-entries N keeps the last N)" % (d.dev, len(d.trace)))
     if left_out:
         notes.append("left out (no memory_viz counterpart): " + ", ".join(
-            "%s x%d" % kv for kv in sorted(left_out.items())))
+            "%s x%d" % (escape(a), n) for a, n in sorted(left_out.items())))
     notes.extend(reader.devices.notes())     # devices left out (devices.py)
     if reader.problems.malformed:
         notes.append("%d malformed lines skipped (cudapool report lists them)"

@@ -170,7 +170,7 @@ def text_report(rep):
     out = []
     w = out.append
     h = rep["header"] or {}
-    w("cudapool report: %s" % shown(rep["log"]))
+    w("cudapool report: %s" % rep["log"])   # inputs.display_name(): escaped
     argv = h.get("argv")
     cmd = ""
     if isinstance(argv, list) and argv:
@@ -339,7 +339,7 @@ def ranks_text(multi):
                                    "ooms": r["ooms"], "events": r["events"]}]:
             out.append("  %4d  %-16s %6s  %-15s %-15s %6d %10d  %s%s" % (
                 r["rank"], host, d["dev"], short(d["peak_allocated"]), short(d["peak_reserved"]),
-                d["ooms"], d["events"], shown(r["log"]),
+                d["ooms"], d["events"], r["log"],
                 {"read": "", "too long": "  (summary line too long to read)"}.get(
                     r["ending"], "  (no summary line)")))
             if type(d["peak_reserved"]) is int and (best is None or d["peak_reserved"] > best[0]):
