@@ -42,11 +42,13 @@ constexpr std::uint64_t kMs = 1000000;
 constexpr std::uint64_t kReadTimeout = 1000 * kMs;
 constexpr std::uint64_t kWriteStall = 2000 * kMs;
 constexpr std::uint64_t kWriteTotal = 30000 * kMs;
+// How long the metrics file's removal waits for a write in progress.
+constexpr unsigned kEndWaitMs = 1000;
 
 struct ControlState {
   ControlEndpoint endpoint;
-  RequestContext context;  // the endpoint's paths, for the answers
-  std::string metrics_path;
+  RequestContext context;                 // the endpoint's paths, for the answers
+  log::RewrittenFile* metrics = nullptr;  // CUDAPOOL_METRICS's file (never deleted)
   int interval_s = 5;
 };
 
@@ -145,9 +147,16 @@ void accept_clients(Client* clients) {
 
 void write_metrics_now() {
   std::string why;
-  if (!write_metrics_file(g_state.get().metrics_path, &why)) {
-    CUDAPOOL_WARN_ONCE("CUDAPOOL_METRICS: %s (warned once; the next writes are tried anyway)",
-                       why.c_str());
+  switch (write_metrics_file(*g_state.get().metrics, &why)) {
+    case log::RewrittenFile::Outcome::kFailed:
+      CUDAPOOL_WARN_ONCE("CUDAPOOL_METRICS: %s (warned once; the next writes are tried anyway)",
+                         why.c_str());
+      break;
+    case log::RewrittenFile::Outcome::kStopped:
+      warn("CUDAPOOL_METRICS: %s; the metrics file is not written from now on", why.c_str());
+      break;
+    default:
+      break;
   }
 }
 
@@ -155,13 +164,13 @@ void* control_main(void*) {
   ReentrancyGuard guard;  // a hook reached from this thread passes straight through
   ControlState& state = g_state.get();
   Client clients[kMaxClients];
-  const bool metrics = !state.metrics_path.empty();
+  const bool metrics = state.metrics != nullptr;
   const std::uint64_t interval = static_cast<std::uint64_t>(state.interval_s) * 1000 * kMs;
   std::uint64_t next_metrics = monotonic_ns();
   for (;;) {
     std::uint64_t now = monotonic_ns();
     if (metrics && now >= next_metrics) {
-      write_metrics_now();
+      if (!state.metrics->stopped()) write_metrics_now();
       now = monotonic_ns();
       next_metrics = now + interval;
     }
@@ -249,13 +258,17 @@ void start_control() {
     }
   }
   if (!r.metrics_template.empty()) {
-    state.metrics_path = metrics_path(r.metrics_template, &why);
-    if (state.metrics_path.empty()) warn("%s: no metrics file", why.c_str());
-    state.interval_s = r.metrics_interval_s;
-    state.context.metrics_path = state.metrics_path;
-    state.context.metrics_interval_s = state.interval_s;
+    const std::string path = metrics_path(r.metrics_template, &why);
+    if (path.empty()) {
+      warn("%s: no metrics file", why.c_str());
+    } else {
+      state.metrics = new log::RewrittenFile(path);  // lives as long as the process
+      state.interval_s = r.metrics_interval_s;
+      state.context.metrics_path = path;
+      state.context.metrics_interval_s = state.interval_s;
+    }
   }
-  if (state.endpoint.listen_fd < 0 && state.metrics_path.empty()) return;
+  if (state.endpoint.listen_fd < 0 && state.metrics == nullptr) return;
   if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     warn("control thread: pipe: %s", std::strerror(errno));
     remove_endpoint(state.endpoint);
@@ -290,7 +303,8 @@ void stop_control() {
   const bool joined = pthread_timedjoin_np(g_thread, nullptr, &limit) == 0;
   ControlState& state = g_state.get();
   remove_endpoint(state.endpoint);
-  if (!state.metrics_path.empty()) remove_metrics_file(state.metrics_path);
+  // Waits (bounded) for a write the thread, not joined, may still be making.
+  if (state.metrics != nullptr) state.metrics->remove(kEndWaitMs);
   if (!joined) warn("control thread: still busy at exit after 2 s; leaving it");
 }
 
