@@ -73,12 +73,15 @@ def by_signal(t, sig, with_log):
     run = t.start(name, **extra)
     if run is None:
         return
+    log = os.path.join(t.work, name + ".jsonl")
+    if with_log and not run.wait_for(lambda: os.path.exists(log), "%s: the log" % name):
+        return
     run.p.send_signal(sig)
     rc = run.p.wait(60)
     check(rc == -sig, "%s: status %s, want death by signal %d" % (name, rc, sig))
     check(not t.left(run.pid), "%s: left after the signal: %s" % (name, t.left(run.pid)))
     if with_log:
-        lines = log_lines(os.path.join(t.work, name + ".jsonl"))
+        lines = log_lines(log)
         check(lines and lines[0].get("schema") == "cudapool.log/1", "%s: the log" % name)
     passed(since, "%s at its default action%s: died by it, socket and metrics file removed" % (
         signal.Signals(sig).name, " (with a log)" if with_log else ""))

@@ -72,7 +72,7 @@ class Run:
         except OSError:
             return 0
 
-    def wait_for(self, cond, what, timeout=10.0):
+    def wait_for(self, cond, what, timeout=30.0):  # a hang guard: no timing is asserted
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if cond():
