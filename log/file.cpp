@@ -69,8 +69,8 @@ std::string parent_dir(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// Whether the path's directory, resolved, is /dev or lies below it (/dev/shm, a tmpfs for files,
-// excepted).
+}  // namespace
+
 bool in_dev(const std::string& path) {
   char resolved[PATH_MAX];
   if (realpath(parent_dir(path).c_str(), resolved) == nullptr) return false;
@@ -80,6 +80,8 @@ bool in_dev(const std::string& path) {
   };
   return under("/dev") && !under("/dev/shm");
 }
+
+namespace {
 
 enum class AtName { kNothing, kStream, kTaken };
 

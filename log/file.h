@@ -38,6 +38,10 @@ struct CreatedFile {
 CreatedFile create_log_file(const std::string& path, std::string_view first = {},
                             FileKind kind = FileKind::kLog);
 
+// Whether the path's directory, resolved, is /dev or lies below it (/dev/shm, a tmpfs for files,
+// excepted): nothing is created there (also log/rewritten_file.h's rule).
+bool in_dev(const std::string& path);
+
 // While one is alive, a write on this thread to a pipe or FIFO whose reader left fails with EPIPE
 // instead of killing the process: SIGPIPE is blocked, and one raised meanwhile is taken back.
 class NoSigpipe {

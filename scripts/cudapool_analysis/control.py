@@ -6,6 +6,7 @@ format `cudapool export --memory-viz` writes), the rows of `cudapool top`.
     directory(explicit=None)           -> the control directory, as the shim picks it
     endpoints(dir)                     -> [(pid, path)] of live processes (stale sockets removed)
     ask(target, request, timeout)      -> the answer's body (str); ControlError on any failure
+                                          (timeout: seconds for the connection and the answer)
     live_snapshot(answer)              -> a PyTorch memory snapshot (dicts) of a `snapshot` answer
 
 A request is one line; the answer is "ok\\n" and a body, or "error: ...\\n", and the connection
@@ -101,16 +102,9 @@ def endpoints(dir_=None, clean=True):
 def ask(target, request, timeout=10.0, dir_=None):
     """The body of the answer to request (one line) from target (a pid or a socket's path)."""
     path, pid = socket_path(str(target), dir_)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
+    deadline = time.monotonic() + timeout
+    s = connect(path, timeout, deadline)
     try:
-        try:
-            s.connect(path)
-        except FileNotFoundError:
-            raise ControlError("no control socket %s: is the process running under the shim with "
-                               "CUDAPOOL_CONTROL=1?" % path) from None
-        except OSError as e:
-            raise ControlError("cannot connect to %s: %s" % (path, e.strerror or e)) from None
         peer_pid, peer_uid, _ = struct.unpack(
             "3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
         if peer_uid != os.geteuid():
@@ -119,7 +113,7 @@ def ask(target, request, timeout=10.0, dir_=None):
             raise ControlError("%s is served by pid %d, not %d: not asked" % (path, peer_pid, pid))
         s.sendall(request.encode() + b"\n")
         s.shutdown(socket.SHUT_WR)
-        chunks, deadline = [], time.monotonic() + timeout
+        chunks = []
         while True:
             s.settimeout(max(0.05, deadline - time.monotonic()))
             chunk = s.recv(1 << 20)
@@ -139,6 +133,38 @@ def ask(target, request, timeout=10.0, dir_=None):
     if status.startswith("error: "):
         raise ControlError("%s answered: %s" % (path, status[len("error: "):]))
     raise ControlError("%s answered something else than ok or error: %r" % (path, text[:80]))
+
+
+def connect(path, timeout, deadline):
+    """A socket connected to path. A process whose queue of pending connections is full makes a
+    connect that has a timeout (non-blocking) fail with EAGAIN at once: tried again, a little
+    later each time, until the deadline, then named plainly."""
+    pause = 0.005
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(max(0.05, deadline - time.monotonic()))
+        try:
+            s.connect(path)
+            return s
+        except FileNotFoundError:
+            s.close()
+            raise ControlError("no control socket %s: is the process running under the shim with "
+                               "CUDAPOOL_CONTROL=1?" % path) from None
+        except (BlockingIOError, InterruptedError):
+            s.close()
+        except socket.timeout:
+            s.close()
+            break
+        except OSError as e:
+            s.close()
+            raise ControlError("cannot connect to %s: %s" % (path, e.strerror or e)) from None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
+    raise ControlError("%s: the process did not accept the connection within %g s (its queue of "
+                       "pending connections stayed full)" % (path, timeout))
 
 
 class LiveRegion(Region):

@@ -32,7 +32,7 @@ def control_parsers(commands):
         p.add_argument("--dir", metavar="DIR", help="the control directory (default: "
                        "$XDG_RUNTIME_DIR/cudapool or /tmp/cudapool-UID)")
         p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                       help="seconds to wait for the answer (default 10)")
+                       help="seconds to wait for the connection and the answer (default 10)")
         p.set_defaults(parser=p)
         return p
     s = target(commands.add_parser(

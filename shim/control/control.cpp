@@ -5,7 +5,10 @@
 // held), then write the answer without blocking (send with MSG_DONTWAIT | MSG_NOSIGNAL; a client
 // that stops reading for kWriteStall, or takes longer than kWriteTotal, is dropped) and close.
 // A hostile client costs the endpoint a slot for a second, never the program a stall: the thread
-// holds no pool lock while it waits on a socket. All signals are blocked on the thread.
+// holds no pool lock while it waits on a socket. All signals are blocked on the thread. The wake-up
+// pipe carries two requests: stop (at exit), and make the socket and the metrics file again after
+// an exec that failed (the exec hook removed them first, as a handled signal and _exit do: the end
+// action below, exit_signals.h).
 #include "shim/control/control.h"
 
 #include <fcntl.h>
@@ -13,6 +16,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +30,7 @@
 #include "shim/control/control_commands.h"
 #include "shim/control/control_socket.h"
 #include "shim/control/metrics_file.h"
+#include "shim/lifecycle/exit_signals.h"
 #include "shim/lifecycle/settings.h"
 #include "shim/recording/clock.h"
 #include "shim/support/diagnostics.h"
@@ -42,11 +47,17 @@ constexpr std::uint64_t kMs = 1000000;
 constexpr std::uint64_t kReadTimeout = 1000 * kMs;
 constexpr std::uint64_t kWriteStall = 2000 * kMs;
 constexpr std::uint64_t kWriteTotal = 30000 * kMs;
+// How long the metrics file's removal waits for a write in progress.
+constexpr unsigned kEndWaitMs = 1000;
+// The wake-up pipe's requests.
+constexpr char kStop = 's';
+constexpr char kRemake = 'r';
 
 struct ControlState {
   ControlEndpoint endpoint;
   RequestContext context;  // the endpoint's paths, for the answers
-  std::string metrics_path;
+  // CUDAPOOL_METRICS's file (never deleted); atomic: the end action may read it at any time.
+  std::atomic<log::RewrittenFile*> metrics{nullptr};
   int interval_s = 5;
 };
 
@@ -60,6 +71,18 @@ constinit pid_t g_owner = 0;
 // The connections' descriptors (fd + 1; 0: none), for a fork child to close: a client must see
 // its connection end when the parent closes it.
 constinit std::atomic<int> g_client_fds[kMaxClients] = {};
+// The socket file's name and identity, for its removal at the process's end, which a signal
+// handler, _exit or an exec runs (control_before_end): characters and atomics only. A zero inode:
+// nothing to remove.
+constinit char g_socket_path[sizeof(sockaddr_un::sun_path)] = {};
+constinit std::atomic<std::uint64_t> g_socket_dev{0}, g_socket_ino{0};
+
+void publish_socket(const ControlEndpoint& e) {
+  if (e.listen_fd < 0 || e.path.size() >= sizeof g_socket_path) return;
+  std::memcpy(g_socket_path, e.path.c_str(), e.path.size() + 1);
+  g_socket_dev.store(e.dev);
+  g_socket_ino.store(e.ino);
+}
 
 struct Client {
   int fd = -1;
@@ -145,9 +168,45 @@ void accept_clients(Client* clients) {
 
 void write_metrics_now() {
   std::string why;
-  if (!write_metrics_file(g_state.get().metrics_path, &why)) {
-    CUDAPOOL_WARN_ONCE("CUDAPOOL_METRICS: %s (warned once; the next writes are tried anyway)",
-                       why.c_str());
+  switch (write_metrics_file(*g_state.get().metrics.load(), &why)) {
+    case log::RewrittenFile::Outcome::kFailed:
+      CUDAPOOL_WARN_ONCE("CUDAPOOL_METRICS: %s (warned once; the next writes are tried anyway)",
+                         why.c_str());
+      break;
+    case log::RewrittenFile::Outcome::kStopped:
+      warn("CUDAPOOL_METRICS: %s; the metrics file is not written from now on", why.c_str());
+      break;
+    default:
+      break;
+  }
+}
+
+// What the wake-up pipe holds: kStop when it asks to stop (or its writing end closed), else
+// kRemake or 0.
+char read_wake() {
+  char request = 0, buf[64];
+  ssize_t n;
+  while ((n = ::read(g_wake[0], buf, sizeof buf)) > 0) {
+    for (ssize_t i = 0; i < n; ++i) {
+      if (request != kStop) request = buf[i];
+    }
+  }
+  return n == 0 ? kStop : request;
+}
+
+// After an exec that failed (control_after_failed_exec): the socket made again (its name was
+// removed before the exec; the old listening socket goes with its queue).
+void remake_socket() {
+  ControlState& state = g_state.get();
+  if (state.context.socket_path.empty()) return;
+  g_socket_ino.store(0);
+  remove_endpoint(state.endpoint);
+  std::string why;
+  if (open_endpoint(reporting().control, &state.endpoint, &why)) {
+    publish_socket(state.endpoint);
+  } else {
+    warn("CUDAPOOL_CONTROL=%s: after an exec that failed: %s: no control socket",
+         reporting().control.c_str(), why.c_str());
   }
 }
 
@@ -155,13 +214,14 @@ void* control_main(void*) {
   ReentrancyGuard guard;  // a hook reached from this thread passes straight through
   ControlState& state = g_state.get();
   Client clients[kMaxClients];
-  const bool metrics = !state.metrics_path.empty();
+  log::RewrittenFile* const metrics_file = state.metrics.load();
+  const bool metrics = metrics_file != nullptr;
   const std::uint64_t interval = static_cast<std::uint64_t>(state.interval_s) * 1000 * kMs;
   std::uint64_t next_metrics = monotonic_ns();
   for (;;) {
     std::uint64_t now = monotonic_ns();
     if (metrics && now >= next_metrics) {
-      write_metrics_now();
+      if (!metrics_file->stopped()) write_metrics_now();
       now = monotonic_ns();
       next_metrics = now + interval;
     }
@@ -191,7 +251,12 @@ void* control_main(void*) {
       nanosleep(&pause, nullptr);
       continue;
     }
-    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) break;
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      if (read_wake() == kStop) break;
+      remake_socket();
+      next_metrics = monotonic_ns();  // and the metrics file written anew at once
+      continue;
+    }
     now = monotonic_ns();
     for (int i = 1; i < n; ++i) {
       if (i == listen_index) continue;
@@ -232,6 +297,26 @@ void close_after_fork_child() {
   g_wake[0] = g_wake[1] = -1;
 }
 
+// The end action (exit_signals.h): at a handled signal, in _exit and before an exec, in the
+// process that made them only, the socket's name and the metrics file removed, each only while it
+// is still this process's own. Armed before either exists. Async-signal-safe; the control thread
+// runs on (an exec may fail).
+void control_before_end() {
+  if (::getpid() != g_owner) return;
+  if (const std::uint64_t ino = g_socket_ino.exchange(0)) {
+    unlink_socket_if_same(g_socket_path, g_socket_dev.load(), ino);
+  }
+  if (log::RewrittenFile* metrics = g_state.get().metrics.load()) metrics->remove(kEndWaitMs);
+}
+
+// Its undo when an exec returned: the control thread makes the socket and the metrics file
+// again. Async-signal-safe.
+void control_after_failed_exec() {
+  if (::getpid() != g_owner || !g_running.load(std::memory_order_acquire)) return;
+  if (log::RewrittenFile* metrics = g_state.get().metrics.load()) metrics->reopen();
+  (void)!::write(g_wake[1], &kRemake, 1);
+}
+
 }  // namespace
 
 void start_control() {
@@ -240,8 +325,13 @@ void start_control() {
   std::string why;
   const bool control_off = r.control.empty() || r.control == "0" || r.control == "false" ||
                            r.control == "False" || r.control == "no" || r.control == "off";
+  if (control_off && r.metrics_template.empty()) return;
+  // The removal at the process's end is armed before the files exist (it takes only what was made).
+  g_owner = ::getpid();
+  add_end_action(control_before_end, control_after_failed_exec);
   if (!control_off) {
     if (open_endpoint(r.control, &state.endpoint, &why)) {
+      publish_socket(state.endpoint);
       state.context.socket_path = state.endpoint.path;
       say(Level::kInfo, "control socket: %s", state.endpoint.path.c_str());
     } else {
@@ -249,15 +339,20 @@ void start_control() {
     }
   }
   if (!r.metrics_template.empty()) {
-    state.metrics_path = metrics_path(r.metrics_template, &why);
-    if (state.metrics_path.empty()) warn("%s: no metrics file", why.c_str());
-    state.interval_s = r.metrics_interval_s;
-    state.context.metrics_path = state.metrics_path;
-    state.context.metrics_interval_s = state.interval_s;
+    const std::string path = metrics_path(r.metrics_template, &why);
+    if (path.empty()) {
+      warn("%s: no metrics file", why.c_str());
+    } else {
+      state.metrics.store(new log::RewrittenFile(path));  // lives as long as the process
+      state.interval_s = r.metrics_interval_s;
+      state.context.metrics_path = path;
+      state.context.metrics_interval_s = state.interval_s;
+    }
   }
-  if (state.endpoint.listen_fd < 0 && state.metrics_path.empty()) return;
+  if (state.endpoint.listen_fd < 0 && state.metrics.load() == nullptr) return;
   if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     warn("control thread: pipe: %s", std::strerror(errno));
+    g_socket_ino.store(0);
     remove_endpoint(state.endpoint);
     return;
   }
@@ -268,13 +363,13 @@ void start_control() {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (rc != 0) {
     warn("control thread: pthread_create: %s", std::strerror(rc));
+    g_socket_ino.store(0);
     remove_endpoint(state.endpoint);
     return;
   }
   // Named by its creator, so the name is there before anyone can see the thread work (in top,
   // ps -L, /proc/PID/task/*/comm), as the log's writer is cudapool-log.
   pthread_setname_np(g_thread, "cudapool-ctl");
-  g_owner = ::getpid();
   g_running.store(true, std::memory_order_release);
   pthread_atfork(nullptr, nullptr, close_after_fork_child);
   std::atexit(stop_control);
@@ -282,15 +377,16 @@ void start_control() {
 
 void stop_control() {
   if (::getpid() != g_owner || !g_running.exchange(false, std::memory_order_acq_rel)) return;
-  const char byte = 1;
-  (void)!::write(g_wake[1], &byte, 1);
+  (void)!::write(g_wake[1], &kStop, 1);
   timespec limit{};
   clock_gettime(CLOCK_REALTIME, &limit);
   limit.tv_sec += 2;
   const bool joined = pthread_timedjoin_np(g_thread, nullptr, &limit) == 0;
   ControlState& state = g_state.get();
+  g_socket_ino.store(0);
   remove_endpoint(state.endpoint);
-  if (!state.metrics_path.empty()) remove_metrics_file(state.metrics_path);
+  // Waits (bounded) for a write the thread, not joined, may still be making.
+  if (log::RewrittenFile* metrics = state.metrics.load()) metrics->remove(kEndWaitMs);
   if (!joined) warn("control thread: still busy at exit after 2 s; leaving it");
 }
 

@@ -2,8 +2,10 @@
 // `cudapool stats/empty-cache/snapshot/top`) or CUDAPOOL_METRICS (a Prometheus textfile) is set,
 // start_control, called once from the shim's initialization (lifecycle/startup.cpp), makes the
 // socket (control_socket.h) and starts one thread, the control thread, which serves the socket
-// and rewrites the metrics file; it registers its own stop at exit and a fork handler (a child
-// has no thread, closes the socket's descriptors and removes nothing). Without either variable:
+// and rewrites the metrics file; it registers its own stop at exit, an end action (a handled
+// signal, _exit and exec remove the socket and the metrics file; a failed exec has them made
+// again: lifecycle/exit_signals.h) and a fork handler (a child has no thread, closes the socket's
+// descriptors and removes nothing). Without either variable:
 // no thread, no socket, no file. Nothing here is on a hook's path. Not here: what is answered
 // (control_commands.h), the socket's rules (control_socket.h), the file (metrics_file.h).
 #pragma once

@@ -163,6 +163,13 @@ void remove_endpoint(ControlEndpoint& e) {
   e.dir_fd = -1;
 }
 
+void unlink_socket_if_same(const char* path, std::uint64_t dev, std::uint64_t ino) noexcept {
+  struct stat st {};
+  if (::lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev && st.st_ino == ino) {
+    ::unlink(path);
+  }
+}
+
 void forget_endpoint_after_fork(ControlEndpoint& e) {
   if (e.listen_fd >= 0) ::close(e.listen_fd);
   if (e.dir_fd >= 0) ::close(e.dir_fd);

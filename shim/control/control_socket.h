@@ -33,6 +33,10 @@ bool open_endpoint(const std::string& value, ControlEndpoint* out, std::string* 
 // At exit: removes the socket file if it is still the one open_endpoint made; closes the fds.
 void remove_endpoint(ControlEndpoint& endpoint);
 
+// At the process's end without exit (a handled signal, _exit, before an exec): removes the socket
+// file at path if it is still the socket (dev, ino), checked just before. Async-signal-safe.
+void unlink_socket_if_same(const char* path, std::uint64_t dev, std::uint64_t ino) noexcept;
+
 // In a child after fork: closes the fds, removes nothing (the file is the parent's).
 void forget_endpoint_after_fork(ControlEndpoint& endpoint);
 

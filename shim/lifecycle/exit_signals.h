@@ -1,21 +1,32 @@
-// shim/lifecycle/exit_signals.h: the allocation log when the program is ended by a signal. A signal
-// whose default action ends the process (SIGHUP, SIGINT, SIGQUIT, SIGTERM) kills the log's writer
-// thread with everything still queued in the ring. While a log is written, the shim handles those
-// of them the program left at their default action: the handler waits for the writer to put every
-// queued event in the file, then ends the process by the same signal, as the default action would
-// have (same exit status, a core for SIGQUIT). Not here: a summary line or CUDAPOOL_SUMMARY (they
-// need the pools' locks, which the interrupted thread may hold: the log ends without a summary
-// line, as a killed process's does), signals the program handles or ignores (left alone; a handler
-// the program installs later replaces the shim's), crash signals, the log itself (the log hands
-// its wait over when it starts: recording/event_log.h).
+// shim/lifecycle/exit_signals.h: what the shim does when the process ends without its atexit
+// handlers: killed by a signal whose default action ends it (SIGHUP, SIGINT, SIGQUIT, SIGTERM),
+// ended by _exit/_Exit (immediate_exit.cpp), or replaced by an exec (exec_hooks.cpp). The log's
+// writer thread would die with everything still queued in the ring, and the control socket and
+// the metrics file would stay behind. Each of those registers an end action here (the log's wait
+// until every queued event is in the file; the control endpoint's removal of its files, with its
+// undo for an exec that failed). The first registration installs the shim's handler for each of
+// those signals the program left at its default action: the handler runs the end actions, then
+// ends the process by the same signal, as the default action would have (same exit status, a
+// core for SIGQUIT). Not here: a summary line or CUDAPOOL_SUMMARY (they need the pools' locks,
+// which the interrupted thread may hold: the log ends without a summary line, as a killed
+// process's does), signals the program handles or ignores (left alone; a handler the program
+// installs later replaces the shim's), crash signals, the actions themselves
+// (recording/event_log.h, control/control.h).
 #pragma once
 
 namespace cudapool::shim {
 
-// Installs the handler for each of those signals whose disposition is still the default. Once;
-// called when the log starts, with what the handler calls before the signal ends the process:
-// `wait_for_log` waits (bounded) until the log's writer has put every queued event in the file.
-// It must be async-signal-safe.
-void handle_exit_signals_for_log(void (*wait_for_log)());
+// Adds an end action (at most four; in the order added) and installs the handler for each of those
+// signals whose disposition is still the default (once). `before_end` runs at a handled signal, in
+// _exit and before an exec; `after_failed_exec` (may be null) when an exec returned. Both must be
+// async-signal-safe, and do nothing in another process than the one that registered them (a fork
+// or vfork child).
+void add_end_action(void (*before_end)(), void (*after_failed_exec)() = nullptr);
+
+// The end actions' before_end, in order (from _exit, before an exec). Async-signal-safe.
+void run_end_actions();
+
+// Their after_failed_exec, in order (an exec returned). Async-signal-safe.
+void run_after_failed_exec();
 
 }  // namespace cudapool::shim

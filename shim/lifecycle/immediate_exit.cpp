@@ -1,12 +1,13 @@
 // shim/lifecycle/immediate_exit.cpp: the exported _exit and _Exit. They end the process without
 // atexit handlers (Python's os._exit, a program skipping its teardown), so the at-exit report
-// (exit_report.h) never runs, and the log's writer thread dies with whatever is still queued.
-// While a log is written, the hook first waits until the writer has put every queued event in the
-// file (event_log.h's bounded, async-signal-safe wait, the one the exit signals' handler makes:
-// _exit may be called from a signal handler), then calls the next _exit. Not here: a summary line
-// or CUDAPOOL_SUMMARY (they need the pools' locks and memory allocation, which a signal handler
-// calling _exit may not take: the log ends as a killed process's does), exit() (exit_report.h),
-// signals (exit_signals.h).
+// (exit_report.h) never runs, the log's writer thread dies with whatever is still queued, and the
+// control socket and metrics file would stay. The hook first runs the end actions
+// (exit_signals.h, the ones the exit signals' handler runs, all async-signal-safe: _exit may be
+// called from a signal handler): the log's bounded wait until the writer has put every queued
+// event in the file, the removal of the control socket and the metrics file; then it calls the
+// next _exit. Not here: a summary line or CUDAPOOL_SUMMARY (they need the pools' locks and
+// memory allocation, which a signal handler calling _exit may not take: the log ends as a killed
+// process's does), exit() (exit_report.h), signals (exit_signals.h), exec (exec_hooks.cpp).
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -14,7 +15,7 @@
 
 #include "shim/interpose/export.h"
 #include "shim/interpose/real_driver.h"
-#include "shim/recording/event_log.h"
+#include "shim/lifecycle/exit_signals.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ __attribute__((constructor(102))) void find_next_exit() {
 }
 
 [[noreturn]] void end_process(int status) {
-  cudapool::shim::wait_for_log_before_exit(cudapool::shim::kExitStallMs);
+  cudapool::shim::run_end_actions();
   if (g_next_exit != nullptr) g_next_exit(status);
   for (;;) syscall(SYS_exit_group, status);  // what glibc's _exit does
 }

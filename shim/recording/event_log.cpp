@@ -86,7 +86,7 @@ log::HeaderInfo header_info() {
   return h;
 }
 
-// What the exit signals' handler does before the signal ends the process (exit_signals.h).
+// The log's end action (exit_signals.h): at a handled signal, in _exit and before an exec.
 void wait_for_log_at_exit_signal() {
   wait_for_log_before_exit(kExitStallMs);
 }
@@ -106,7 +106,7 @@ log::Logger* start_logger() {
   }
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);
-  if (logger != nullptr) handle_exit_signals_for_log(wait_for_log_at_exit_signal);
+  if (logger != nullptr) add_end_action(wait_for_log_at_exit_signal);
   return logger;
 }
 

@@ -4,7 +4,7 @@
 // latency, backtrace); pass-through and error events are logged by the hooks directly; at exit it
 // writes the summary line it is given. Not here: the file, the ring and the formatting (log/), what
 // the summary line holds (lifecycle/exit_report.cpp, from the exit snapshot), the exit signals'
-// handler (lifecycle/exit_signals.h: the log installs it, handing it its wait).
+// handler, _exit and exec (lifecycle/exit_signals.h: the log adds its wait as an end action).
 #pragma once
 
 #include <cstdint>
@@ -65,9 +65,10 @@ bool log_open();
 // CUDAPOOL_BACKTRACE, the loaded objects added, then closes the file. Nothing without a log.
 void finish_log(log::Summary summary);
 
-// From a signal handler or _exit about to end the process: waits until the log's writer has put
-// every event queued so far in the file, or made no progress for stall_ms. Async-signal-safe.
-// Does nothing in a process other than the one that started the log (a fork or vfork child).
+// From a signal handler, _exit or an exec about to end the process (or its image): waits until the
+// log's writer has put every event queued so far in the file, or made no progress for stall_ms.
+// Async-signal-safe. Does nothing in a process other than the one that started the log (a fork or
+// vfork child).
 void wait_for_log_before_exit(unsigned stall_ms);
 // Its stall limit at the process's end (a writer blocked on a full pipe, or a record whose append
 // the signal interrupted on the exiting thread, makes no progress).

@@ -46,10 +46,15 @@ err=$(LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" python3 -c 'impor
 # dlsym(RTLD_NEXT/RTLD_DEFAULT) still answers for the caller.
 LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" python3 -c 'import ctypes; ctypes.CDLL(None).printf' || fail "dlsym(RTLD_DEFAULT) broken"
 
-# What the shim exports: its hooks, dlsym, _exit and _Exit, nothing else; no libcuda/libcudart dependency.
+# What the shim exports: its hooks, dlsym, _exit and _Exit, the exec family, nothing else; no
+# libcuda/libcudart dependency.
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 for name in $exported; do
-  case "$name" in dlsym | _exit | _Exit | cu*) ;; *) fail "unexpected exported symbol $name" ;; esac
+  case "$name" in
+    dlsym | _exit | _Exit | cu*) ;;
+    execve | execv | execvp | execvpe | execl | execle | execlp | fexecve | execveat) ;;
+    *) fail "unexpected exported symbol $name" ;;
+  esac
 done
 # ... and each of them: the version script made from driver_functions.def and stream_work_hooks.inc
 # names exactly what is exported (a listed hook that no file defines would be missing here).

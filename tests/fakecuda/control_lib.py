@@ -1,6 +1,7 @@
-"""tests/fakecuda/control_lib.py: what the control endpoint's test (control_check.py) shares: a
-run of control_workload under the shim with the fake driver, raw requests on its socket, a small
-Prometheus text parser, the failure list. Not a test itself."""
+"""tests/fakecuda/control_lib.py: what the control endpoint's tests (control_check.py,
+metrics_file_check.py, control_cleanup_check.py) share: a run of control_workload under the shim
+with the fake driver, raw requests on its socket, a small Prometheus text parser, the failure
+list. Not a test itself."""
 import os
 import re
 import socket
@@ -25,6 +26,17 @@ def check(cond, what):
 
 def ok(what):
     print("ok (%.1f s): %s" % (time.monotonic() - START, what), flush=True)
+
+
+def passed(since, what):
+    """ok(what) when no check failed since FAILS had `since` entries."""
+    if len(FAILS) == since:
+        ok(what)
+
+
+def last_line(run):
+    lines = run.stderr().strip().splitlines()
+    return lines[-1] if lines else "(nothing on stderr)"
 
 
 class Run:
@@ -60,7 +72,7 @@ class Run:
         except OSError:
             return 0
 
-    def wait_for(self, cond, what, timeout=10.0):
+    def wait_for(self, cond, what, timeout=30.0):  # a hang guard: no timing is asserted
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if cond():

@@ -6,8 +6,9 @@
 # log (each line whole JSON, seq 1..N without a gap). (2) A program with its own SIGTERM handler
 # keeps it: it returns normally and the log ends with its summary line. (3) _exit, which runs no
 # atexit handler (shim/lifecycle/immediate_exit.cpp), called from the loop and from the program's SIGTERM
-# handler: the status is the program's, and every counted pair is in the log. Through the fake
-# driver.
+# handler: the status is the program's, and every counted pair is in the log. (4) An exec
+# (shim/lifecycle/exec_hooks.cpp) after the pairs: the status is the new program's, and every
+# counted pair is in the log. Through the fake driver.
 # Usage: exit_signal.sh <signal_producer> <libcudapool.so> <directory of the fake libcuda.so.1>
 source "$(dirname "${BASH_SOURCE[0]}")/script_harness.sh"
 
@@ -96,4 +97,6 @@ fi
 check_all_logged exit $? 7 "_exit(7) after 200000 pairs"
 rc=$(run_producer handler-exit --handler-exits)
 check_all_logged handler-exit "$rc" 7 "_exit(7) from the program's SIGTERM handler"
+(start_producer exec --exec-after 200000)
+check_all_logged exec $? 0 "exec of /bin/true after 200000 pairs"
 exit $status

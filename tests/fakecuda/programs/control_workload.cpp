@@ -1,18 +1,23 @@
 // tests/fakecuda/programs/control_workload.cpp: a program for the control endpoint's test
-// (tests/fakecuda/control.sh): it keeps allocating and freeing (sizes 1 B to 20 MiB, up to 24
-// blocks held, everything freed every 4096 steps so that idle segments come and go), stamping
-// every block and checking the stamp before each free, while the test asks it for stats,
-// empty-cache, snapshots and Prometheus text from outside. Linked with -lcuda against the fake.
-// Its files in DIR: progress (the steps done, a mapped counter the test reads to see the loop
-// move), state ("quiet" once the loop ended and only its kept blocks are allocated), and the
-// test's stop (end the loop) and exit (exit now). Its result, on stdout, depends only on the seed
-// and the steps: "control_workload: steps N checksum X kept K" (a run with --steps N under other
-// conditions must print the same). With --fork it forks once, early: the child writes its pid to
-// DIR/child.pid, sleeps 1 s, and calls exit(0) (its at-exit handlers run). With --hold N it first
-// allocates N blocks of 512 bytes and keeps them to the end (a snapshot then runs to hundreds of
-// KiB: more than a socket buffer takes). With --rate R it makes at most R steps a second (a log
-// of a run of some seconds then stays small). It gives up after 60 s.
-// Usage: control_workload DIR [--steps N] [--seed S] [--fork] [--hold N] [--rate R]
+// (tests/fakecuda/control_check.py, metrics_file_check.py, control_cleanup_check.py): it keeps
+// allocating and freeing (sizes 1 B to 20 MiB, up to 24 blocks held, everything freed every 4096
+// steps so that idle segments come and go), stamping every block and checking the stamp before
+// each free, while the test asks it for stats, empty-cache, snapshots and Prometheus text from
+// outside. Linked with -lcuda against the fake. Its files in DIR: progress (the steps done, a
+// mapped counter the test reads to see the loop move), state ("quiet" once the loop ended and only
+// its kept blocks are allocated), and the test's stop (end the loop) and exit (exit now). Its
+// result, on stdout, depends only on the seed and the steps: "control_workload: steps N checksum X
+// kept K" (a run with --steps N under other conditions must print the same). With --fork it forks
+// once, early: the child writes its pid to DIR/child.pid, sleeps 1 s, and calls exit(0) (its
+// at-exit handlers run). With --hold N it first allocates N blocks of 512 bytes and keeps them to
+// the end (a snapshot then runs to hundreds of KiB: more than a socket buffer takes). With --rate R
+// it makes at most R steps a second (a log of a run of some seconds then stays small). With
+// --underscore-exit it ends by _exit(0) (no atexit handler runs) instead of returning from main.
+// Once quiet, a file DIR/exec (one argument a line: the function, execvp or execve, then the
+// program and its arguments) makes it exec that (execve with its own environment); when the exec
+// fails it writes DIR/exec_failed (the error) and goes on waiting. It gives up after 60 s. Usage:
+// control_workload DIR [--steps N] [--seed S] [--fork] [--hold N] [--rate R]
+//                             [--underscore-exit]
 #include <cuda.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,13 +25,17 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <vector>
+
+extern char** environ;
 
 namespace {
 
@@ -83,6 +92,26 @@ bool stamped(const Held& h) {
   return true;
 }
 
+// DIR/exec, when there: the exec it asks for (the file is removed first). Returns only when the
+// exec failed, after writing DIR/exec_failed.
+void exec_if_asked() {
+  if (!exists("exec")) return;
+  std::ifstream in(g_dir + "/exec");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  unlink((g_dir + "/exec").c_str());
+  if (lines.size() < 2) return;
+  std::vector<char*> args;
+  for (std::size_t i = 1; i < lines.size(); ++i) args.push_back(lines[i].data());
+  args.push_back(nullptr);
+  if (lines[0] == "execve") {
+    execve(args[0], args.data(), environ);
+  } else {
+    execvp(args[0], args.data());
+  }
+  write_file("exec_failed", lines[0] + " " + lines[1] + ": " + std::strerror(errno) + "\n");
+}
+
 [[noreturn]] void fail(const char* what, std::uint64_t step) {
   std::fprintf(stderr, "FAIL: control_workload: %s at step %llu\n", what,
                static_cast<unsigned long long>(step));
@@ -95,12 +124,13 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(
         stderr,
-        "usage: control_workload DIR [--steps N] [--seed S] [--fork] [--hold N] [--rate R]\n");
+        "usage: control_workload DIR [--steps N] [--seed S] [--fork] [--hold N] [--rate R] "
+        "[--underscore-exit]\n");
     return 2;
   }
   g_dir = argv[1];
   std::uint64_t steps = 0, seed = 42;
-  bool do_fork = false;
+  bool do_fork = false, underscore_exit = false;
   std::uint64_t hold = 0, rate = 0;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--rate") == 0 && i + 1 < argc)
@@ -113,6 +143,8 @@ int main(int argc, char** argv) {
       seed = std::strtoull(argv[++i], nullptr, 10);
     else if (std::strcmp(argv[i], "--fork") == 0)
       do_fork = true;
+    else if (std::strcmp(argv[i], "--underscore-exit") == 0)
+      underscore_exit = true;
   }
   const int fd = open((g_dir + "/progress").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || ftruncate(fd, sizeof(std::uint64_t)) != 0) return 2;
@@ -196,6 +228,7 @@ int main(int argc, char** argv) {
   write_file("state", "quiet\n");
   while (!exists("exit")) {
     if (time(nullptr) > give_up) fail("no exit file in 60 s", step);
+    exec_if_asked();
     usleep(5000);
   }
   for (const std::vector<Held>* blocks : {&held, &kept}) {
@@ -203,5 +236,6 @@ int main(int argc, char** argv) {
       if (!stamped(h)) fail("a kept block's stamp changed", step);
     }
   }
+  if (underscore_exit) _exit(0);
   return 0;
 }

@@ -5,9 +5,11 @@
 // still leaves every pair counted in the log. With --own-handler the program handles SIGTERM
 // itself (installed before its first CUDA call) and returns normally; with --handler-exits its
 // SIGTERM handler calls _exit(7); with --exit-after N it calls _exit(7) after N pairs (no atexit
-// handler runs either way). A run that no signal or exit ends stops by itself after 30 s with
-// status 3, so that a broken test cannot leave it filling the disk with its log.
-// Usage: signal_producer COUNTER_FILE [--own-handler | --handler-exits | --exit-after N]
+// handler runs either way); with --exec-after N it execs /bin/true after N pairs. A run that no
+// signal or exit ends stops by itself after 30 s with status 3, so that a broken test cannot leave
+// it filling the disk with its log. Usage: signal_producer COUNTER_FILE [--own-handler |
+// --handler-exits | --exit-after N |
+//                                       --exec-after N]
 #include <cuda.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -39,14 +41,16 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: signal_producer COUNTER_FILE [--own-handler | --handler-exits | "
-                 "--exit-after N]\n");
+                 "--exit-after N | --exec-after N]\n");
     return 2;
   }
-  std::uint64_t exit_after = 0;
+  std::uint64_t exit_after = 0, exec_after = 0;
   if (argc > 2 && std::strcmp(argv[2], "--own-handler") == 0) signal(SIGTERM, on_term);
   if (argc > 2 && std::strcmp(argv[2], "--handler-exits") == 0) signal(SIGTERM, exit_on_term);
   if (argc > 3 && std::strcmp(argv[2], "--exit-after") == 0)
     exit_after = std::strtoull(argv[3], nullptr, 10);
+  if (argc > 3 && std::strcmp(argv[2], "--exec-after") == 0)
+    exec_after = std::strtoull(argv[3], nullptr, 10);
   const int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || ftruncate(fd, sizeof(std::uint64_t)) != 0) {
     std::perror("counter file");
@@ -78,6 +82,11 @@ int main(int argc, char** argv) {
     }
     done->store(++pairs, std::memory_order_release);
     if (pairs == exit_after) _exit(7);
+    if (pairs == exec_after) {
+      execl("/bin/true", "true", static_cast<char*>(nullptr));
+      std::perror("execl /bin/true");
+      return 4;
+    }
   }
   std::printf("signal_producer: stopped by its own handler after %llu pairs\n",
               static_cast<unsigned long long>(pairs));
