@@ -58,6 +58,18 @@ bool read_mebibytes(const RawValue& value, std::size_t min_mib, std::size_t& byt
   return true;
 }
 
+void apply_large_segment_size(const RawValue& value, Options& options, Problems& problems) {
+  std::size_t bytes = 0;
+  if (!read_mebibytes(value, 11, bytes, problems)) return;
+  if (bytes / kMiB > kMaxLargeSegmentMebibytes) {
+    problems.push_back(
+        "more than any device's memory: every segment this large would fail (at most " +
+        number_text(kMaxLargeSegmentMebibytes) + " MiB, 1 TiB)");
+    return;
+  }
+  options.large_segment_size = bytes;
+}
+
 void apply_gc_threshold(const RawValue& value, Options& options, Problems& problems) {
   double v = 0;
   std::string error;

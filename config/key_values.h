@@ -29,6 +29,18 @@ void apply_mebibytes(const RawValue& value, Options& options, Problems& problems
   if (read_mebibytes(value, kMinMiB, bytes, problems)) options.*Field = bytes;
 }
 
+// large_segment_size_mb: at most this many MiB (1 TiB). The segment of every 1-10 MiB request
+// (and, with expandable segments, every page of the large pool) is this large, so a value above
+// any device's memory can only fail; PyTorch takes any value and then fails each such request
+// (issue 26: with expandable segments, values above 2^43 MiB made every allocation fail with
+// CUDA_ERROR_INVALID_VALUE, silently).
+inline constexpr std::size_t kMaxLargeSegmentMebibytes = std::size_t{1} << 20;
+// The driver maps device memory in pages of this many bytes (cuMemGetAllocationGranularity, 2 MiB
+// on NVIDIA GPUs): with expandable segments large_segment_size_mb is a page size and must be a
+// multiple of it (parse.cpp checks the pair of keys once the string is read).
+inline constexpr std::size_t kDevicePageBytes = 2 * kMiB;
+void apply_large_segment_size(const RawValue& value, Options& options, Problems& problems);
+
 template <std::size_t Options::*Field>
 std::string render_mebibytes(const Options& options) {
   const std::size_t bytes = options.*Field;

@@ -37,10 +37,12 @@ constexpr KeyInfo kKeys[] = {
      "False", false, apply_bool<&Options::release_lock_on_cudamalloc>,
      render_bool<&Options::release_lock_on_cudamalloc>},
     // large_segment_size_mb: in PyTorch 2.11 (seen in its AllocatorConfig.h on the GPU machine);
-    // it must be above kMinLargeAlloc (10 MiB).
-    {"large_segment_size_mb", "", ValueKind::kMebibytes, "an integer > 10 (MiB)", "20", false,
-     apply_mebibytes<&Options::large_segment_size, 11>,
-     render_mebibytes<&Options::large_segment_size>},
+    // it must be above kMinLargeAlloc (10 MiB). cudapool also caps it (key_values.h
+    // kMaxLargeSegmentMebibytes) and, with expandable segments, wants whole 2 MiB pages
+    // (parse.cpp).
+    {"large_segment_size_mb", "", ValueKind::kMebibytes,
+     "an integer from 11 to 1048576 (MiB), even with expandable_segments:True", "20", false,
+     apply_large_segment_size, render_mebibytes<&Options::large_segment_size>},
     // cudapool's own keys.
     {"reuse_fence", "", ValueKind::kChoice, "auto, sync or none", "auto", false,
      apply_choice<&Options::reuse_fence, kReuseFenceWords>,

@@ -1,10 +1,13 @@
 // config/parse.cpp: walks the tokens pair by pair, hands each value to its key's row in the
-// table (keys.h), and turns every problem into a Diagnostic. Grammar recovery lives here; value
-// rules do not (key_values.cpp, number_readers.cpp), nor does tokenizing (tokenizer.cpp).
+// table (keys.h), and turns every problem into a Diagnostic; once the string is read, checks the
+// rules that tie two keys (expandable segments' page size, the inactive garbage collection).
+// Grammar recovery lives here; the rules of one value do not (key_values.cpp,
+// number_readers.cpp), nor does tokenizing (tokenizer.cpp).
 #include "config/parse.h"
 
 #include <algorithm>
 
+#include "config/key_values.h"
 #include "config/keys.h"
 #include "config/tokenizer.h"
 
@@ -19,6 +22,7 @@ class Parser {
 
   ParseResult run() {
     split_pairs();
+    check_expandable_page();
     note_inactive_gc_threshold();
     if (suppressed_diagnostics_ > 0) {
       Diagnostic summary;
@@ -196,6 +200,21 @@ class Parser {
       note({name,
             shorten(written_key) + ":" + value_text + " is a PyTorch-only setting and is ignored"});
     }
+  }
+
+  // With expandable segments large_segment_size_mb is the large pool's page, which the driver
+  // maps only in whole pages of its own (kDevicePageBytes): an odd number of MiB would make every
+  // large request fail with a driver error (PyTorch's too). Reported on the key, as a value out
+  // of range, once the whole string is read (the two keys come in any order); the default stays.
+  void check_expandable_page() {
+    Options& o = result_.options;
+    if (!o.expandable_segments || o.large_segment_size % kDevicePageBytes == 0) return;
+    const KeyInfo* key = find_key("large_segment_size_mb");
+    const std::string value = key->render(o);
+    o.large_segment_size = Options{}.large_segment_size;
+    reject(*key, key->name, value,
+           "with expandable_segments:True it is the page size, and the driver maps memory in "
+           "pages of 2 MiB: an even number of MiB");
   }
 
   // PyTorch runs the garbage collection only when a memory fraction below 1 is set.

@@ -1,7 +1,7 @@
 // pool/device_pool.cpp: allocation (see device_pool.h): finding, splitting and making blocks, and
 // the pool's queries. Not here: the free path and merging (device_pool_free.cpp), releasing
 // memory, garbage collection and reuse fences (device_pool_release.cpp), expandable segments
-// (device_pool_expandable.cpp).
+// (device_pool_expandable.cpp), a request that fails (device_pool_failure.cpp).
 #include "pool/device_pool.h"
 
 #include <algorithm>
@@ -27,6 +27,7 @@ bool still_sorted_after_shrink(const SizeOrderedBlocks& set, SizeOrderedBlocks::
 
 // Requests above this are refused as out of memory before any rounding could overflow.
 constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
+
 }  // namespace
 
 DevicePool::DevicePool(const config::Options& options, Backend& backend, int device,
@@ -88,49 +89,10 @@ bool DevicePool::gc_active() const {
 void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
                       std::uintptr_t segment, std::uintptr_t stream, bool cache_hit) {
   if (sink_ == nullptr) return;
-  PoolEvent event;
-  event.action = action;
-  event.device = device_;
+  PoolEvent event = event_of(action, device_, size, block_size, stream);
   event.ptr = ptr;
-  event.size = size;
-  event.block_size = block_size;
   event.segment = segment;
-  event.stream = stream;
   event.cache_hit = cache_hit;
-  sink_->on_pool_event(event);
-}
-
-void DevicePool::out_of_memory(std::size_t requested, std::size_t rounded, std::size_t segment_size,
-                               std::uintptr_t stream) {
-  stats_.num_ooms += 1;
-  OomState& s = last_oom_;
-  s = OomState{};
-  s.requested = requested;
-  s.rounded = rounded;
-  s.segment_size = segment_size;
-  s.device_total = backend_.total_memory();
-  std::size_t free = 0;
-  s.device_free_known = backend_.free_memory(&free);
-  s.device_free = s.device_free_known ? free : 0;
-  s.cap = allowed_memory_.value_or(0);
-  s.reserved = reserved_;
-  const auto all = static_cast<std::size_t>(StatType::kAll);
-  s.allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[all].current);
-  for (const BlockPool* pool : {&small_, &large_}) {
-    for (const Block* b : pool->blocks) {
-      ++s.free_blocks;
-      if (b->size > s.largest_free_block) s.largest_free_block = b->size;
-    }
-  }
-  s.cause = classify_oom(s);
-  if (sink_ == nullptr) return;
-  PoolEvent event;
-  event.action = Action::kOom;
-  event.device = device_;
-  event.size = requested;
-  event.block_size = rounded;
-  event.stream = stream;
-  event.oom = &last_oom_;
   sink_->on_pool_event(event);
 }
 
@@ -161,6 +123,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
     return result;
   }
   process_fences();
+  refused_bytes_ = 0;
 
   Request r;
   r.size = round_size(requested, options_);
@@ -190,11 +153,12 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
   }
   if (!found) {
     if (r.err.status == BackendStatus::kError) {
+      refused(requested, r.size, stream);
       result.status = AllocStatus::kBackendError;
       result.backend_error = r.err.error;
       return result;
     }
-    out_of_memory(requested, r.size, r.alloc_size, stream);
+    out_of_memory(requested, r.size, refused_bytes_ != 0 ? refused_bytes_ : r.alloc_size, stream);
     result.status = AllocStatus::kOutOfMemory;
     return result;
   }
@@ -254,6 +218,7 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
 
   if (allowed_memory_.has_value() && reserved_ + size > *allowed_memory_) {
     r.err = BackendResult{BackendStatus::kOutOfMemory, 0};
+    refused_bytes_ = size;
     return false;
   }
   if (r.expandable_active) {
@@ -270,6 +235,7 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
 
   std::uintptr_t ptr = 0;
   const BackendResult res = backend_.allocate_segment(size, &ptr);
+  note_device_answer(res, RefusalStep::kSegment, size, 0);
   if (!res.ok()) {
     if (res.status == BackendStatus::kOutOfMemory) {
       emit(Action::kSegmentRefused, 0, size, 0, 0, r.stream);

@@ -20,6 +20,7 @@
 #include "pool/node_cache.h"
 #include "pool/oom.h"
 #include "pool/ptr_map.h"
+#include "pool/refusal.h"
 #include "pool/stats.h"
 
 namespace cudapool::pool {
@@ -153,6 +154,9 @@ class DevicePool {
   bool cache_sets_ordered() const;
   // The state at the last out-of-memory this pool answered (oom.h); requested == 0 before one.
   const OomState& last_oom() const { return last_oom_; }
+  // What the device refused at the last request answered with kBackendError (refusal.h);
+  // requested == 0 before one.
+  const DeviceRefusal& last_refusal() const { return last_refusal_; }
   std::size_t pending_fences() const { return pending_.size(); }
   // Bytes of freed blocks still waiting on a reuse fence.
   std::size_t pending_fence_bytes() const;
@@ -223,6 +227,13 @@ class DevicePool {
   // Records last_oom_ for a failed request and emits kOom with it.
   void out_of_memory(std::size_t requested, std::size_t rounded, std::size_t segment_size,
                      std::uintptr_t stream);
+  // A device request (a segment, an address range or pages of `page` bytes; `bytes` in all) was
+  // answered `res`: out-of-memory is remembered as the bytes refused (refused_bytes_), another
+  // failure as last_refusal_ (and backend_failure_ for the expandable-segment steps).
+  void note_device_answer(const BackendResult& res, RefusalStep step, std::size_t bytes,
+                          std::size_t page);
+  // Completes last_refusal_ for a failed request and emits kAllocFailed with it.
+  void refused(std::size_t requested, std::size_t rounded, std::uintptr_t stream);
   bool gc_active() const;
 
   config::Options options_;
@@ -246,7 +257,11 @@ class DevicePool {
   std::size_t reserved_ = 0;  // PyTorch's total_allocated_memory
   std::optional<std::size_t> allowed_memory_;
   BackendResult backend_failure_;  // a non-OOM failure inside an expandable-segment step
+  // Bytes of the last device request (or segment checked against the cap) refused with
+  // out-of-memory during the current malloc; 0 when none was.
+  std::size_t refused_bytes_ = 0;
   OomState last_oom_;
+  DeviceRefusal last_refusal_;
   DeviceStats stats_;
 };
 

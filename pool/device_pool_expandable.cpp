@@ -3,6 +3,7 @@
 // for the small pool, large_segment_size for the large pool) as blocks need them, and unbacked
 // again when memory is released. See device_pool.h.
 #include <algorithm>
+#include <limits>
 
 #include "pool/constants.h"
 #include "pool/device_pool.h"
@@ -46,13 +47,18 @@ Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
   const std::size_t page = pool.is_small ? kSmallBuffer : options_.large_segment_size;
   const std::size_t total = backend_.total_memory();
   const std::size_t want = total + total / 8;
-  const std::size_t pages = (want + page - 1) / page;
-  std::uintptr_t base = 0;
-  const BackendResult res = backend_.reserve_address_space(pages * page, &base);
-  if (!res.ok()) {
-    if (res.status == BackendStatus::kError) backend_failure_ = res;
+  // Whole pages, without overflow for any page size (one page when it alone exceeds `want`).
+  const std::size_t pages = std::max<std::size_t>(1, want / page + (want % page != 0 ? 1 : 0));
+  if (pages > std::numeric_limits<std::size_t>::max() / page) {
+    // No device has such an address range: refused as out of memory, never asked.
+    note_device_answer(BackendResult{BackendStatus::kOutOfMemory, 0}, RefusalStep::kAddressRange,
+                       std::numeric_limits<std::size_t>::max(), page);
     return nullptr;
   }
+  std::uintptr_t base = 0;
+  const BackendResult res = backend_.reserve_address_space(pages * page, &base);
+  note_device_answer(res, RefusalStep::kAddressRange, pages * page, page);
+  if (!res.ok()) return nullptr;
   auto* es = new ExpandableSegment{base, page, pages, stream, std::vector<bool>(pages, false)};
   expandable_segments_.push_back(es);
   Block* candidate = new_block(base, es->size(), stream, &pool);
@@ -71,8 +77,8 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
   const std::uintptr_t mapped_ptr = es.base + begin * es.page_size;
   const std::size_t mapped_size = (end - begin) * es.page_size;
   const BackendResult res = backend_.map_pages(mapped_ptr, mapped_size, es.page_size);
+  note_device_answer(res, RefusalStep::kPages, mapped_size, es.page_size);
   if (!res.ok()) {
-    if (res.status == BackendStatus::kError) backend_failure_ = res;
     if (res.status == BackendStatus::kOutOfMemory) {
       emit(Action::kSegmentRefused, mapped_ptr, mapped_size, 0, es.base, es.stream);
     }

@@ -35,7 +35,20 @@ struct PoolEvent {
   std::uintptr_t stream = 0;
   bool cache_hit = false;         // kAlloc: served from cached memory without a device allocation
   const OomState* oom = nullptr;  // kOom: what the out-of-memory means (oom.h)
+  int error = 0;                  // kAllocFailed: the backend's code (a CUresult in the shim)
 };
+
+// An event with the fields every action has; the caller sets the rest (ptr, segment, ...).
+inline PoolEvent event_of(Action action, int device, std::size_t size, std::size_t block_size,
+                          std::uintptr_t stream) {
+  PoolEvent event;
+  event.action = action;
+  event.device = device;
+  event.size = size;
+  event.block_size = block_size;
+  event.stream = stream;
+  return event;
+}
 
 class EventSink {
  public:

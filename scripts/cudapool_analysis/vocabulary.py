@@ -91,7 +91,7 @@ OPTIONAL_FIELDS = (         # when not zero, or for some actions only (docs/log-
     ("ctx", UINT), ("block_size", UINT), ("segment", HEX), ("stream", HEX), ("cache_hit", BOOL),
     ("latency_ns", UINT), ("error", INT), ("entry", STR), ("caller", STR),
     ("backtrace", HEX_LIST), ("requested_by", UINT)) + tuple((name, UINT) for name in OOM_FIGURES) + (("cause", STR),)
-OOM_CAUSES = ("fragmentation", "cap", "shortage")   # pool/oom.cpp oom_cause_name()
+OOM_CAUSES = ("fragmentation", "cap", "shortage", "large_segment_size", "roundup")   # pool/oom.cpp oom_cause_name()
 
 # ---- the summary line: log/format_lines.cpp format_summary() -----------------------------------
 SUMMARY_FIELDS = (

@@ -84,6 +84,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   }
   cudapool::pool::AllocResult r;
   cudapool::pool::OomState oom;
+  cudapool::pool::DeviceRefusal refusal;
   {
     PoolLock lock(*p);
     r = p->pool.malloc(bytesize, 0, tag);
@@ -93,6 +94,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
       r = p->pool.malloc(bytesize, 0, tag);
     }
     if (r.status == cudapool::pool::AllocStatus::kOutOfMemory) oom = p->pool.last_oom();
+    if (r.status == cudapool::pool::AllocStatus::kBackendError) refusal = p->pool.last_refusal();
     if (miss.cache != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
       thread_cache_track(*p, miss, r.ptr, r.block_size);
     }
@@ -112,6 +114,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
       report_oom(oom, p->device);
       return CUDA_ERROR_OUT_OF_MEMORY;
     case cudapool::pool::AllocStatus::kBackendError:
+      report_refusal(refusal, p->device);
       return static_cast<CUresult>(r.backend_error);
   }
   return CUDA_ERROR_UNKNOWN;

@@ -136,6 +136,7 @@ void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
   if (event.action == pool::Action::kEmptyCache) {
     r.requested_by = static_cast<std::uint32_t>(call.requested_by);
   }
+  if (event.action == pool::Action::kAllocFailed) r.error = event.error;
   const std::uint64_t seq = l->append(r);
   if (event.action == pool::Action::kAlloc) call.seq = seq;
 }

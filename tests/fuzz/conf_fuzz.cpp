@@ -19,6 +19,7 @@
 
 #include "config/describe.h"
 #include "config/diagnostic.h"
+#include "config/key_values.h"
 #include "config/keys.h"
 #include "config/options.h"
 #include "config/parse.h"
@@ -93,8 +94,11 @@ void require_in_range(const cfg::Options& o, std::string_view conf) {
           "max_split_size is unlimited or 20..17592186044415 MiB", conf);
   require(whole_mebibytes(o.max_non_split_rounding, 20),
           "max_non_split_rounding is 20..17592186044415 MiB", conf);
-  require(whole_mebibytes(o.large_segment_size, 11), "large_segment_size is 11..17592186044415 MiB",
-          conf);
+  require(whole_mebibytes(o.large_segment_size, 11) &&
+              o.large_segment_size / cfg::kMiB <= cfg::kMaxLargeSegmentMebibytes,
+          "large_segment_size is 11..1048576 MiB", conf);
+  require(!o.expandable_segments || o.large_segment_size % cfg::kDevicePageBytes == 0,
+          "with expandable segments large_segment_size is whole 2 MiB pages", conf);
   for (const std::size_t d : o.roundup_power2_divisions) {
     require(d == 0 || (std::has_single_bit(d) && d <= kMaxDivisions),
             "every roundup_power2_divisions entry is 0 or a power of two <= 2^54", conf);

@@ -1,5 +1,6 @@
 // tests/unit/test_config_sizes.cpp: the integer MiB keys: max_split_size_mb,
-// max_non_split_rounding_mb and large_segment_size_mb.
+// max_non_split_rounding_mb and large_segment_size_mb (with its limit, and its page rule under
+// expandable segments).
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -9,6 +10,7 @@
 
 namespace {
 
+using cudapool::config::Diagnostic;
 using cudapool::config::kMiB;
 using cudapool::config::Options;
 using cudapool::config::parse_conf;
@@ -105,6 +107,55 @@ TEST_CASE("config: large_segment_size_mb is stored in bytes and must be above 10
   const ParseResult ten = parse_conf("large_segment_size_mb:10");
   CHECK(ten.options.large_segment_size == 20 * kMiB);
   CHECK(ten.diagnostics.size() == 1);
+}
+
+TEST_CASE("config: large_segment_size_mb above 1 TiB is rejected with the limit, 20 kept") {
+  // Issue 26 item 8: with expandable segments a value above 2^43 MiB made every allocation fail
+  // with CUDA_ERROR_INVALID_VALUE, silently; any value above a device's memory only fails.
+  CHECK(parse_conf("large_segment_size_mb:1048576").options.large_segment_size ==
+        std::size_t{1048576} * kMiB);
+  for (const char* value : {"1048577", "8796093022209", "17592186044415"}) {
+    INFO(value);
+    const ParseResult r = parse_conf(std::string("large_segment_size_mb:") + value);
+    CHECK(r.options.large_segment_size == 20 * kMiB);
+    REQUIRE(r.diagnostics.size() == 1);
+    const Diagnostic& d = r.diagnostics[0];
+    CHECK(d.key == "large_segment_size_mb");
+    CHECK(d.value == value);
+    CHECK(d.accepted == "an integer from 11 to 1048576 (MiB), even with expandable_segments:True");
+    CHECK(d.kept == "20");
+    CHECK(d.detail ==
+          "more than any device's memory: every segment this large would fail (at most 1048576 "
+          "MiB, 1 TiB)");
+  }
+}
+
+TEST_CASE("config: with expandable segments an odd large_segment_size_mb is rejected, 20 kept") {
+  // The value is then the large pool's page, which the driver maps in 2 MiB pages only: 11 MiB
+  // pages made every large allocation fail with CUDA_ERROR_INVALID_VALUE, silently.
+  for (const char* conf : {"expandable_segments:True,large_segment_size_mb:11",
+                           "large_segment_size_mb:11,expandable_segments:True"}) {
+    INFO(conf);
+    const ParseResult r = parse_conf(conf);
+    CHECK(r.options.large_segment_size == 20 * kMiB);
+    CHECK(r.options.expandable_segments);
+    REQUIRE(r.diagnostics.size() == 1);
+    const Diagnostic& d = r.diagnostics[0];
+    CHECK(d.key == "large_segment_size_mb");
+    CHECK(d.value == "11");
+    CHECK(d.kept == "20");
+    CHECK(d.detail.find("pages of 2 MiB") != std::string::npos);
+    CHECK(d.message() ==
+          "cudapool: Invalid conf pair: large_segment_size_mb:11 (with expandable_segments:True it "
+          "is the page size, and the driver maps memory in pages of 2 MiB: an even number of MiB; "
+          "accepted: an integer from 11 to 1048576 (MiB), even with expandable_segments:True; "
+          "keeping: 20)");
+  }
+  CHECK(parse_conf("large_segment_size_mb:11").diagnostics.empty());
+  CHECK(parse_conf("expandable_segments:False,large_segment_size_mb:11").diagnostics.empty());
+  const ParseResult even = parse_conf("expandable_segments:True,large_segment_size_mb:12");
+  CHECK(even.diagnostics.empty());
+  CHECK(even.options.large_segment_size == 12 * kMiB);
 }
 
 TEST_CASE("config: large_segment_size_mb of 0 is rejected and 20 kept") {

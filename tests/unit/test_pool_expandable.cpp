@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pool/oom.h"
 #include "tests/unit/catch.h"
 #include "tests/unit/pool_test_util.h"
 
@@ -21,7 +22,8 @@ std::size_t segment_span(const DevicePool& pool, std::uintptr_t base) {
 
 }  // namespace
 
-TEST_CASE("pool: an expandable segment is one reservation per pool and stream, grown page by page") {
+TEST_CASE(
+    "pool: an expandable segment is one reservation per pool and stream, grown page by page") {
   Harness h(kGiB, expandable());
   // 9/8 of 1 GiB is 1152 MiB: 58 pages of 20 MiB (large pool), 576 pages of 2 MiB (small pool).
   const AllocResult a = h.try_alloc(kMiB + 1);
@@ -191,8 +193,8 @@ TEST_CASE("pool: an expandable reservation that never got a page stays reserved,
   // pages fails, the reservation stays (release_blocks walks backed free blocks only) and a later
   // miss on the same stream uses it. It holds address space, not device memory.
   Harness h(100 * kMiB, expandable());
-  const std::uintptr_t a = h.alloc(90 * kMiB);  // pages 0-4 of 6: the whole device
-  const std::uintptr_t b = h.alloc(10 * kMiB);  // the rest of page 4
+  const std::uintptr_t a = h.alloc(90 * kMiB);   // pages 0-4 of 6: the whole device
+  const std::uintptr_t b = h.alloc(10 * kMiB);   // the rest of page 4
   const AllocResult c = h.try_alloc(30 * kMiB);  // page 5 is too little: a second reservation
   CHECK(c.status == AllocStatus::kOutOfMemory);
   CHECK(h.backend.live_reservations() == 2);
@@ -248,4 +250,41 @@ TEST_CASE("pool: with expandable segments the fraction cap is checked on the req
   pool.empty_cache();  // unbacks the third page: back under the cap
   CHECK(pool.reserved_bytes() == 40 * kMiB);
   require_consistent(pool, backend);
+}
+
+TEST_CASE("pool: expandable segments: an oom names the page the pool asked for, and its setting") {
+  // Issue 26 item 8: a 12 MiB block needs one 512 MiB page (large_segment_size_mb:512) on a 256
+  // MiB device. The oom said "from a new segment of 12.00 MiB" and blamed a shortage.
+  Options o = expandable();
+  o.large_segment_size = 512 * kMiB;
+  Harness h(256 * kMiB, o);
+  REQUIRE(h.try_alloc(12 * kMiB).status == AllocStatus::kOutOfMemory);
+  const cudapool::pool::OomState& s = h.pool.last_oom();
+  CHECK(s.segment_size == 512 * kMiB);
+  CHECK(s.cause == cudapool::pool::OomCause::kLargeSegmentSize);
+  const std::string text = cudapool::pool::explain_oom(s, 0);
+  INFO(text);
+  CHECK(text.find("from a new segment of 512.00 MiB") != std::string::npos);
+  CHECK(text.find("large_segment_size_mb:512 made the pool ask for 512.00 MiB for a block of "
+                  "12.00 MiB, and 256.00 MiB was free. Set large_segment_size_mb to at most 256") !=
+        std::string::npos);
+  // Small blocks have their own 2 MiB pages.
+  CHECK(h.try_alloc(kMiB).status == AllocStatus::kOk);
+}
+
+TEST_CASE("pool: expandable segments: a page size past 2^63 bytes is an explained oom") {
+  // A page of (2^44 - 1) MiB (the parser caps large_segment_size_mb at 1 TiB; Options set in
+  // code are not parsed): the reservation's size in pages overflowed to 0 pages and the backend
+  // was asked for 0 bytes. One page is asked for, and refused.
+  Options o = expandable();
+  o.large_segment_size = (std::size_t{17592186044415}) * kMiB;
+  EventLog log;
+  Harness h(64 * kMiB, o, &log);
+  const AllocResult r = h.try_alloc(5 * kMiB);
+  REQUIRE(r.status == AllocStatus::kOutOfMemory);
+  CHECK(h.backend.live_reservations() == 0);
+  const cudapool::pool::OomState& s = h.pool.last_oom();
+  CHECK(s.segment_size == o.large_segment_size);
+  CHECK(s.cause == cudapool::pool::OomCause::kLargeSegmentSize);
+  CHECK(log.names().back() == "oom");
 }

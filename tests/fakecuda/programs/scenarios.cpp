@@ -85,6 +85,7 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"fence_shortcuts_tc", [&] { return fence_shortcuts(d, mode, true); }},
       {"fence_shortcuts_expandable", [&] { return fence_shortcuts(d, mode, false); }},
       {"oom_explained", [&] { return oom_explained(d, mode); }},
+      {"oom_steps", [&] { return oom_steps(d); }},
       // scenario_context_cycles.cpp: a long life of contexts, resident memory flat.
       {"context_cycles", [&] { return context_cycles(d, mode); }},
       {"context_cycles_tc", [&] { return context_cycles(d, mode); }},

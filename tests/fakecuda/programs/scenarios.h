@@ -195,6 +195,8 @@ int fence_shortcuts(const Driver& d, Mode mode, bool thread_cache);
 // scenario_oom.cpp: out-of-memory answers on a 64 MiB device (oom_explained.sh checks the
 // explanation the shim prints and logs).
 int oom_explained(const Driver& d, Mode mode);
+// The allocations ("aN") and frees ("fI") of OOM_STEPS, each answer printed (oom_causes.sh).
+int oom_steps(const Driver& d);
 
 // scenario_context_cycles.cpp: 100,000 context lifetimes (created, reset seen and unseen, last
 // released) with allocations, a second thread allocating meanwhile: resident memory stays flat.
