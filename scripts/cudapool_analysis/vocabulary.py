@@ -98,7 +98,10 @@ SUMMARY_FIELDS = (
     ("schema", STR), ("action", STR), ("seq", UINT), ("t_ns", UINT), ("events", UINT),
     ("devices", OBJECT), ("leaks", LIST), ("log_errors", OBJECT))
 # Written when backtraces were recorded (CUDAPOOL_BACKTRACE); logs of earlier versions have none.
-SUMMARY_OPTIONAL_FIELDS = (("modules", LIST),)
+# leaks_omitted: written when "leaks" lists fewer blocks than were alive at exit (at most 4096, and
+# the line under 16 MiB: log/format.h kMaxSummaryLeaks, kMaxSummaryLine), those left out counted.
+SUMMARY_OPTIONAL_FIELDS = (("modules", LIST), ("leaks_omitted", OBJECT))
+LEAKS_OMITTED_FIELDS = (("count", UINT), ("size", UINT), ("block_size", UINT))
 SUMMARY_DEVICE_FIELDS = (("stats", OBJECT), ("fences", OBJECT))   # devices["N"]
 LEAK_FIELDS = (
     ("dev", INT), ("ptr", HEX), ("size", UINT), ("block_size", UINT), ("seq", UINT),

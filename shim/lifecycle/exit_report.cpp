@@ -52,7 +52,10 @@ std::string summary_text(const std::vector<PoolAtExit>& pools) {
                   "Leak report, device %d: %zu block%s still allocated at exit (%s)\n", p.device,
                   p.leaks.size(), p.leaks.size() == 1 ? "" : "s", human_bytes(total).c_str());
     out += line;
-    for (const log::Leak& l : p.leaks) {
+    // The first blocks, as many as the log's summary line lists at most (log/format.h).
+    const std::size_t listed = std::min(p.leaks.size(), log::kMaxSummaryLeaks);
+    for (std::size_t i = 0; i < listed; ++i) {
+      const log::Leak& l = p.leaks[i];
       const double t = l.t_ns >= start ? static_cast<double>(l.t_ns - start) / 1e9 : 0.0;
       std::snprintf(
           line, sizeof line,
@@ -60,6 +63,13 @@ std::string summary_text(const std::vector<PoolAtExit>& pools) {
           static_cast<unsigned long long>(l.ptr), static_cast<std::size_t>(l.size),
           static_cast<std::size_t>(l.block_size), static_cast<unsigned long long>(l.seq), t,
           static_cast<unsigned long long>(l.tid));
+      out += line;
+    }
+    if (listed < p.leaks.size()) {
+      std::uint64_t rest = 0;
+      for (std::size_t i = listed; i < p.leaks.size(); ++i) rest += p.leaks[i].block_size;
+      std::snprintf(line, sizeof line, "  ... and %zu more block%s (%s)\n", p.leaks.size() - listed,
+                    p.leaks.size() - listed == 1 ? "" : "s", human_bytes(rest).c_str());
       out += line;
     }
     out += "\n";
