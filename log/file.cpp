@@ -33,6 +33,10 @@ std::string cannot_write(FileKind kind, const std::string& path, int err) {
          (kind == FileKind::kLog ? "the header" : "the summary") + " (" + error_text(err) + ")";
 }
 
+std::string cannot_create(FileKind kind, const std::string& path, int err) {
+  return label(kind, path) + ": cannot create (" + error_text(err) + ")";
+}
+
 std::string numbered(const std::string& path, int suffix) {
   return suffix == 0 ? path : path + "." + std::to_string(suffix);
 }
@@ -169,7 +173,7 @@ CreatedFile create_linked(const std::string& path, std::string_view first, FileK
     if (err == EISDIR || err == EOPNOTSUPP || err == EINVAL) {
       *unsupported = true;
     } else {
-      out.error = label(kind, path) + ": cannot create (" + error_text(err) + ")";
+      out.error = cannot_create(kind, path, err);
     }
     return out;
   }
@@ -226,7 +230,7 @@ CreatedFile create_exclusive(const std::string& path, std::string_view first, Fi
     }
     const int err = errno;
     if (err != EEXIST) {
-      out.error = label(kind, name) + ": cannot create (" + error_text(err) + ")";
+      out.error = cannot_create(kind, name, err);
       return out;
     }
   }
@@ -234,27 +238,60 @@ CreatedFile create_exclusive(const std::string& path, std::string_view first, Fi
   return out;
 }
 
+// Whether the name can only be a directory's: it ends in '/', its last component is '.' or '..',
+// or it is an existing directory (through a symbolic link or not).
+bool names_directory(const std::string& path) {
+  if (path.back() == '/') return true;
+  const std::size_t slash = path.rfind('/');
+  const std::string_view last =
+      std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+  if (last == "." || last == "..") return true;
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The rules that come before any creation, the same for create_log_file and check_log_file: ""
+// when the name may be written to (*at says how), else the error.
+std::string refused(const std::string& path, FileKind kind, AtName* at, mode_t* mode) {
+  if (path.empty()) return kind == FileKind::kLog ? "empty log path" : "empty summary path";
+  if (names_directory(path)) return label(kind, path) + ": a directory, not a file name";
+  *at = what_is_at(path, mode);
+  if (*at != AtName::kStream && in_dev(path)) {
+    return label(kind, path) + ": " +
+           (*at == AtName::kNothing ? "does not exist" : "not a character device or a FIFO") +
+           ", and nothing is created in /dev";
+  }
+  return "";
+}
+
 }  // namespace
 
 CreatedFile create_log_file(const std::string& path, std::string_view first, FileKind kind) {
-  if (path.empty()) {
-    CreatedFile out;
-    out.error = kind == FileKind::kLog ? "empty log path" : "empty summary path";
-    return out;
-  }
+  CreatedFile out;
+  AtName at = AtName::kNothing;
   mode_t mode = 0;
-  const AtName at = what_is_at(path, &mode);
+  out.error = refused(path, kind, &at, &mode);
+  if (!out.error.empty()) return out;
   if (at == AtName::kStream) return open_stream(path, first, kind, mode);
-  if (in_dev(path)) {
-    CreatedFile out;
-    out.error = label(kind, path) + ": " +
-                (at == AtName::kNothing ? "does not exist" : "not a character device or a FIFO") +
-                ", and nothing is created in /dev";
-    return out;
-  }
   bool unsupported = false;
   CreatedFile linked = create_linked(path, first, kind, &unsupported);
   return unsupported ? create_exclusive(path, first, kind) : linked;
+}
+
+std::string check_log_file(const std::string& path, FileKind kind) {
+  AtName at = AtName::kNothing;
+  mode_t mode = 0;
+  std::string error = refused(path, kind, &at, &mode);
+  if (!error.empty() || at == AtName::kStream) return error;
+  // A new file (NAME or NAME.k) in the directory: it must be one this user may create files in.
+  const std::string dir = parent_dir(path);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return cannot_create(kind, path, errno);
+  if (!S_ISDIR(st.st_mode)) return cannot_create(kind, path, ENOTDIR);
+  if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    return cannot_create(kind, path, errno);
+  }
+  return "";
 }
 
 NoSigpipe::NoSigpipe() {

@@ -1,5 +1,7 @@
 // log/file.h: opens the destination of the log (CUDAPOOL_LOG) or of the exit summary
 // (CUDAPOOL_SUMMARY), both the same way:
+// - A name that is a directory (ends in '/', is '.' or '..', or is an existing directory, through
+//   a link or not) is an error.
 // - An existing character device or FIFO is written as it is (/dev/null, /dev/full, a named pipe
 //   of root's or this user's; through a symbolic link that root or this user owns, /dev/stderr;
 //   a FIFO or link of anyone else's is a taken name): opened O_WRONLY|O_NOCTTY|O_CLOEXEC, never
@@ -37,6 +39,11 @@ struct CreatedFile {
 // write is an error ("cannot write the header" / "the summary") and leaves no file behind.
 CreatedFile create_log_file(const std::string& path, std::string_view first = {},
                             FileKind kind = FileKind::kLog);
+
+// What create_log_file would say about path, found without creating or opening anything (a FIFO
+// is not opened: its reader would see the open): "" when it would write there, else its error.
+// For `cudapool run`'s check before the program starts (cudapool-config --log-template).
+std::string check_log_file(const std::string& path, FileKind kind = FileKind::kLog);
 
 // While one is alive, a write on this thread to a pipe or FIFO whose reader left fails with EPIPE
 // instead of killing the process: SIGPIPE is blocked, and one raised meanwhile is taken back.

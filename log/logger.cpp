@@ -45,6 +45,14 @@ std::string host_name() {
   return buf;
 }
 
+// The warnings of a start that opens no log, the same for Logger::start and check_log_template.
+std::string template_warning(const std::string& path_template, const std::string& error) {
+  return "log path " + json_string(path_template) + ": " + error + ": no log";
+}
+std::string no_log(const std::string& error) {
+  return error + ": no log";
+}
+
 }  // namespace
 
 namespace detail {
@@ -76,6 +84,21 @@ void warn(const std::string& message) {
 
 void set_warning_sink(WarningSink sink) {
   g_warning_sink.store(sink, std::memory_order_release);
+}
+
+TemplateCheck check_log_template(const std::string& path_template, const EnvLookup& env,
+                                 std::uint64_t pid, std::string host) {
+  TemplateCheck out;
+  if (host.empty()) host = host_name();
+  const ExpandedPath expanded = expand_path_template(path_template, env, pid, host);
+  if (!expanded.ok()) {
+    out.warning = template_warning(path_template, expanded.error);
+    return out;
+  }
+  out.path = expanded.path;
+  const std::string error = check_log_file(expanded.path);
+  if (!error.empty()) out.warning = no_log(error);
+  return out;
 }
 
 Logger::Logger(int fd, std::string path, std::size_t ring_capacity)
@@ -120,13 +143,13 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
   }
   const ExpandedPath expanded = expand_path_template(path_template, env, h.pid, h.host);
   if (!expanded.ok()) {
-    warn("log path " + json_string(path_template) + ": " + expanded.error + ": no log");
+    warn(template_warning(path_template, expanded.error));
     return nullptr;
   }
   // The header goes in with the creation (file.h): a log file, once it exists, has its header.
   const CreatedFile file = create_log_file(expanded.path, format_header(h));
   if (file.fd < 0) {
-    warn(file.error + ": no log");
+    warn(no_log(file.error));
     return nullptr;
   }
   if (!file.note.empty()) warn(file.note);

@@ -33,6 +33,16 @@ namespace cudapool::log {
 using WarningSink = void (*)(std::string_view message);
 void set_warning_sink(WarningSink sink);
 
+// What Logger::start would say about a template before it writes anything: the same expansion
+// and the destination's rules (file.h's check_log_file: nothing created or opened). pid and host
+// as the process that will start the log has them (host "": this machine's).
+struct TemplateCheck {
+  std::string path;     // the expanded path (when the template expands)
+  std::string warning;  // "" when a log would be opened, else Logger::start's warning
+};
+TemplateCheck check_log_template(const std::string& path_template, const EnvLookup& env,
+                                 std::uint64_t pid, std::string host = {});
+
 class Logger : public pool::EventSink {
  public:
   // Expands path_template (env: getenv's shape, for %r), opens the destination (file.h: a new
