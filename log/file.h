@@ -15,12 +15,17 @@
 //   system has no O_TMPFILE (or /proc is not mounted): open(O_CREAT|O_EXCL|O_NOFOLLOW), then the
 //   content at once (a kill between those two calls can leave an empty file there only).
 // - Nothing is ever created in /dev (the directory resolved; /dev/shm excepted).
+// The first content is written by write_all (descriptor.h): no signal, and a FIFO whose reader
+// does not read makes it an error after kStallMs, not a wait.
 // Symbolic links in the directory part of the path are followed as usual. Prints nothing: the
-// caller warns. Not here: the path template (path_template.h), what is written later (logger.h).
+// caller warns. Not here: the path template (path_template.h), what is written later (logger.h),
+// the descriptor afterwards (descriptor.h).
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include "log/descriptor.h"  // NoWriteSignals, write_all: how the first content is written
 
 namespace cudapool::log {
 
@@ -44,19 +49,5 @@ CreatedFile create_log_file(const std::string& path, std::string_view first = {}
 // is not opened: its reader would see the open): "" when it would write there, else its error.
 // For `cudapool run`'s check before the program starts (cudapool-config --log-template).
 std::string check_log_file(const std::string& path, FileKind kind = FileKind::kLog);
-
-// While one is alive, a write on this thread to a pipe or FIFO whose reader left fails with EPIPE
-// instead of killing the process: SIGPIPE is blocked, and one raised meanwhile is taken back.
-class NoSigpipe {
- public:
-  NoSigpipe();
-  ~NoSigpipe();
-  NoSigpipe(const NoSigpipe&) = delete;
-  NoSigpipe& operator=(const NoSigpipe&) = delete;
-
- private:
-  bool was_pending_ = false;
-  bool was_blocked_ = false;
-};
 
 }  // namespace cudapool::log

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -103,24 +102,18 @@ log::Summary summary_line(const std::vector<PoolAtExit>& pools) {
   return summary;
 }
 
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 void write_summary(const std::string& target, const std::string& text) {
-  log::NoSigpipe no_sigpipe;  // a closed pipe or FIFO costs the summary, never the exit status
+  // Never a signal (a closed pipe or FIFO, ulimit -f) nor a wait without end (a reader that stopped
+  // reading): log/descriptor.h's write_all, which costs the summary, never the exit status.
   if (target == "stderr") {
-    write_all(2, text);
+    log::write_all(STDERR_FILENO, text);
     return;
   }
   if (target == "stdout") {
-    write_all(1, text);
+    if (const int err = log::write_all(STDOUT_FILENO, text); err != 0) {
+      warn("CUDAPOOL_SUMMARY: stdout: cannot write the summary (%s)",
+           log::failure_text(err).c_str());
+    }
     return;
   }
   // Made the way the log is (log/file.h): an existing character device or FIFO is written as it
@@ -133,7 +126,7 @@ void write_summary(const std::string& target, const std::string& text) {
     return;
   }
   warn("CUDAPOOL_SUMMARY: %s; the summary goes to stderr", created.error.c_str());
-  write_all(2, text);
+  log::write_all(STDERR_FILENO, text);
 }
 
 }  // namespace
