@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +17,6 @@ namespace {
 
 constexpr int kMaxSuffix = 99;
 
-std::string error_text(int err) {
-  char buf[128];
-  return strerror_r(err, buf, sizeof buf);  // the GNU form: returns the message
-}
-
 // "log PATH" or "summary PATH": how every message names the file.
 std::string label(FileKind kind, const std::string& path) {
   return (kind == FileKind::kLog ? "log " : "summary ") + path;
@@ -30,7 +24,11 @@ std::string label(FileKind kind, const std::string& path) {
 
 std::string cannot_write(FileKind kind, const std::string& path, int err) {
   return label(kind, path) + ": cannot write " +
-         (kind == FileKind::kLog ? "the header" : "the summary") + " (" + error_text(err) + ")";
+         (kind == FileKind::kLog ? "the header" : "the summary") + " (" + failure_text(err) + ")";
+}
+
+std::string cannot_create(FileKind kind, const std::string& path, int err) {
+  return label(kind, path) + ": cannot create (" + failure_text(err) + ")";
 }
 
 std::string numbered(const std::string& path, int suffix) {
@@ -44,23 +42,6 @@ std::string note_for(FileKind kind, const std::string& path, const std::string& 
 std::string all_taken(FileKind kind, const std::string& path) {
   return label(kind, path) + ": " + path + " and " + path + ".1 to " + path + "." +
          std::to_string(kMaxSuffix) + " all exist";
-}
-
-// All of data, or false with errno set; a FIFO's vanished reader is EPIPE, not a signal.
-bool write_all(int fd, std::string_view data) {
-  NoSigpipe no_sigpipe;
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n > 0) {
-      done += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) errno = ENOSPC;
-    return false;
-  }
-  return true;
 }
 
 std::string parent_dir(const std::string& path) {
@@ -116,7 +97,7 @@ CreatedFile open_stream(const std::string& path, std::string_view first, FileKin
   if (fd < 0) {
     const int err = errno;
     out.error = label(kind, path) + ": cannot open (" +
-                (err == ENXIO && S_ISFIFO(mode) ? "a FIFO without a reader" : error_text(err)) +
+                (err == ENXIO && S_ISFIFO(mode) ? "a FIFO without a reader" : failure_text(err)) +
                 ")";
     return out;
   }
@@ -128,8 +109,8 @@ CreatedFile open_stream(const std::string& path, std::string_view first, FileKin
   }
   const int flags = fcntl(fd, F_GETFL);
   if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);  // a slow reader slows the writer
-  if (!write_all(fd, first)) {
-    const int err = errno;
+  // (write_all waits for room with poll(2), so a reader that stopped reading ends the wait).
+  if (const int err = write_all(fd, first); err != 0) {
     close(fd);
     out.error = cannot_write(kind, path, err);
     return out;
@@ -171,12 +152,11 @@ CreatedFile create_linked(const std::string& path, std::string_view first, FileK
     if (err == EISDIR || err == EOPNOTSUPP || err == EINVAL) {
       *unsupported = true;
     } else {
-      out.error = label(kind, path) + ": cannot create (" + error_text(err) + ")";
+      out.error = cannot_create(kind, path, err);
     }
     return out;
   }
-  if (!write_all(fd, first)) {
-    const int err = errno;
+  if (const int err = write_all(fd, first); err != 0) {
     close(fd);  // the unnamed file goes with its descriptor
     out.error = cannot_write(kind, path, err);
     return out;
@@ -213,8 +193,7 @@ CreatedFile create_exclusive(const std::string& path, std::string_view first, Fi
       fd = open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     } while (fd < 0 && errno == EINTR);
     if (fd >= 0) {
-      if (!write_all(fd, first)) {
-        const int err = errno;
+      if (const int err = write_all(fd, first); err != 0) {
         close(fd);
         unlink(name.c_str());
         out.error = cannot_write(kind, name, err);
@@ -228,7 +207,7 @@ CreatedFile create_exclusive(const std::string& path, std::string_view first, Fi
     }
     const int err = errno;
     if (err != EEXIST) {
-      out.error = label(kind, name) + ": cannot create (" + error_text(err) + ")";
+      out.error = cannot_create(kind, name, err);
       return out;
     }
   }
@@ -236,51 +215,60 @@ CreatedFile create_exclusive(const std::string& path, std::string_view first, Fi
   return out;
 }
 
+// Whether the name can only be a directory's: it ends in '/', its last component is '.' or '..',
+// or it is an existing directory (through a symbolic link or not).
+bool names_directory(const std::string& path) {
+  if (path.back() == '/') return true;
+  const std::size_t slash = path.rfind('/');
+  const std::string_view last =
+      std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+  if (last == "." || last == "..") return true;
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The rules that come before any creation, the same for create_log_file and check_log_file: ""
+// when the name may be written to (*at says how), else the error.
+std::string refused(const std::string& path, FileKind kind, AtName* at, mode_t* mode) {
+  if (path.empty()) return kind == FileKind::kLog ? "empty log path" : "empty summary path";
+  if (names_directory(path)) return label(kind, path) + ": a directory, not a file name";
+  *at = what_is_at(path, mode);
+  if (*at != AtName::kStream && in_dev(path)) {
+    return label(kind, path) + ": " +
+           (*at == AtName::kNothing ? "does not exist" : "not a character device or a FIFO") +
+           ", and nothing is created in /dev";
+  }
+  return "";
+}
+
 }  // namespace
 
 CreatedFile create_log_file(const std::string& path, std::string_view first, FileKind kind) {
-  if (path.empty()) {
-    CreatedFile out;
-    out.error = kind == FileKind::kLog ? "empty log path" : "empty summary path";
-    return out;
-  }
+  CreatedFile out;
+  AtName at = AtName::kNothing;
   mode_t mode = 0;
-  const AtName at = what_is_at(path, &mode);
+  out.error = refused(path, kind, &at, &mode);
+  if (!out.error.empty()) return out;
   if (at == AtName::kStream) return open_stream(path, first, kind, mode);
-  if (in_dev(path)) {
-    CreatedFile out;
-    out.error = label(kind, path) + ": " +
-                (at == AtName::kNothing ? "does not exist" : "not a character device or a FIFO") +
-                ", and nothing is created in /dev";
-    return out;
-  }
   bool unsupported = false;
   CreatedFile linked = create_linked(path, first, kind, &unsupported);
   return unsupported ? create_exclusive(path, first, kind) : linked;
 }
 
-NoSigpipe::NoSigpipe() {
-  sigset_t pipe, old, pending;
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe, &old);
-  was_blocked_ = sigismember(&old, SIGPIPE) == 1;
-  sigpending(&pending);
-  was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-}
-
-NoSigpipe::~NoSigpipe() {
-  const int saved_errno = errno;
-  sigset_t pipe, pending;
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
-  if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
-    const timespec now{0, 0};
-    while (sigtimedwait(&pipe, nullptr, &now) < 0 && errno == EINTR) {
-    }
+std::string check_log_file(const std::string& path, FileKind kind) {
+  AtName at = AtName::kNothing;
+  mode_t mode = 0;
+  std::string error = refused(path, kind, &at, &mode);
+  if (!error.empty() || at == AtName::kStream) return error;
+  // A new file (NAME or NAME.k) in the directory: it must be one this user may create files in.
+  const std::string dir = parent_dir(path);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return cannot_create(kind, path, errno);
+  if (!S_ISDIR(st.st_mode)) return cannot_create(kind, path, ENOTDIR);
+  if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    return cannot_create(kind, path, errno);
   }
-  if (!was_blocked_) pthread_sigmask(SIG_UNBLOCK, &pipe, nullptr);
-  errno = saved_errno;
+  return "";
 }
 
 }  // namespace cudapool::log

@@ -1,5 +1,7 @@
 // log/file.h: opens the destination of the log (CUDAPOOL_LOG) or of the exit summary
 // (CUDAPOOL_SUMMARY), both the same way:
+// - A name that is a directory (ends in '/', is '.' or '..', or is an existing directory, through
+//   a link or not) is an error.
 // - An existing character device or FIFO is written as it is (/dev/null, /dev/full, a named pipe
 //   of root's or this user's; through a symbolic link that root or this user owns, /dev/stderr;
 //   a FIFO or link of anyone else's is a taken name): opened O_WRONLY|O_NOCTTY|O_CLOEXEC, never
@@ -13,12 +15,17 @@
 //   system has no O_TMPFILE (or /proc is not mounted): open(O_CREAT|O_EXCL|O_NOFOLLOW), then the
 //   content at once (a kill between those two calls can leave an empty file there only).
 // - Nothing is ever created in /dev (the directory resolved; /dev/shm excepted).
+// The first content is written by write_all (descriptor.h): no signal, and a FIFO whose reader
+// does not read makes it an error after kStallMs, not a wait.
 // Symbolic links in the directory part of the path are followed as usual. Prints nothing: the
-// caller warns. Not here: the path template (path_template.h), what is written later (logger.h).
+// caller warns. Not here: the path template (path_template.h), what is written later (logger.h),
+// the descriptor afterwards (descriptor.h).
 #pragma once
 
 #include <string>
 #include <string_view>
+
+#include "log/descriptor.h"  // NoWriteSignals, write_all: how the first content is written
 
 namespace cudapool::log {
 
@@ -42,18 +49,9 @@ CreatedFile create_log_file(const std::string& path, std::string_view first = {}
 // excepted): nothing is created there (also log/rewritten_file.h's rule).
 bool in_dev(const std::string& path);
 
-// While one is alive, a write on this thread to a pipe or FIFO whose reader left fails with EPIPE
-// instead of killing the process: SIGPIPE is blocked, and one raised meanwhile is taken back.
-class NoSigpipe {
- public:
-  NoSigpipe();
-  ~NoSigpipe();
-  NoSigpipe(const NoSigpipe&) = delete;
-  NoSigpipe& operator=(const NoSigpipe&) = delete;
-
- private:
-  bool was_pending_ = false;
-  bool was_blocked_ = false;
-};
+// What create_log_file would say about path, found without creating or opening anything (a FIFO
+// is not opened: its reader would see the open): "" when it would write there, else its error.
+// For `cudapool run`'s check before the program starts (cudapool-config --log-template).
+std::string check_log_file(const std::string& path, FileKind kind = FileKind::kLog);
 
 }  // namespace cudapool::log

@@ -74,6 +74,12 @@ struct Module {
 };
 inline constexpr std::size_t kMaxModules = 4096;
 
+// The summary line lists at most kMaxSummaryLeaks blocks, the first ones of Summary::leaks, and
+// fewer when the line would pass kMaxSummaryLine bytes; the blocks left out are counted in its
+// "leaks_omitted" (count, size, block_size). The readers' line limit is 64 MiB.
+inline constexpr std::size_t kMaxSummaryLeaks = 4096;
+inline constexpr std::size_t kMaxSummaryLine = std::size_t{16} << 20;
+
 struct Summary {
   // Logger::finish() fills seq, t_ns and events when they are 0.
   std::uint64_t seq = 0, t_ns = 0, events = 0;

@@ -1,6 +1,8 @@
 // log/format_lines.cpp: the header and summary lines (format_header, format_summary, see
 // format.h), one std::string each, written once at start and at exit. The event line is in
 // format_event.cpp, the JSON text helpers in json_text.cpp. No I/O here.
+#include <algorithm>
+
 #include "log/format.h"
 #include "log/json_text.h"
 
@@ -62,9 +64,70 @@ std::string format_header(const HeaderInfo& h) {
   return out;
 }
 
+namespace {
+
+// The longest "leaks_omitted" object: three numbers of up to 20 digits.
+constexpr std::size_t kOmittedBytes = 100;
+
+}  // namespace
+
 std::string format_summary(const Summary& s) {
+  // One entry of "leaks".
+  const auto append_leak = [](std::string& out, const Leak& l) {
+    out += "{\"dev\":";
+    out += std::to_string(l.dev);
+    out += ",\"ptr\":";
+    append_hex(out, l.ptr);
+    out += ",\"size\":";
+    append_u64(out, l.size);
+    out += ",\"block_size\":";
+    append_u64(out, l.block_size);
+    out += ",\"seq\":";
+    append_u64(out, l.seq);
+    out += ",\"t_ns\":";
+    append_u64(out, l.t_ns);
+    out += ",\"tid\":";
+    append_u64(out, l.tid);
+    if (!l.symbols.empty()) {
+      out += ",\"backtrace\":";
+      append_string_array(out, l.symbols);
+    } else if (!l.frames.empty()) {
+      out += ",\"backtrace\":[";
+      for (std::size_t k = 0; k < l.frames.size(); ++k) {
+        if (k > 0) out.push_back(',');
+        append_hex(out, l.frames[k]);
+      }
+      out.push_back(']');
+    }
+    out.push_back('}');
+  };
+
+  // What follows the leaks first: the leaks get the room the line has left.
+  std::string tail;
+  if (!s.modules.empty()) {
+    tail.reserve(120 * s.modules.size());
+    tail += ",\"modules\":[";
+    for (std::size_t i = 0; i < s.modules.size(); ++i) {
+      if (i > 0) tail.push_back(',');
+      tail += "{\"base\":";
+      append_hex(tail, s.modules[i].base);
+      tail += ",\"end\":";
+      append_hex(tail, s.modules[i].end);
+      tail += ",\"path\":";
+      append_json_string(tail, s.modules[i].path);
+      tail.push_back('}');
+    }
+    tail += "]";
+  }
+  tail += ",\"log_errors\":{\"write_failed\":";
+  tail += s.write_failed ? "true" : "false";
+  tail += ",\"records_lost\":";
+  append_u64(tail, s.records_lost);
+  tail += "}}\n";
+
+  const std::size_t listed_at_most = std::min(s.leaks.size(), kMaxSummaryLeaks);
   std::string out;
-  out.reserve(4096 + 160 * s.leaks.size() + 120 * s.modules.size());
+  out.reserve(4096 + 160 * listed_at_most + tail.size());
   out += "{\"schema\":";
   append_json_string(out, kSchema);
   out += ",\"action\":\"summary\",\"seq\":";
@@ -101,56 +164,35 @@ std::string format_summary(const Summary& s) {
     out += "}";
   }
   out += "},\"leaks\":[";
-  for (std::size_t i = 0; i < s.leaks.size(); ++i) {
-    const Leak& l = s.leaks[i];
-    if (i > 0) out.push_back(',');
-    out += "{\"dev\":";
-    out += std::to_string(l.dev);
-    out += ",\"ptr\":";
-    append_hex(out, l.ptr);
-    out += ",\"size\":";
-    append_u64(out, l.size);
-    out += ",\"block_size\":";
-    append_u64(out, l.block_size);
-    out += ",\"seq\":";
-    append_u64(out, l.seq);
-    out += ",\"t_ns\":";
-    append_u64(out, l.t_ns);
-    out += ",\"tid\":";
-    append_u64(out, l.tid);
-    if (!l.symbols.empty()) {
-      out += ",\"backtrace\":";
-      append_string_array(out, l.symbols);
-    } else if (!l.frames.empty()) {
-      out += ",\"backtrace\":[";
-      for (std::size_t k = 0; k < l.frames.size(); ++k) {
-        if (k > 0) out.push_back(',');
-        append_hex(out, l.frames[k]);
-      }
-      out.push_back(']');
-    }
-    out.push_back('}');
+  // The first blocks, as many as kMaxSummaryLeaks and the line's limit allow.
+  const std::size_t room = out.size() + tail.size() + kOmittedBytes + 1 < kMaxSummaryLine
+                               ? kMaxSummaryLine - tail.size() - kOmittedBytes - 1
+                               : out.size();
+  std::string entry;
+  std::size_t listed = 0;
+  for (; listed < listed_at_most; ++listed) {
+    entry.clear();
+    if (listed > 0) entry.push_back(',');
+    append_leak(entry, s.leaks[listed]);
+    if (out.size() + entry.size() > room) break;
+    out += entry;
   }
   out += "]";
-  if (!s.modules.empty()) {
-    out += ",\"modules\":[";
-    for (std::size_t i = 0; i < s.modules.size(); ++i) {
-      if (i > 0) out.push_back(',');
-      out += "{\"base\":";
-      append_hex(out, s.modules[i].base);
-      out += ",\"end\":";
-      append_hex(out, s.modules[i].end);
-      out += ",\"path\":";
-      append_json_string(out, s.modules[i].path);
-      out.push_back('}');
+  if (listed < s.leaks.size()) {
+    std::uint64_t size = 0, block_size = 0;
+    for (std::size_t i = listed; i < s.leaks.size(); ++i) {
+      size += s.leaks[i].size;
+      block_size += s.leaks[i].block_size;
     }
-    out += "]";
+    out += ",\"leaks_omitted\":{\"count\":";
+    append_u64(out, s.leaks.size() - listed);
+    out += ",\"size\":";
+    append_u64(out, size);
+    out += ",\"block_size\":";
+    append_u64(out, block_size);
+    out += "}";
   }
-  out += ",\"log_errors\":{\"write_failed\":";
-  out += s.write_failed ? "true" : "false";
-  out += ",\"records_lost\":";
-  append_u64(out, s.records_lost);
-  out += "}}\n";
+  out += tail;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // line), stop, fork. Not here: what the writer thread does (logger_writer.cpp), files (file.cpp).
 #include "log/logger.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -23,7 +24,6 @@
 namespace cudapool::log {
 
 using detail::clock_ns;
-using detail::error_text;
 using detail::warn;
 
 namespace {
@@ -45,6 +45,23 @@ std::string host_name() {
   return buf;
 }
 
+// The warnings of a start that opens no log, the same for Logger::start and check_log_template.
+std::string template_warning(const std::string& path_template, const std::string& error) {
+  return "log path " + json_string(path_template) + ": " + error + ": no log";
+}
+std::string no_log(const std::string& error) {
+  return error + ": no log";
+}
+
+// The file's name as it will still be found after the program changed its directory (a daemon
+// does chdir("/")).
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return {};
+  return std::string(cwd) + "/" + path;
+}
+
 }  // namespace
 
 namespace detail {
@@ -54,11 +71,6 @@ std::uint64_t clock_ns(clockid_t clock) {
   clock_gettime(clock, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-std::string error_text(int err) {
-  char buf[128];
-  return strerror_r(err, buf, sizeof buf);
 }
 
 // Through the sink, else one line on stderr in one write(2).
@@ -78,8 +90,23 @@ void set_warning_sink(WarningSink sink) {
   g_warning_sink.store(sink, std::memory_order_release);
 }
 
-Logger::Logger(int fd, std::string path, std::size_t ring_capacity)
-    : path_(std::move(path)), fd_(fd), ring_(ring_capacity) {
+TemplateCheck check_log_template(const std::string& path_template, const EnvLookup& env,
+                                 std::uint64_t pid, std::string host) {
+  TemplateCheck out;
+  if (host.empty()) host = host_name();
+  const ExpandedPath expanded = expand_path_template(path_template, env, pid, host);
+  if (!expanded.ok()) {
+    out.warning = template_warning(path_template, expanded.error);
+    return out;
+  }
+  out.path = expanded.path;
+  const std::string error = check_log_file(expanded.path);
+  if (!error.empty()) out.warning = no_log(error);
+  return out;
+}
+
+Logger::Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms)
+    : path_(std::move(path)), fd_(fd), stall_ms_(stall_ms), ring_(ring_capacity, stall_ms) {
   struct stat st;
   const bool known = fstat(fd, &st) == 0;
   if (known) {
@@ -99,7 +126,7 @@ Logger::Logger(int fd, std::string path, std::size_t ring_capacity)
 }
 
 Logger* Logger::start(const std::string& path_template, const HeaderInfo& header, EnvLookup env,
-                      std::size_t ring_capacity) {
+                      std::size_t ring_capacity, std::uint32_t stall_ms) {
   HeaderInfo h = header;
   if (h.pid == 0) h.pid = static_cast<std::uint64_t>(getpid());
   if (h.host.empty()) h.host = host_name();
@@ -120,50 +147,57 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
   }
   const ExpandedPath expanded = expand_path_template(path_template, env, h.pid, h.host);
   if (!expanded.ok()) {
-    warn("log path " + json_string(path_template) + ": " + expanded.error + ": no log");
+    warn(template_warning(path_template, expanded.error));
     return nullptr;
   }
   // The header goes in with the creation (file.h): a log file, once it exists, has its header.
   const CreatedFile file = create_log_file(expanded.path, format_header(h));
   if (file.fd < 0) {
-    warn(file.error + ": no log");
+    warn(no_log(file.error));
     return nullptr;
   }
   if (!file.note.empty()) warn(file.note);
-  return launch(file.fd, file.path, nullptr, ring_capacity, file.created);
+  return launch(file.fd, file.path, nullptr, ring_capacity, stall_ms, file.created,
+                /*named=*/true);
 }
 
 Logger* Logger::start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
-                            std::size_t ring_capacity) {
+                            std::size_t ring_capacity, std::uint32_t stall_ms) {
   if (fd < 0) {
     warn("log " + path + ": no descriptor: no log");
     return nullptr;
   }
-  return launch(fd, path, header, ring_capacity, /*created=*/false);
+  return launch(fd, path, header, ring_capacity, stall_ms, /*created=*/false, /*named=*/false);
 }
 
 Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header,
-                       std::size_t ring_capacity, bool created) {
+                       std::size_t ring_capacity, std::uint32_t stall_ms, bool created,
+                       bool named) {
   const auto give_up = [&](const std::string& why) -> Logger* {
     warn("log " + path + ": " + why + ": no log");
     close(fd);
     if (created) unlink(path.c_str());
     return nullptr;
   };
+  // Out of the way of the numbers the program's own files get (descriptor.h).
+  fd = keep_high(fd);
   Logger* logger = nullptr;
   try {
-    logger = new Logger(fd, path, ring_capacity);
+    logger = new Logger(fd, path, ring_capacity, stall_ms);
+    if (named) logger->reopen_path_ = absolute(path);
   } catch (const std::bad_alloc&) {
+    if (logger != nullptr) logger->fd_ = -1;  // give_up closes it
+    delete logger;
     return give_up("out of memory for a ring of " + std::to_string(ring_capacity) + " records");
   }
   if (header != nullptr) {
-    NoSigpipe no_sigpipe;  // a pipe whose reader left: a warning, not the program's death
+    NoWriteSignals no_signals;  // a pipe whose reader left: a warning, not the program's death
     const std::string line = format_header(*header);
     if (logger->write_lines(line.data(), line.size(), /*quiet=*/true) != line.size()) {
       const int err = errno;
       logger->fd_ = -1;
       delete logger;
-      return give_up("cannot write the header (" + error_text(err) + ")");
+      return give_up("cannot write the header (" + failure_text(err) + ")");
     }
   }
   // The writer thread takes no signal meant for the program.
@@ -184,10 +218,8 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
 
 Logger::~Logger() {
   if (forgotten_.load(std::memory_order_acquire)) return;
-  if (!finished_.exchange(true)) {
-    NoSigpipe no_sigpipe;
-    stop_writer();
-  }
+  if (!finished_.exchange(true)) stop_writer();
+  if (writer_ && writer_->joinable()) writer_->join();  // a stalled writer too: see logger.h
   close_if_ours();
 }
 
@@ -195,50 +227,66 @@ std::uint64_t Logger::append(LogRecord r) {
   if (!accepting_.load(std::memory_order_relaxed)) return 0;
   if (r.t_ns == 0) r.t_ns = clock_ns(CLOCK_MONOTONIC);
   if (r.tid == 0) r.tid = current_tid();
-  return ring_.push(r);
+  const std::uint64_t seq = ring_.push(r);
+  if (seq == 0 && ring_.stalled() && !stall_reported_.load(std::memory_order_relaxed)) {
+    report_stall();
+  }
+  return seq;
 }
 
 void Logger::on_pool_event(const pool::PoolEvent& event) {
   append(record_of(event));
 }
 
-void Logger::stop_writer() {
+void Logger::report_stall() {
+  const bool first_failure = !write_failed_.exchange(true);
+  if (!stall_reported_.exchange(true) && first_failure) {
+    warn("log " + path_ + ": reader stalled (" + stall_text(stall_ms_) +
+         "): logging stopped; the program goes on");
+  }
+}
+
+bool Logger::stop_writer() {
   accepting_.store(false, std::memory_order_release);
   stop_.store(true, std::memory_order_release);
   ring_.wake_consumer();
-  if (writer_ && writer_->joinable()) writer_->join();
-  // Producers still waiting for a slot give up; what reached the ring meanwhile is written here.
-  ring_.close();
-  while (drain_some() > 0) {
+  if (!writer_) return true;
+  // The writer ends once all is written: waited for while it makes progress.
+  const std::uint64_t stall_ns = std::uint64_t{stall_ms_} * 1000000u;
+  std::uint64_t seen = ring_.progress();
+  std::uint64_t since = clock_ns(CLOCK_MONOTONIC);
+  while (!writer_done_.load(std::memory_order_acquire) && !ring_.stalled()) {
+    const timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+    ring_.wake_consumer();
+    const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    const std::uint64_t progress = ring_.progress();
+    if (progress != seen) {
+      seen = progress;
+      since = now;
+    } else if (stall_ns != 0 && now - since >= stall_ns) {
+      ring_.close_stalled();  // producers still waiting for a slot give up too
+    }
   }
-  flush_noexcept();
+  if (!writer_done_.load(std::memory_order_acquire)) {
+    report_stall();
+    return false;  // left in its write, never joined (~Logger waits for it)
+  }
+  writer_->join();
+  return true;
 }
 
 void Logger::finish(const Summary& summary) {
   if (forgotten_.load(std::memory_order_acquire)) return;
   if (finished_.exchange(true)) return;
-  // The last lines are written on this thread (at exit: the program's): to a FIFO or pipe whose
-  // reader left, they fail with EPIPE instead of killing the process.
-  NoSigpipe no_sigpipe;
-  stop_writer();
-  Summary s = summary;
-  const std::uint64_t events = ring_.appended();
-  const std::uint64_t written = written_.load(std::memory_order_relaxed);
-  if (s.events == 0) s.events = events;
-  if (s.seq == 0) s.seq = events + 1;
-  if (s.t_ns == 0) s.t_ns = clock_ns(CLOCK_MONOTONIC);
-  s.write_failed = s.write_failed || write_failed_.load();
-  if (events > written) s.records_lost += events - written;
-  // After a write failure the summary is tried once more, quietly: if it lands, it says that
-  // lines are missing.
-  const std::string line = format_summary(s);
-  if (page_ != 0 && line.size() <= page_ && file_offset_ > 0) {
-    // Like an event line, the summary does not straddle a page when it fits in one.
-    const std::size_t room = page_ - file_offset_ % page_;
-    if (line.size() > room && room < page_ && !pad_last_line(room)) return close_if_ours();
+  // The summary line is the writer's to write, after every queued record (stop_writer()).
+  try {
+    summary_ = std::make_unique<Summary>(summary);
+    if (summary_->t_ns == 0) summary_->t_ns = clock_ns(CLOCK_MONOTONIC);
+  } catch (const std::bad_alloc&) {
+    summary_.reset();
   }
-  write_lines(line.data(), line.size(), /*quiet=*/write_failed_.load());
-  close_if_ours();
+  if (stop_writer()) close_if_ours();
 }
 
 // Never closes a descriptor the program reused. No allocation (called in a child after fork).

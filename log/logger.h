@@ -1,11 +1,16 @@
 // log/logger.h: the allocation log of one process. The hook side (append(), on_pool_event()) only
 // stamps a LogRecord and copies it into the ring (ring.h); a writer thread formats the records
-// (format.h) and writes whole lines. Lossless: when the writer falls behind, append() waits for
-// room. Robust: a bad template, an unwritable path or a failed write prints one warning
-// ("cudapool: ...") and the program goes on (after a write failure the writer discards). Whole
-// lines: no event line straddles a page of the file, so a SIGKILL during a write (the kernel stops
-// between pages) never leaves half a line; an event line may therefore end in padding spaces. Not
-// here: what to log and when (the shim decides), symbolizing backtraces, reading the environment.
+// (format.h) and writes whole lines; every write to the log after the header, the summary line
+// included, is the writer thread's. Lossless: when the writer falls behind, append() waits for
+// room, as long as the writer makes progress. Robust: a bad template, an unwritable path, a failed
+// write or a writer that made no progress for the stall limit (a reader that stopped reading, a
+// hung file system) prints one warning ("cudapool: ...") and the program goes on (after a write
+// failure the writer discards; a stalled writer is left where it is, never waited for again). A
+// program that closes the log's descriptor, or gives its number to a file of its own, costs
+// nothing: the file is opened again by its name (descriptor.h). Whole lines: no event line
+// straddles a page of the file, so a SIGKILL during a write (the kernel stops between pages) never
+// leaves half a line; an event line may therefore end in padding spaces. Not here: what to log and
+// when (the shim decides), symbolizing backtraces, reading the environment.
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +24,7 @@
 #include <string_view>
 #include <thread>
 
+#include "log/descriptor.h"
 #include "log/format.h"
 #include "log/path_template.h"
 #include "log/record.h"
@@ -33,39 +39,59 @@ namespace cudapool::log {
 using WarningSink = void (*)(std::string_view message);
 void set_warning_sink(WarningSink sink);
 
+// What Logger::start would say about a template before it writes anything: the same expansion
+// and the destination's rules (file.h's check_log_file: nothing created or opened). pid and host
+// as the process that will start the log has them (host "": this machine's).
+struct TemplateCheck {
+  std::string path;     // the expanded path (when the template expands)
+  std::string warning;  // "" when a log would be opened, else Logger::start's warning
+};
+TemplateCheck check_log_template(const std::string& path_template, const EnvLookup& env,
+                                 std::uint64_t pid, std::string host = {});
+
 class Logger : public pool::EventSink {
  public:
   // Expands path_template (env: getenv's shape, for %r), opens the destination (file.h: a new
   // file, which appears with its header line already in it, or an existing character device or
   // FIFO, which gets the header first) and starts the writer thread. header.pid, .host and
   // .start_unix_ns are filled in when 0 or empty. On any failure: one warning and nullptr.
+  // stall_ms: how long the writer may make no progress before logging stops (kStallMs).
   static Logger* start(const std::string& path_template, const HeaderInfo& header, EnvLookup env,
-                       std::size_t ring_capacity = Ring::kDefaultCapacity);
+                       std::size_t ring_capacity = Ring::kDefaultCapacity,
+                       std::uint32_t stall_ms = kStallMs);
   // The same on a descriptor already open (taken over; closed by the logger), writing the header
-  // only when one is given. path names the target in messages. For tests (/dev/full, pipes).
+  // only when one is given. path names the target in messages; it is never opened again. For
+  // tests (/dev/full, pipes).
   static Logger* start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
-                             std::size_t ring_capacity = Ring::kDefaultCapacity);
+                             std::size_t ring_capacity = Ring::kDefaultCapacity,
+                             std::uint32_t stall_ms = kStallMs);
 
   // Stops without a summary line unless finish() ran; does nothing after forget_after_fork().
+  // Waits for a writer still stuck in a write (its memory is this object): the shim never
+  // destroys its logger.
   ~Logger() override;
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
 
   // Any thread. Sets r.seq (1, 2, ... in the order of the file), and r.t_ns (CLOCK_MONOTONIC) and
-  // r.tid (gettid) when they are 0, and queues it; waits while the ring is full. Returns the seq
-  // given, or 0 when nothing was queued (after finish() or forget_after_fork()). No allocation, no
-  // lock, no I/O. Not for a signal handler that may interrupt an append() on the same thread (the
-  // ring could be full behind that call's own slot).
+  // r.tid (gettid) when they are 0, and queues it; waits while the ring is full and the writer
+  // makes progress. Returns the seq given, or 0 when nothing was queued (after finish() or
+  // forget_after_fork(), or once the writer stalled: the stall's warning comes from the append that
+  // found it). No allocation, no lock, no I/O but that one warning. Not for a signal handler that
+  // may interrupt an append() on the same thread (the ring could be full behind that call's own
+  // slot).
   std::uint64_t append(LogRecord r);
 
   // pool::EventSink: the event as a LogRecord (device, action, ptr, size, block_size, segment,
   // stream, cache_hit), appended.
   void on_pool_event(const pool::PoolEvent& event) override;
 
-  // Once (later calls return at once): stops accepting, writes every queued record, then the
-  // summary line (seq, t_ns and events filled in when 0; write_failed and records_lost merged with
-  // the logger's own), joins the writer and closes the file. Records appended concurrently with
-  // finish() may be left out (counted in records_lost when they got a seq).
+  // Once (later calls return at once): stops accepting; the writer writes every queued record,
+  // then the summary line (seq, t_ns and events filled in when 0; write_failed and records_lost
+  // merged with the logger's own); then joins the writer and closes the file. When the writer
+  // makes no progress for the stall limit (or had stalled before): one warning, and it returns
+  // without waiting any longer (the writer is left in its write). Records appended concurrently
+  // with finish() may be left out (counted in records_lost when they got a seq).
   void finish(const Summary& summary);
 
   // For a signal handler about to end the process: waits until every record appended before the
@@ -93,15 +119,23 @@ class Logger : public pool::EventSink {
   std::size_t ring_capacity() const { return ring_.capacity(); }
 
  private:
-  Logger(int fd, std::string path, std::size_t ring_capacity);
+  Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms);
   // created: path is a file made for this log (removed again if the start fails; never a device).
+  // named: path names the file (not start_on_fd's), opened again by it when the program closes
+  // the descriptor.
   static Logger* launch(int fd, const std::string& path, const HeaderInfo* header,
-                        std::size_t ring_capacity, bool created);
+                        std::size_t ring_capacity, std::uint32_t stall_ms, bool created,
+                        bool named);
   void run();  // the writer thread
   std::size_t drain_some();
   void flush_noexcept();
   void consume(const LogRecord& record);
   void flush();
+  void write_summary_line();  // the writer, at its end
+  // Stops accepting and waits for the writer thread to end (bounded by the stall limit); joins it.
+  // False when it stalled (then it is not joined).
+  bool stop_writer();
+  void report_stall();
   // Writes [data, data + size), whole lines, at file_offset_; returns the bytes of whole lines
   // written (size when all went). On failure: cuts a partly written line off the file, sets
   // write_failed_ and errno and, unless quiet, warns once.
@@ -109,14 +143,16 @@ class Logger : public pool::EventSink {
   // Moves the '\n' ending the file (mid-page) to the end of its page, padding with spaces.
   bool pad_last_line(std::size_t room);
   std::size_t write_at(const char* data, std::size_t size, std::uint64_t offset);
-  // Whether fd_ still is the file the logger opened (a program may close it and reuse the number).
-  bool descriptor_is_ours(int* err, std::string* why) const;
+  // Whether fd_ is the file the logger opened; when the program closed it or gave its number to
+  // a file of its own, the file is opened again by its name (when still the same file) into fd_.
+  bool descriptor_is_ours(int* err, std::string* why);
   void failed(const std::string& why, bool quiet);
   void close_if_ours();
-  void stop_writer();
 
   std::string path_;
+  std::string reopen_path_;  // absolute; "" when the file is not to be opened again
   int fd_;
+  const std::uint32_t stall_ms_;
   Ring ring_;
   std::unique_ptr<std::thread> writer_;
   // Read by every append(): a cache line that the writer's counting never touches.
@@ -130,6 +166,9 @@ class Logger : public pool::EventSink {
   std::atomic<bool> write_failed_{false};
   std::atomic<std::uint64_t> written_{0};  // changed by the writer only (no atomic add needed)
   std::atomic<std::uint64_t> in_file_{0};  // records whose lines the file holds (writer only)
+  std::atomic<bool> writer_done_{false};   // the writer thread has ended its work
+  std::atomic<bool> stall_reported_{false};
+  std::unique_ptr<Summary> summary_;  // set by finish() before stop_, then the writer's
 
   // Writer side.
   bool identity_known_ = false;

@@ -1,5 +1,5 @@
 // log/logger_detail.h: what logger.cpp and logger_writer.cpp share, and nothing else includes:
-// the clock of the log's t_ns, an errno's text, and the log's one way to warn (the sink of
+// the clock of the log's t_ns and the log's one way to warn (the sink of
 // set_warning_sink, else one line on stderr). Not a public interface of log/.
 #pragma once
 
@@ -11,7 +11,6 @@
 namespace cudapool::log::detail {
 
 std::uint64_t clock_ns(clockid_t clock);
-std::string error_text(int err);
 void warn(const std::string& message);
 
 }  // namespace cudapool::log::detail

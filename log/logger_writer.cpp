@@ -1,7 +1,10 @@
 // log/logger_writer.cpp: the writer thread of logger.h. It sleeps on the ring's futex, formats
-// into one buffer and writes whole lines with pwrite(2) (write(2) on anything but a regular file),
-// lines laid out so that no line straddles a page (see consume()); a failed write stops the log
-// with one warning, never the program. Not here: starting and stopping it (logger.cpp).
+// into one buffer and writes whole lines with pwrite(2) (write(2) on anything but a regular file,
+// PIPE_BUF bytes at a time so that a slow reader's progress shows), lines laid out so that no line
+// straddles a page (see consume()); at its end the summary line. A failed write stops the log with
+// one warning, never the program; a descriptor the program closed is opened again by the file's
+// name. Not here: starting and stopping it, and the stall limit (logger.cpp).
+#include <limits.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,7 +18,6 @@
 
 namespace cudapool::log {
 
-using detail::error_text;
 using detail::warn;
 
 namespace {
@@ -38,9 +40,41 @@ void Logger::run() {
       sleep_us = kMinSleepUs;
       continue;
     }
-    if (stopping) return;
+    if (stopping) break;
     ring_.wait_for_records(sleep_us);
     sleep_us = sleep_us * 2 > kMaxSleepUs ? kMaxSleepUs : sleep_us * 2;
+  }
+  // Producers still waiting for a slot give up; what reached the ring meanwhile is written, then
+  // the summary line (finish()).
+  ring_.close();
+  while (drain_some() > 0) {
+  }
+  flush_noexcept();
+  if (summary_) write_summary_line();
+  writer_done_.store(true, std::memory_order_release);
+}
+
+void Logger::write_summary_line() {
+  try {
+    Summary& s = *summary_;
+    const std::uint64_t events = ring_.appended() + ring_.refused();
+    const std::uint64_t written = written_.load(std::memory_order_relaxed);
+    if (s.events == 0) s.events = events;
+    if (s.seq == 0) s.seq = events + 1;
+    // After a write failure (or a stall) the summary is tried once more, quietly: if it lands, it
+    // says that lines are missing.
+    const bool failed_before = write_failed_.load();
+    s.write_failed = s.write_failed || failed_before;
+    if (events > written) s.records_lost += events - written;
+    const std::string line = format_summary(s);
+    if (page_ != 0 && line.size() <= page_ && file_offset_ > 0) {
+      // Like an event line, the summary does not straddle a page when it fits in one.
+      const std::size_t room = page_ - file_offset_ % page_;
+      if (line.size() > room && room < page_ && !pad_last_line(room)) return;
+    }
+    write_lines(line.data(), line.size(), /*quiet=*/failed_before);
+  } catch (...) {
+    write_failed_.store(true);
   }
 }
 
@@ -117,7 +151,7 @@ bool Logger::pad_last_line(std::size_t room) {
   write_at("\n", 1, at);
   if (ftruncate(fd_, static_cast<off_t>(file_offset_)) != 0) {
   }
-  failed(error_text(err), /*quiet=*/false);
+  failed(failure_text(err), /*quiet=*/false);
   return false;
 }
 
@@ -125,7 +159,11 @@ void Logger::flush() {
   if (buffered_ == 0) return;
   const std::size_t lines_end = buffered_;
   buffered_ = 0;
-  const std::size_t done = write_lines(buffer_.get(), lines_end, /*quiet=*/false);
+  // After a failure or a stall (declared while these lines were formatted) nothing more is
+  // written.
+  const std::size_t done = write_failed_.load(std::memory_order_relaxed)
+                               ? 0
+                               : write_lines(buffer_.get(), lines_end, /*quiet=*/false);
   if (done != lines_end) {
     // The lines of this buffer not written are counted back out.
     std::uint64_t lines = 0;
@@ -143,14 +181,14 @@ bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
     return false;
   }
   const std::uint64_t target = ring_.appended();
-  std::uint64_t seen = in_file_.load(std::memory_order_acquire);
+  std::uint64_t seen = ring_.progress();
   std::uint32_t still_ms = 0;
-  while (seen < target) {
+  while (in_file_.load(std::memory_order_acquire) < target) {
     if (write_failed_.load(std::memory_order_relaxed)) return false;
     ring_.wake_consumer();
     const timespec one_ms{0, 1000000};
     nanosleep(&one_ms, nullptr);
-    const std::uint64_t now = in_file_.load(std::memory_order_acquire);
+    const std::uint64_t now = ring_.progress();
     if (now != seen) {
       seen = now;
       still_ms = 0;
@@ -164,11 +202,14 @@ bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
 std::size_t Logger::write_at(const char* data, std::size_t size, std::uint64_t offset) {
   std::size_t done = 0;
   while (done < size) {
+    // A pipe or device a piece at a time: a slow reader's progress is the stall limit's.
+    const std::size_t piece = page_ == 0 && size - done > PIPE_BUF ? PIPE_BUF : size - done;
     const ssize_t n = page_ != 0
-                          ? pwrite(fd_, data + done, size - done, static_cast<off_t>(offset + done))
-                          : write(fd_, data + done, size - done);
+                          ? pwrite(fd_, data + done, piece, static_cast<off_t>(offset + done))
+                          : write(fd_, data + done, piece);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
+      ring_.note_progress();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -202,24 +243,33 @@ std::size_t Logger::write_lines(const char* data, std::size_t size, bool quiet) 
     if (ftruncate(fd_, good) == 0 && page_ == 0) lseek(fd_, good, SEEK_SET);
     file_offset_ += whole;
   }
-  failed(error_text(err), quiet);
+  failed(failure_text(err), quiet);
   errno = err;
   return whole;
 }
 
-bool Logger::descriptor_is_ours(int* err, std::string* why) const {
+bool Logger::descriptor_is_ours(int* err, std::string* why) {
   struct stat st;
-  if (fstat(fd_, &st) != 0) {
-    *err = errno;
-    *why = error_text(*err);
-    return false;
+  const bool open = fstat(fd_, &st) == 0;
+  const int fstat_err = open ? 0 : errno;
+  if (open && (!identity_known_ || (st.st_dev == dev_ && st.st_ino == ino_))) return true;
+  // The program closed the descriptor (a daemon closing all of its own: EBADF) or gave its number
+  // to a file of its own (never written, never closed here): the log's file by its name, when it
+  // still is the same file, written on from where the log is.
+  *why = open ? "descriptor " + std::to_string(fd_) + " now refers to another file"
+              : failure_text(fstat_err);
+  if (identity_known_ && !reopen_path_.empty()) {
+    const int fd = reopen_same_file(reopen_path_, dev_, ino_);
+    if (fd >= 0) {
+      fd_ = fd;
+      return true;
+    }
+    *why += ", and " + reopen_path_ + " cannot be opened again (" +
+            (errno == EXDEV ? std::string("another file has that name now") : failure_text(errno)) +
+            ")";
   }
-  if (identity_known_ && (st.st_dev != dev_ || st.st_ino != ino_)) {
-    *err = EBADF;
-    *why = "descriptor " + std::to_string(fd_) + " now refers to another file";
-    return false;
-  }
-  return true;
+  *err = open ? EBADF : fstat_err;
+  return false;
 }
 
 void Logger::failed(const std::string& why, bool quiet) {

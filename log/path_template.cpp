@@ -1,12 +1,21 @@
 // log/path_template.cpp: see path_template.h.
 #include "log/path_template.h"
 
+#include "log/json_text.h"
+
 namespace cudapool::log {
 
 namespace {
 
-void append_value(std::string& out, std::string_view value) {
-  for (const char c : value) out.push_back(c == '/' ? '_' : c);
+// A rank as a launcher sets it (0, 17) or a name of letters, digits, '_' and '-': never '/', never
+// "." or "..".
+bool plain_rank(std::string_view value) {
+  for (const char c : value) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return !value.empty();
 }
 
 std::string describe(char c) {
@@ -56,11 +65,28 @@ ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, s
       case 'p':
         out.path += std::to_string(pid);
         break;
-      case 'r':
-        append_value(out.path, rank_from_env(env));
+      case 'r': {
+        const RankVariable rank = rank_variable(env);
+        if (rank.name == nullptr) {
+          out.path.push_back('0');
+          break;
+        }
+        if (!plain_rank(rank.value)) {
+          out.error = std::string(rank.name) + " " + json_string(rank.value) +
+                      " is not a rank for %r (letters, digits, '_' and '-' only)";
+          out.path.clear();
+          return out;
+        }
+        out.path += rank.value;
         break;
+      }
       case 'h':
-        append_value(out.path, host);
+        if (host == "." || host == "..") {
+          out.error = "the host name " + json_string(host) + " cannot be a part of a path (%h)";
+          out.path.clear();
+          return out;
+        }
+        for (const char h : host) out.path.push_back(h == '/' ? '_' : h);
         break;
       case '%':
         out.path.push_back('%');

@@ -1,7 +1,8 @@
 // log/path_template.h: the log path template (CUDAPOOL_LOG's value): %p the process id, %r the
 // rank (RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID, else 0), %h the host name, %% a percent
-// sign. Any other %x, or a % at the end, is an error. Pure: the environment and the host come in as
-// arguments. It does not create the file (file.h does).
+// sign. Any other %x, or a % at the end, is an error; so is a rank that is not made of letters,
+// digits, '_' and '-' (it could climb out of the log's folder: RANK=..). Pure: the environment and
+// the host come in as arguments. It does not create the file (file.h does).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,9 @@ RankVariable rank_variable(const EnvLookup& env);
 // The rank for %r: rank_variable's value; "0" when none is set.
 std::string rank_from_env(const EnvLookup& env);
 
-// Expands the template. A '/' inside a substituted value (a rank or host name) becomes '_', so
-// that a value never adds a directory. An empty template or an empty result is an error.
+// Expands the template. A rank of anything but [0-9A-Za-z_-] is an error naming its variable; a
+// '/' inside the host name becomes '_' and a host name "." or ".." is an error, so that a value
+// never adds or climbs a directory. An empty template or an empty result is an error.
 ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,
                                   std::string_view host);
 

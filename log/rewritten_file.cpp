@@ -11,30 +11,12 @@
 #include <cerrno>
 #include <utility>
 
+#include "log/descriptor.h"
 #include "log/file.h"
 
 namespace cudapool::log {
 
 namespace {
-
-std::string error_text(int err) {
-  char buf[128];
-  return strerror_r(err, buf, sizeof buf);  // the GNU form: returns the message
-}
-
-bool write_all(int fd, std::string_view text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // Whether the name holds the file (dev, ino), not following a link. Async-signal-safe.
 bool is_at(const char* path, std::uint64_t dev, std::uint64_t ino) {
@@ -68,7 +50,7 @@ RewrittenFile::Outcome RewrittenFile::put(std::string_view text, std::string* wh
     fd = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    *why = temporary_ + ": cannot create (" + error_text(errno) + ")";
+    *why = temporary_ + ": cannot create (" + failure_text(errno) + ")";
     return Outcome::kFailed;
   }
   struct stat st;
@@ -77,11 +59,10 @@ RewrittenFile::Outcome RewrittenFile::put(std::string_view text, std::string* wh
     temporary_ino_.store(st.st_ino);
     temporary_made_.store(true);
   }
-  const bool written = write_all(fd, text);
-  const int write_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed) {
-    *why = temporary_ + ": cannot write (" + error_text(written ? errno : write_errno) + ")";
+  int err = write_all(fd, text);  // no SIGXFSZ past ulimit -f (descriptor.h)
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    *why = temporary_ + ": cannot write (" + failure_text(err) + ")";
     forget_temporary();
     return Outcome::kFailed;
   }
@@ -101,7 +82,7 @@ RewrittenFile::Outcome RewrittenFile::first_version(std::string* why) {
     if (err == EEXIST) {
       return stop(why, path_ + " exists and this process did not make it: it is left as it is");
     }
-    *why = path_ + ": cannot put the file there (" + error_text(err) + ")";
+    *why = path_ + ": cannot put the file there (" + failure_text(err) + ")";
     return Outcome::kFailed;
   }
   adopt_temporary();
@@ -134,7 +115,7 @@ RewrittenFile::Outcome RewrittenFile::replace_version(std::string* why) {
     err = errno;
   }
   forget_temporary();
-  *why = path_ + ": cannot put the new version there (" + error_text(err) + ")";
+  *why = path_ + ": cannot put the new version there (" + failure_text(err) + ")";
   return Outcome::kFailed;
 }
 

@@ -45,6 +45,13 @@ void futex_wake(std::atomic<std::uint32_t>* word) {
           nullptr, 0);
 }
 
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 void sleep_us(std::uint32_t us) {
   std::atomic<std::uint32_t> never_woken{0};
   futex_wait(&never_woken, 0, us);
@@ -55,14 +62,50 @@ static_assert(std::is_trivially_copyable_v<LogRecord> && std::is_standard_layout
 
 }  // namespace
 
-Ring::Ring(std::size_t capacity)
-    : slots_(new Slot[round_up_pow2(capacity)]), mask_(round_up_pow2(capacity) - 1) {
+Ring::Ring(std::size_t capacity, std::uint32_t stall_ms)
+    : slots_(new Slot[round_up_pow2(capacity)]),
+      mask_(round_up_pow2(capacity) - 1),
+      stall_ns_(std::uint64_t{stall_ms} * 1000000u) {
   for (std::size_t i = 0; i <= mask_; ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
   wake_threshold_ = (mask_ + 1) / 4 > 0 ? (mask_ + 1) / 4 : 1;
 }
 
+// Full: the consumer has not freed this slot from the previous lap yet. Wait, never drop, while
+// the consumer makes progress; false when the ring closed meanwhile (or closes now, stalled).
+bool Ring::wait_for_slot(const Slot& slot, std::uint64_t ticket) {
+  waits_.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t seen = 0, since_ns = 0;
+  for (unsigned spins = 0; slot.seq.load(std::memory_order_acquire) != ticket; ++spins) {
+    if (closed_.load(std::memory_order_acquire)) return false;
+    if (spins < 64) {
+      cpu_relax();
+      continue;
+    }
+    wake_consumer();
+    if (spins < 96) {
+      sched_yield();
+      continue;
+    }
+    sleep_us(50);
+    if (stall_ns_ == 0) continue;
+    const std::uint64_t now = monotonic_ns();
+    const std::uint64_t progress_now = progress();
+    if (since_ns == 0 || progress_now != seen) {
+      seen = progress_now;
+      since_ns = now;
+    } else if (now - since_ns >= stall_ns_) {
+      close_stalled();
+      return false;
+    }
+  }
+  return true;
+}
+
 std::uint64_t Ring::push(const LogRecord& r) {
-  if (closed_.load(std::memory_order_relaxed)) return 0;
+  if (closed_.load(std::memory_order_relaxed)) {
+    if (stalled_.load(std::memory_order_relaxed)) refused_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   const std::uint64_t ticket = tail_.fetch_add(1, std::memory_order_relaxed);
   Slot& slot = slots_[ticket & mask_];
   // The slot is free when the consumer has drained its previous lap. head_ tells without touching
@@ -70,22 +113,9 @@ std::uint64_t Ring::push(const LogRecord& r) {
   // when head_ is not far enough is the slot's own seq asked, the exact test.
   const bool surely_free =
       ticket < capacity() || head_.load(std::memory_order_acquire) + capacity() > ticket;
-  if (!surely_free && slot.seq.load(std::memory_order_acquire) != ticket) {
-    // Full: the consumer has not freed this slot from the previous lap yet. Wait, never drop.
-    waits_.fetch_add(1, std::memory_order_relaxed);
-    for (unsigned spins = 0; slot.seq.load(std::memory_order_acquire) != ticket; ++spins) {
-      if (closed_.load(std::memory_order_acquire)) return 0;
-      if (spins < 64) {
-        cpu_relax();
-        continue;
-      }
-      wake_consumer();
-      if (spins < 96) {
-        sched_yield();
-      } else {
-        sleep_us(50);
-      }
-    }
+  if (!surely_free && slot.seq.load(std::memory_order_acquire) != ticket &&
+      !wait_for_slot(slot, ticket)) {
+    return 0;
   }
   // The fixed fields and the frames in use only: most records carry no backtrace.
   // A constant-size copy of the fixed part (vector moves; a variable-size one becomes rep movs,
@@ -125,6 +155,11 @@ void Ring::wake_consumer() {
 void Ring::close() {
   closed_.store(true, std::memory_order_release);
   wake_consumer();
+}
+
+void Ring::close_stalled() {
+  stalled_.store(true, std::memory_order_release);
+  close();
 }
 
 std::size_t Ring::size() const {

@@ -97,8 +97,10 @@ OOM_CAUSES = ("fragmentation", "cap", "shortage", "large_segment_size", "roundup
 SUMMARY_FIELDS = (
     ("schema", STR), ("action", STR), ("seq", UINT), ("t_ns", UINT), ("events", UINT),
     ("devices", OBJECT), ("leaks", LIST), ("log_errors", OBJECT))
-# modules: written when backtraces were recorded (CUDAPOOL_BACKTRACE); leaks_omitted: when the
-# leaks list leaves blocks out (it lists at most 4096); logs of earlier versions have neither.
+# modules: written when backtraces were recorded (CUDAPOOL_BACKTRACE); logs of earlier versions
+# have none. leaks_omitted: written when "leaks" lists fewer blocks than were alive at exit (at most
+# 4096, and the line under 16 MiB: log/format.h kMaxSummaryLeaks, kMaxSummaryLine), those left out
+# counted.
 SUMMARY_OPTIONAL_FIELDS = (("modules", LIST), ("leaks_omitted", OBJECT))
 SUMMARY_DEVICE_FIELDS = (("stats", OBJECT), ("fences", OBJECT))   # devices["N"]
 LEAK_FIELDS = (

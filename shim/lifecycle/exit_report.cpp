@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -52,7 +51,10 @@ std::string summary_text(const std::vector<PoolAtExit>& pools) {
                   "Leak report, device %d: %zu block%s still allocated at exit (%s)\n", p.device,
                   p.leaks.size(), p.leaks.size() == 1 ? "" : "s", human_bytes(total).c_str());
     out += line;
-    for (const log::Leak& l : p.leaks) {
+    // The first blocks, as many as the log's summary line lists at most (log/format.h).
+    const std::size_t listed = std::min(p.leaks.size(), log::kMaxSummaryLeaks);
+    for (std::size_t i = 0; i < listed; ++i) {
+      const log::Leak& l = p.leaks[i];
       const double t = l.t_ns >= start ? static_cast<double>(l.t_ns - start) / 1e9 : 0.0;
       std::snprintf(
           line, sizeof line,
@@ -60,6 +62,13 @@ std::string summary_text(const std::vector<PoolAtExit>& pools) {
           static_cast<unsigned long long>(l.ptr), static_cast<std::size_t>(l.size),
           static_cast<std::size_t>(l.block_size), static_cast<unsigned long long>(l.seq), t,
           static_cast<unsigned long long>(l.tid));
+      out += line;
+    }
+    if (listed < p.leaks.size()) {
+      std::uint64_t rest = 0;
+      for (std::size_t i = listed; i < p.leaks.size(); ++i) rest += p.leaks[i].block_size;
+      std::snprintf(line, sizeof line, "  ... and %zu more block%s (%s)\n", p.leaks.size() - listed,
+                    p.leaks.size() - listed == 1 ? "" : "s", human_bytes(rest).c_str());
       out += line;
     }
     out += "\n";
@@ -93,24 +102,18 @@ log::Summary summary_line(const std::vector<PoolAtExit>& pools) {
   return summary;
 }
 
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 void write_summary(const std::string& target, const std::string& text) {
-  log::NoSigpipe no_sigpipe;  // a closed pipe or FIFO costs the summary, never the exit status
+  // Never a signal (a closed pipe or FIFO, ulimit -f) nor a wait without end (a reader that stopped
+  // reading): log/descriptor.h's write_all, which costs the summary, never the exit status.
   if (target == "stderr") {
-    write_all(2, text);
+    log::write_all(STDERR_FILENO, text);
     return;
   }
   if (target == "stdout") {
-    write_all(1, text);
+    if (const int err = log::write_all(STDOUT_FILENO, text); err != 0) {
+      warn("CUDAPOOL_SUMMARY: stdout: cannot write the summary (%s)",
+           log::failure_text(err).c_str());
+    }
     return;
   }
   // Made the way the log is (log/file.h): an existing character device or FIFO is written as it
@@ -123,7 +126,7 @@ void write_summary(const std::string& target, const std::string& text) {
     return;
   }
   warn("CUDAPOOL_SUMMARY: %s; the summary goes to stderr", created.error.c_str());
-  write_all(2, text);
+  log::write_all(STDERR_FILENO, text);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/cli/run_checks.sh: what `scripts/cudapool run` checks before it starts the program, so that a
 # program that never touches CUDA (the shim only starts at the first CUDA call) still hears about
-# them: the conf string's diagnostics, strict:True refusing to start, a bad log template or a log
-# directory that cannot hold the file. Otherwise the program's own exit status comes back. Not
+# them: the conf string's diagnostics, strict:True refusing to start, a bad log template (a rank
+# that climbs out of the folder, a name that is a folder) or a log directory that cannot hold the
+# file. Otherwise the program's own exit status comes back. Not
 # here: the environment `run` sets (run_command.sh), the shim's own messages (fakecuda tests).
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
@@ -93,6 +94,26 @@ run --log /dev/null -- true
 run --log /dev/cudapool-nothing-%p.jsonl -- true
 echo "$err" | grep -qE "^cudapool: log /dev/cudapool-nothing-[0-9]+\.jsonl: does not exist, and nothing is created in /dev: no log$" ||
   fail "a new name in /dev: $err"
+# A rank that would climb out of the log's folder (logs/%r/ with RANK=..) and a name that is a
+# folder: the shim's own messages (cudapool-config --log-template, the same code), nothing made.
+mkdir "$tmp/logs"
+RANK=.. run --log "$tmp/logs/%r/run.jsonl" -- sh -c 'exit 4'
+[ $rc -eq 4 ] || fail "RANK=..: exit $rc"
+[ "$err" = "cudapool: log path \"$tmp/logs/%r/run.jsonl\": RANK \"..\" is not a rank for %r (letters, digits, '_' and '-' only): no log" ] ||
+  fail "RANK=..: $err"
+RANK=7 run --log "$tmp/logs/r%r.jsonl" -- true
+[ $rc -eq 0 ] && [ -z "$err" ] || fail "RANK=7: exit $rc: $err"
+for name in / . ./ .. "$tmp/logs" "$tmp/logs/"; do
+  run --log "$name" -- true
+  [ "$err" = "cudapool: log $name: a directory, not a file name: no log" ] || fail "--log $name: $err"
+done
+[ -z "$(ls -A "$tmp/logs")" ] || fail "a file was created: $(ls -A "$tmp/logs")"
+rmdir "$tmp/logs"
+# The pid of %p is the program's (exec keeps the launcher's): cudapool-config names that file.
+run --log "$tmp/p%p.jsonl" -- sh -c 'echo $$'
+[ -z "$err" ] || fail "%p: $err"
+[ "$("$CUDAPOOL_BUILD_DIR/tools/cudapool-config" --log-template "$tmp/p%p.jsonl" --pid "$out")" = \
+  "log: $tmp/p$out.jsonl" ] || fail "cudapool-config --log-template --pid"
 # Both at once: every problem is named.
 run --conf 'bogus:1' --log "$tmp/x-%y" -- true
 [ "$(echo "$err" | wc -l)" -eq 2 ] || fail "two problems, not two lines: $err"

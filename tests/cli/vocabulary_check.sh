@@ -89,7 +89,7 @@ summary = field.findall(body(lines_src, "std::string format_summary(", "log/form
 summary += re.findall(r'"action\\":\\"(summary)\\"', lines_src)   # the action, written as a value
 same("summary fields (log/format_lines.cpp format_summary)", sorted(set(summary)), sorted(set(
     names_of(v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS + v.SUMMARY_DEVICE_FIELDS
-             + v.LEAK_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS + v.LEAKS_OMITTED_FIELDS)
+             + v.LEAK_FIELDS + v.LEAKS_OMITTED_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)
     + [v.SUMMARY_ACTION])))
 
 # 3. statistics: the lists of pool/stats.def

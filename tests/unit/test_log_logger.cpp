@@ -479,14 +479,15 @@ TEST_CASE("logger: a descriptor the program closed and reused is never written")
   Logger* log = Logger::start(dir / "log.jsonl", sample_header(), env_of({}));
   REQUIRE(log != nullptr);
   int log_fd = -1;
-  for (int fd = 0; fd < 1024 && log_fd < 0; ++fd) {
+  for (int fd = 0; fd < 4096 && log_fd < 0; ++fd) {
     char target[4096];
     const std::string link = "/proc/self/fd/" + std::to_string(fd);
     const ssize_t n = readlink(link.c_str(), target, sizeof target);
     if (n > 0 && std::string(target, n) == log->path()) log_fd = fd;
   }
   REQUIRE(log_fd >= 0);
-  // The program closes the descriptor and gets the same number for a file of its own.
+  // The program closes the descriptor and gets the same number for a file of its own: the log
+  // finds its file again by its name and goes on there.
   const int other = open((dir / "program-data").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   REQUIRE(other >= 0);
   REQUIRE(dup2(other, log_fd) == log_fd);
@@ -495,12 +496,10 @@ TEST_CASE("logger: a descriptor the program closed and reused is never written")
   for (int i = 0; i < 100; ++i) log->append(LogRecord{});
   log->finish(Summary{});
   delete log;
-  CHECK(err.take() == "cudapool: log " + (dir / "log.jsonl") + ": write failed (descriptor " +
-                          std::to_string(log_fd) +
-                          " now refers to another file): logging stopped; the program goes on\n");
+  CHECK(err.take().empty());
   CHECK(read_file(dir / "program-data").empty());
-  CHECK(parse_log(dir / "log.jsonl").size() == 1);  // the header only
-  CHECK(fcntl(log_fd, F_GETFD) != -1);              // the program's descriptor left open
+  CHECK(parse_log(dir / "log.jsonl").size() == 102);  // the header, 100 events, the summary
+  CHECK(fcntl(log_fd, F_GETFD) != -1);                // the program's descriptor left open
   close(log_fd);
 }
 
@@ -512,7 +511,7 @@ TEST_CASE("logger: a write cut short (file size limit): whole lines only, summar
   const int status = run_child([&] {
     const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (err_fd < 0 || dup2(err_fd, 2) < 0) return 10;
-    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGXFSZ, SIG_DFL);  // a C program's: before, the summary's write ended it
     rlimit limit{};
     getrlimit(RLIMIT_FSIZE, &limit);
     const rlimit original = limit;

@@ -1,7 +1,8 @@
 // tests/unit/test_log_path.cpp: the log path template (log/path_template.h) with an injected
 // environment, each template error, and the safe file creation (log/file.h): mode 0600, an
 // existing file never overwritten (NAME.1, NAME.2 ...), a symbolic link never followed, the
-// NAME.99 limit, and uncreatable paths.
+// NAME.99 limit, uncreatable paths, a name that is a directory, and the same verdicts found without
+// creating anything (check_log_file).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "log/file.h"
+#include "log/json_text.h"
 #include "log/path_template.h"
 #include "tests/unit/catch.h"
 #include "tests/unit/log_test_util.h"
@@ -81,10 +83,32 @@ TEST_CASE("log path: the rank comes from RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCI
             env_of({{"SLURM_PROCID", "5"}, {"OMPI_COMM_WORLD_RANK", "6"}, {"RANK", "7"}})) == "7");
   // An empty value counts as unset.
   CHECK(rank_from_env(env_of({{"RANK", ""}, {"SLURM_PROCID", "5"}})) == "5");
-  // A value never adds a directory.
-  CHECK(expand("log.%r", {{"RANK", "../x"}}) == "log..._x");
+  // A host name never adds a directory.
   const ExpandedPath host = expand_path_template("%h.log", env_of({}), 1, "a/b");
   CHECK(host.path == "a_b.log");
+}
+
+TEST_CASE("log path: a rank of anything but letters, digits, '_' and '-' is an error naming it") {
+  CHECK(expand("logs/%r/run.jsonl", {{"RANK", "12"}}) == "logs/12/run.jsonl");
+  CHECK(expand("r%r", {{"SLURM_PROCID", "job_7-b"}}) == "rjob_7-b");
+  // Before, logs/%r/run.jsonl with RANK=.. was logs/../run.jsonl: outside logs/.
+  for (const char* bad : {"..", ".", "../x", "a/b", "1 2", "x\n", "r.1"}) {
+    const ExpandedPath e =
+        expand_path_template("logs/%r/run.jsonl", env_of({{"RANK", bad}}), 1, "node7");
+    INFO(bad);
+    CHECK(!e.ok());
+    CHECK(e.path.empty());
+    CHECK(e.error == "RANK " + cudapool::log::json_string(bad) +
+                         " is not a rank for %r (letters, digits, '_' and '-' only)");
+  }
+  const ExpandedPath ompi =
+      expand_path_template("%r", env_of({{"OMPI_COMM_WORLD_RANK", ".."}}), 1, "node7");
+  CHECK(ompi.error.rfind("OMPI_COMM_WORLD_RANK \"..\" is not a rank", 0) == 0);
+  // No rank set: 0, as before.
+  CHECK(expand("logs/%r/run.jsonl") == "logs/0/run.jsonl");
+  // A host name that would climb: an error too.
+  CHECK(expand_path_template("logs/%h/x", env_of({}), 1, "..").error ==
+        "the host name \"..\" cannot be a part of a path (%h)");
 }
 
 TEST_CASE("log path: unknown conversions, a trailing % and empty templates are errors") {
@@ -133,11 +157,50 @@ TEST_CASE("log file: an existing file is never overwritten: NAME.1, NAME.2") {
   close(f2.fd);
   CHECK(read_file(dir / "a.log") == "old contents\n");
   CHECK(read_file(dir / "a.log.1") == "new\n");
-  // A directory at the name is skipped the same way.
+}
+
+TEST_CASE("log file: a name that is a directory is an error, and nothing is made") {
+  TempDir dir;
   REQUIRE(mkdir((dir / "d").c_str(), 0700) == 0);
-  const CreatedFile f3 = create_log_file(dir / "d");
-  CHECK(f3.path == dir / "d.1");
-  close(f3.fd);
+  REQUIRE(symlink((dir / "d").c_str(), (dir / "to-d").c_str()) == 0);
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(chdir(dir.path.c_str()) == 0);
+  // Before, "." made "..1", "./" made "./.1", "/" made "/.1" and an existing directory NAME.1.
+  for (const std::string& name :
+       {std::string("."), std::string("./"), std::string(".."), std::string("d"), std::string("d/"),
+        std::string("d/."), std::string("d/.."), dir / "d", dir / "to-d", std::string("/"),
+        std::string("no-such-dir/")}) {
+    INFO(name);
+    const CreatedFile f = create_log_file(name, "header\n");
+    CHECK(f.fd == -1);
+    CHECK(f.error == "log " + name + ": a directory, not a file name");
+    CHECK(cudapool::log::check_log_file(name) == f.error);
+    CHECK(create_log_file(name, "x", cudapool::log::FileKind::kSummary).error ==
+          "summary " + name + ": a directory, not a file name");
+  }
+  REQUIRE(chdir(cwd) == 0);
+  for (const char* made : {"..1", "d.1", "to-d.1", "d/.1", "d/..1"}) {
+    INFO(made);
+    CHECK(!exists(dir / made));
+  }
+}
+
+TEST_CASE("log file: check_log_file says what create_log_file would, and makes nothing") {
+  TempDir dir;
+  write_file(dir / "file", "");
+  write_file(dir / "taken", "old\n");
+  for (const std::string& name :
+       {dir / "a.log", dir / "taken", dir / "no/such/dir/a.log", dir / "file/a.log",
+        std::string("/dev/cudapool-no-such-name"), std::string("/dev/null"), std::string("")}) {
+    INFO(name);
+    const std::string said = cudapool::log::check_log_file(name);
+    CHECK(!exists(name + ".1"));
+    const CreatedFile f = create_log_file(name);
+    CHECK(said == f.error);
+    if (f.fd >= 0) close(f.fd);
+  }
+  CHECK(read_file(dir / "taken") == "old\n");
 }
 
 TEST_CASE("log file: a symbolic link at the name is not followed: NAME.1, the target untouched") {

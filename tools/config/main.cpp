@@ -1,6 +1,7 @@
 // tools/config/main.cpp: cudapool-config, which shows the allocator settings a conf string puts
 // in force and everything wrong with it. Parsing is config/'s; this file only chooses the
 // string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).
+// --log-template checks a CUDAPOOL_LOG template instead (log_template.h).
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "config/keys.h"
 #include "config/parse.h"
 #include "config/terminal_text.h"
+#include "tools/config/log_template.h"
 
 namespace {
 
@@ -20,12 +22,15 @@ namespace cfg = cudapool::config;
 
 void print_usage(std::ostream& out) {
   out << "usage: cudapool-config [STRING]\n"
+         "       cudapool-config --log-template TEMPLATE [--pid PID]\n"
          "\n"
          "Shows the settings a PYTORCH_CUDA_ALLOC_CONF-style STRING puts in force. Without\n"
          "STRING it reads the first variable set of";
   for (const char* variable : cfg::kConfVariables) out << ' ' << variable;
   out << ".\n"
          "Exit status: 0 no problems, 1 problems found (listed on stderr), 2 usage error.\n"
+         "With --log-template: the file a CUDAPOOL_LOG template names for process PID (default:\n"
+         "this one), and the shim's warning when it would open no log there (exit status 1).\n"
          "\n"
          "keys (key:value pairs separated by ','):\n";
   for (const cfg::KeyInfo& key : cfg::key_table()) {
@@ -50,6 +55,9 @@ std::string padded(const std::string& text, std::size_t width) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "--log-template") {
+    return check_log_template_command(argc - 2, argv + 2);
+  }
   if (argc > 2) {
     std::cerr << "cudapool-config: expected at most one argument (quote the conf string)\n";
     print_usage(std::cerr);
