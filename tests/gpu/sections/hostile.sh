@@ -70,7 +70,7 @@ test_hostile() {
   # Item 16: the socket and the metrics file are gone after a SIGTERM the shim handles, and after
   # an exec of the process that made them (the same pid lives on).
   local sockdir="$d/sockets" pid i
-  mkdir -p "$sockdir"
+  mkdir -m 700 -p "$sockdir"   # the shim wants its socket directory 0700
   "${torch_env[@]}" LD_PRELOAD="$SHIM" CUDAPOOL_CONTROL="$sockdir" CUDAPOOL_METRICS="$d/term.prom" \
     "$PY" -c 'import time, torch
 x = torch.empty(1 << 20, device="cuda"); torch.cuda.synchronize(); print("ready", flush=True); time.sleep(120)' \
@@ -101,9 +101,10 @@ os.execv("/bin/sleep", ["sleep", "6"])' >"$LOGS/hostile-exec.log" 2>&1 &
   wait "$pid"
 
   # Item 8: a large_segment_size_mb above the device's memory: the explanation names the setting.
+  # (The setting sizes the segment of a request from 1 to 10 MiB: 5 MiB here.)
   run hostile-oom-setting 300 shim:large_segment_size_mb:200000 "${torch_env[@]}" "$PY" -c 'import torch
 try:
-    torch.empty(64 << 20, dtype=torch.uint8, device="cuda"); print("allocated: no OOM")
+    torch.empty(5 << 20, dtype=torch.uint8, device="cuda"); print("allocated: no OOM")
 except torch.OutOfMemoryError:
     print("OutOfMemoryError, as expected")'
   verdict hostile-oom-setting $? "$LOGS/hostile-oom-setting.log"
