@@ -608,11 +608,13 @@ int thread_cache_auto(const Driver& d, Mode mode) {
   }
   FC_CHECK(!caches_on(d, ctx), "k: the caches came on without any contention");
 
-  say("k. four threads allocating at once: the caches come on (checked every 50 ms, up to 20 s)");
+  say("k. four threads allocating at once: the caches come on (checked every 50 ms; a hang guard of 300 s)");
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) threads.emplace_back([&] { hammer(d, ctx, stop); });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // Not a time limit on the shim: a loaded machine under TSan took 97 probes of 200 ms each to
+  // reach 20 s before the caches came on (fresh-clone CI run, load 20). Only a hang guard.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   bool on = false;
   int probes = 0;
   while (!on && std::chrono::steady_clock::now() < deadline) {
@@ -623,7 +625,7 @@ int thread_cache_auto(const Driver& d, Mode mode) {
   stop.store(true);
   for (std::thread& t : threads) t.join();
   say("   caches on after %d probe(s)", probes);
-  FC_CHECK(on, "k: the caches did not come on in 20 s of four threads allocating at once");
+  FC_CHECK(on, "k: the caches did not come on in 300 s of four threads allocating at once");
   return 0;
 }
 
