@@ -9,7 +9,7 @@
 
 #include "log/record.h"
 #include "tools/replay/flat_json.h"
-#include "tools/replay/line_reader.h"
+#include "log/read/line_reader.h"
 
 namespace cudapool::replay {
 
@@ -164,7 +164,7 @@ ParsedLine malformed(std::string why) {
 
 std::string too_long_problem() {
   std::string text = "longer than 64 MiB (";  // appended, not +: GCC 12's -Wstringop-overflow
-  text += std::to_string(kMaxLineBytes);      // misreads the temporaries under LTO
+  text += std::to_string(log::kMaxLineBytes);      // misreads the temporaries under LTO
   text += " bytes)";
   return text;
 }
