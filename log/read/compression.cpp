@@ -23,7 +23,9 @@ static_assert(magics_fit(), "every magic has 1 to kSniffBytes bytes");
 
 }  // namespace
 
-std::span<const CompressionFormat> compressions() { return kFormats; }
+std::span<const CompressionFormat> compressions() {
+  return kFormats;
+}
 
 const CompressionFormat* sniff(std::string_view first) {
   for (const CompressionFormat& f : kFormats) {

@@ -63,6 +63,8 @@ class GzipDecoder final : public Decoder {
 
 }  // namespace
 
-std::unique_ptr<Decoder> make_gzip_decoder() { return std::make_unique<GzipDecoder>(); }
+std::unique_ptr<Decoder> make_gzip_decoder() {
+  return std::make_unique<GzipDecoder>();
+}
 
 }  // namespace cudapool::log

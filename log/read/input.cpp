@@ -147,10 +147,9 @@ class LogInput::Buffer final : public std::streambuf {
       if (step.corrupt) {
         // Where the decoder stopped; zstd may stop at the start of the piece it found bad.
         const std::uint64_t from = offset - step.consumed;
-        const std::string where =
-            step.consumed > 0 ? "at byte " + std::to_string(offset)
-                              : "in bytes " + std::to_string(from) + " to " +
-                                    std::to_string(from + at_hand.size());
+        const std::string where = step.consumed > 0 ? "at byte " + std::to_string(offset)
+                                                    : "in bytes " + std::to_string(from) + " to " +
+                                                          std::to_string(from + at_hand.size());
         std::string what = name_ + ": corrupt " + std::string(format_->name) + " data, found " +
                            where + " (" + decoder_->what() + "): the log cannot be read past it";
         if (step.produced > 0) {  // what came before it first
@@ -254,12 +253,13 @@ bool LogInput::open(const std::string& path, std::string* error, const InputOpti
   const CompressionFormat* format = sniff(first);
   if (format != nullptr && !format->read) {
     // Stdin (or what the caller calls so): through the decompressor; a file: decompressed first.
-    const std::string how = name_ == "<stdin>" ? std::string(format->decompressor) + " FILE | ... -"
-                                               : std::string(format->decompressor) + " " + name_ +
-                                                     " > LOG";
+    const std::string how = name_ == "<stdin>"
+                                ? std::string(format->decompressor) + " FILE | ... -"
+                                : std::string(format->decompressor) + " " + name_ + " > LOG";
     *error = name_ + " is compressed with " + std::string(format->name) +
              ", which the readers of the log do not decode (they read plain, gzip and zstd "
-             "logs): decompress it first (" + how + ")";
+             "logs): decompress it first (" +
+             how + ")";
     return false;
   }
   compression_ = format != nullptr ? format->id : Compression::kNone;
@@ -278,7 +278,11 @@ const std::string& LogInput::ended_early() const {
   return buffer_ ? buffer_->ended_early_ : kNone;
 }
 
-std::uint64_t LogInput::bytes_read() const { return buffer_ ? buffer_->read_ : 0; }
-std::uint64_t LogInput::bytes_decoded() const { return buffer_ ? buffer_->decoded_ : 0; }
+std::uint64_t LogInput::bytes_read() const {
+  return buffer_ ? buffer_->read_ : 0;
+}
+std::uint64_t LogInput::bytes_decoded() const {
+  return buffer_ ? buffer_->decoded_ : 0;
+}
 
 }  // namespace cudapool::log

@@ -79,8 +79,8 @@ std::string progress_text(const ProgressFigures& f, double seconds) {
   if (seconds > 0) {
     text += ", " + count_text(static_cast<double>(f.events) / seconds) + " events/s";
     if (f.total > 0 && f.read > 0 && f.read < f.total) {
-      const double left = seconds * static_cast<double>(f.total - f.read) /
-                          static_cast<double>(f.read);
+      const double left =
+          seconds * static_cast<double>(f.total - f.read) / static_cast<double>(f.read);
       text += ", " + duration_text(left) + " left";
     }
   }

@@ -14,12 +14,12 @@
 namespace cudapool::log {
 
 struct ProgressFigures {
-  std::string name;            // the input, as messages name it
-  std::uint64_t read = 0;      // bytes of the input read
-  std::uint64_t total = 0;     // the input's size in bytes; 0 when unknown
-  std::uint64_t decoded = 0;   // plain bytes decoded from it (a compressed input)
-  bool compressed = false;     // show decoded
-  std::uint64_t events = 0;    // lines read
+  std::string name;           // the input, as messages name it
+  std::uint64_t read = 0;     // bytes of the input read
+  std::uint64_t total = 0;    // the input's size in bytes; 0 when unknown
+  std::uint64_t decoded = 0;  // plain bytes decoded from it (a compressed input)
+  bool compressed = false;    // show decoded
+  std::uint64_t events = 0;   // lines read
 };
 
 // The line for these figures after seconds of reading, e.g. "run.jsonl.zst: 37% (31.2 MiB of

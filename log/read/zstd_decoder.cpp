@@ -53,6 +53,8 @@ class ZstdDecoder final : public Decoder {
 
 }  // namespace
 
-std::unique_ptr<Decoder> make_zstd_decoder() { return std::make_unique<ZstdDecoder>(); }
+std::unique_ptr<Decoder> make_zstd_decoder() {
+  return std::make_unique<ZstdDecoder>();
+}
 
 }  // namespace cudapool::log

@@ -92,8 +92,8 @@ def export(args):
                         snap, notes = memviz.build(f, args.max_entries or 0, name)
                 except OSError as e:
                     raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
-                if ended_early(path):
-                    notes.insert(0, ended_early(path))
+                if ended_early(log):          # said by the pass, or by the replay
+                    notes.insert(0, ended_early(log))
                 if path != log:
                     notes.insert(0, "%s has no pool decisions: its requests were replayed "
                                  "under its settings (cudapool replay); the segments and blocks "

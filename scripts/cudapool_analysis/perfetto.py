@@ -186,8 +186,8 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
             first = False
         left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
                 if n > max_instants}
-        if ended_early(events_path):
-            notes.append(ended_early(events_path))
+        if ended_early(path):                # said by the pass, or by the replay
+            notes.append(ended_early(path))
         note = clock_note(shown, trace.clock)
         if note:
             notes.append(note)

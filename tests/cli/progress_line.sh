@@ -19,9 +19,13 @@ on_terminal() {
   local out=$1
   shift
   python3 - "$out" "$feed" "$@" <<'PY' || fail "on a terminal: $*: $(tail -c 300 "$out")"
-import os, pty, subprocess, sys
+import fcntl, os, pty, struct, subprocess, sys, termios
 out, feed, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
 master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 250, 0, 0))   # the whole line
+attrs = termios.tcgetattr(slave)
+attrs[1] &= ~termios.OPOST         # "\n" stays "\n": every "\r" seen is the tool's own
+termios.tcsetattr(slave, termios.TCSANOW, attrs)
 with open(feed, "rb") as stdin:
     p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=slave)
 os.close(slave)

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "log/read/line_reader.h"
 #include "pool/invariants.h"
 #include "pool/stats.h"
-#include "log/read/line_reader.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"

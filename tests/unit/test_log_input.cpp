@@ -105,12 +105,17 @@ Read read_all(const std::string& path, std::size_t request = std::size_t{1} << 2
 TEST_CASE("log input: a format is told by its first bytes, not its name") {
   CHECK(sniff("\x1f\x8b\x08")->id == Compression::kGzip);
   CHECK(sniff("\x28\xb5\x2f\xfd\x04")->id == Compression::kZstd);
-  CHECK(sniff(std::string_view("\xfd" "7zXZ\0\0", 7))->id == Compression::kXz);
+  CHECK(sniff(std::string_view("\xfd"
+                               "7zXZ\0\0",
+                               7))
+            ->id == Compression::kXz);
   CHECK(sniff("BZh91AY")->id == Compression::kBzip2);
   CHECK(sniff("{\"schema\"") == nullptr);
   CHECK(sniff("") == nullptr);
   CHECK(sniff("\x1f") == nullptr);  // shorter than the magic: plain
-  CHECK(sniff(std::string_view("\xfd" "7zXZ", 5)) == nullptr);
+  CHECK(sniff(std::string_view("\xfd"
+                               "7zXZ",
+                               5)) == nullptr);
   for (const CompressionFormat& f : compressions()) {
     CHECK(sniff(f.magic) == &f);
     CHECK(f.read == (f.id == Compression::kGzip || f.id == Compression::kZstd));
@@ -185,7 +190,7 @@ TEST_CASE("log input: a compressed file cut in the middle of a frame is read to 
       const Read r = read_all(dir / "cut");
       REQUIRE(r.opened);
       CHECK(r.error.empty());
-      CHECK(r.bytes.size() <= text.size());  // (a cut in the trailer: all of it)
+      CHECK(r.bytes.size() <= text.size());                  // (a cut in the trailer: all of it)
       CHECK(text.compare(0, r.bytes.size(), r.bytes) == 0);  // a prefix of the log
       if (cut > whole.size() / 2) CHECK(r.bytes.size() > text.size() / 2);
       CHECK(r.ended_early == dir / "cut" + ": the " + format +
@@ -202,7 +207,8 @@ TEST_CASE("log input: corrupt compressed data is an error that gives the byte") 
   const std::string text = sample_log(20000);
   for (const bool use_zstd : {false, true}) {
     const std::string whole = use_zstd ? zstd(text) : gzip(text);
-    const std::string prefix = dir / "bad: corrupt " + (use_zstd ? "zstd" : "gzip") + " data, found ";
+    const std::string prefix =
+        dir / "bad: corrupt " + (use_zstd ? "zstd" : "gzip") + " data, found ";
     for (const std::size_t at : {whole.size() / 4, whole.size() / 2, whole.size() - 3}) {
       INFO((use_zstd ? "zstd" : "gzip") << ", byte " << at << " of " << whole.size() << " changed");
       std::string bad = whole;
@@ -224,7 +230,9 @@ TEST_CASE("log input: corrupt compressed data is an error that gives the byte") 
 
 TEST_CASE("log input: formats the readers do not decode, and inputs that cannot be read") {
   TempDir dir;
-  write(dir / "log.xz", std::string("\xfd" "7zXZ\0\0\x04\xe6", 8));
+  write(dir / "log.xz", std::string("\xfd"
+                                    "7zXZ\0\0\x04\xe6",
+                                    8));
   write(dir / "log.bz2", "BZh91AY&SY");
   Read r = read_all(dir / "log.xz");
   CHECK_FALSE(r.opened);

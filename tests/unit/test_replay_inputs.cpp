@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "log/read/line_reader.h"
 #include "pool/invariants.h"
 #include "tests/unit/catch.h"
-#include "log/read/line_reader.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"

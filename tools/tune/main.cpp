@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
       return 1;
     }
-    if (!ended_early.empty()) std::fprintf(stderr, "cudapool-tune: note: %s\n", ended_early.c_str());
+    if (!ended_early.empty()) {
+      std::fprintf(stderr, "cudapool-tune: note: %s\n", ended_early.c_str());
+    }
     if (logs[i].log.allocs == 0) {
       std::fprintf(stderr,
                    "cudapool-tune: %s: no alloc events (%llu lines, %llu malformed): nothing to "

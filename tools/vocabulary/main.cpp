@@ -51,8 +51,8 @@ int main() {
 #define CUDAPOOL_SHIM_ACTION(id, name, meaning) \
   actions.item("{\"name\": " + quoted(name) +   \
                ", \"origin\": \"shim\", \"meaning\": " + quoted(meaning) + "}");
-#include "pool/actions.def"
 #include "log/shim_actions.def"
+#include "pool/actions.def"
   std::printf("\n  ],\n  \"stat_arrays\": [");
   List arrays;
 #define CUDAPOOL_STAT_ARRAY(member, label, format, meaning)               \
@@ -88,8 +88,8 @@ int main() {
 #undef CUDAPOOL_STAT_COUNTER
   std::printf("\n  ],\n  \"compressions\": [");
   List compressions;
-#define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read)                            \
-  compressions.item("{\"name\": " + quoted(name) + ", \"magic\": \"" +                       \
+#define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read)                                \
+  compressions.item("{\"name\": " + quoted(name) + ", \"magic\": \"" +                           \
                     hex(std::string_view(magic, sizeof(magic) - 1)) + "\", \"decompressor\": " + \
                     quoted(decompressor) + ", \"read\": " + (read ? "true" : "false") + "}");
 #include "log/read/compressions.def"
