@@ -7,9 +7,10 @@
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
-{"logs": [...], "ranks": [...]}). LOG: a file, or - for stdin (once); stdin, a FIFO or a device
-is read once, into a private copy (inputs.py), and every LOG is checked by the reader before the
-long work (reader.check_log). export: one log as a PyTorch memory_viz snapshot (memviz.py), or
+{"logs": [...], "ranks": [...]}). LOG: a file, plain or compressed (gzip, zstd: decoded.py), or -
+for stdin (once); stdin, a FIFO or a device is read once, into a private copy (inputs.py), and
+every LOG is checked by the reader before the long work (reader.check_log). On a terminal each
+pass over a log draws a progress line on stderr (progress.py); --quiet: none. export: one log as a PyTorch memory_viz snapshot (memviz.py), or
 logs as one Perfetto trace (perfetto.py). report --html: the logs as one self-contained HTML page
 (htmlreport.py). OUT (of --html and export) follows outfile.py's rule: never an input or a log,
 written whole or not at all, mode 0600.
@@ -25,6 +26,7 @@ import os
 import signal
 import sys
 
+from . import progress
 from .reader import LogError, check_logs
 from .report import read_log, several
 from .text import several_text, text_report
@@ -45,7 +47,10 @@ def parser():
     r.add_argument("--html", metavar="OUT", help="write the report as one self-contained HTML "
                    "page (charts, segment maps, allocation sites) to OUT")
     r.add_argument("--tune", action="store_true", help="with --html: embed cudapool tune's table")
-    r.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
+    r.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
+                   "when it is a terminal)")
+    r.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
+                   "- for stdin")
     r.set_defaults(parser=r)
     export_parser(commands)
     control_parsers(commands)
@@ -98,6 +103,8 @@ def exit_on(signum, frame):
 def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
+    if getattr(args, "quiet", False):
+        progress.ENABLED = False
     for s in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(s) == signal.SIG_DFL:
             signal.signal(s, exit_on)

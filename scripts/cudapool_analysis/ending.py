@@ -3,10 +3,10 @@ summary" and "Guarantees"): with its summary line (the process exited normally);
 line longer than the readers' limit (it exited normally, the line cannot be read); or without one,
 which a kill, a crash or a log cut short (a full disk) all leave, and the log does not say which.
 What it does tell is said with it: the last line cut in its middle (no newline at its end; a cut
-summary line), seq gaps (records lost).
+summary line), seq gaps (records lost), compressed data that ends in the middle of a frame.
 
-ending(run, f) -> {"summary": "read" | "too long" | "none", "line", "text", "clues"}; report.py
-puts it in the report. Not here: reading the lines (reader.py), the notes about the summary's
+ending(run, f, cut) -> {"summary": "read" | "too long" | "none", "line", "text", "clues"};
+report.py puts it in the report. Not here: reading the lines (reader.py), the notes about the summary's
 figures (report.py).
 """
 
@@ -22,7 +22,11 @@ _SUMMARY = re.compile(rb'"action"\s*:\s*"summary"')
 def last_line(f):
     """(its length in bytes without the newline, its first PEEK bytes, whether it ends in a
     newline) of the last line of a seekable binary file, or None when the file is empty. Reads
-    back from the end to the newline before it: as many bytes as the line has."""
+    back from the end to the newline before it: as many bytes as the line has. A decoded log
+    (decoded.py), which is read from its start only, knows it from its pass."""
+    own = getattr(f, "last_line", None)
+    if own is not None:
+        return own()
     end = f.seek(0, 2)
     if end == 0:
         return None
@@ -43,13 +47,15 @@ def last_line(f):
     return stop - start, f.read(min(PEEK, stop - start)), newline
 
 
-def ending(run, f):
-    """How the log read by run (accounting.Run) ends; f: the log, seekable."""
+def ending(run, f, cut=None):
+    """How the log read by run (accounting.Run) ends; f: the log, seekable; cut: what to say of
+    a compressed log that ends in the middle of a frame (inputs.ended_early()), or None."""
     r = run.reader
+    clues = [cut] if cut else []
     if r.summary is not None:
-        return {"summary": "read", "line": r.summary_line, "clues": [],
-                "text": "summary line at line %d: the process exited normally" % r.summary_line}
-    clues = []
+        text = "summary line at line %d: the process exited normally" % r.summary_line
+        return {"summary": "read", "line": r.summary_line, "clues": clues,
+                "text": text + "".join("; " + c for c in clues)}
     last = last_line(f)
     if last is not None:
         length, head, newline = last

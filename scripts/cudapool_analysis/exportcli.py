@@ -3,7 +3,8 @@
     cudapool export --memory-viz OUT [--max-entries N] LOG          (memviz.py)
     cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
 
-LOG: a file, or - for stdin (once; read once, as every input: inputs.py). OUT follows outfile.py's
+LOG: a file, plain or compressed (gzip, zstd), or - for stdin (once; read once, as every input:
+inputs.py). --quiet: no progress line. OUT follows outfile.py's
 rule: never one of the logs or any cudapool log (a usage error), written whole or not at all
 (nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600.
 --memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
@@ -18,7 +19,7 @@ import sys
 
 from . import memviz, perfetto
 from .export import ExportError, check_logs, pool_log
-from .inputs import LogError, display_name, open_log
+from .inputs import LogError, display_name, ended_early, open_log
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .terminal import MAX_NOTE, cut
 
@@ -42,7 +43,10 @@ def export_parser(commands):
     e.add_argument("--max-instants", type=int, metavar="N", default=None,
                    help="--perfetto: instant events per device and action (default %d)"
                    % perfetto.MAX_INSTANTS)
-    e.add_argument("logs", nargs="+", metavar="LOG", help="a log file, or - for stdin")
+    e.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
+                   "when it is a terminal)")
+    e.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
+                   "- for stdin")
     e.set_defaults(parser=e)
 
 
@@ -88,6 +92,8 @@ def export(args):
                         snap, notes = memviz.build(f, args.max_entries or 0, name)
                 except OSError as e:
                     raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+                if ended_early(log):          # said by the pass, or by the replay
+                    notes.insert(0, ended_early(log))
                 if path != log:
                     notes.insert(0, "%s has no pool decisions: its requests were replayed "
                                  "under its settings (cudapool replay); the segments and blocks "

@@ -1,10 +1,12 @@
 """cudapool_analysis/inputs.py: opening a log named on the command line, for every command that
 reads logs (report, report --html, export, and the replay of a log of requests only):
 
-    open_log(path)       a binary file object at the log's start; LogError with a clear message
-                         (missing, a directory, empty, a compressed file)
+    open_log(path)       a binary file object of the log's plain text, at its start; LogError
+                         with a clear message (missing, a directory, empty)
     display_name(path)   the name shown for it: "<stdin>" for -, else escaped for a terminal
                          (terminal.py: bytes that are not UTF-8 as \\xNN, controls escaped)
+    ended_early(path)    None, or what to say of a compressed log that ends in the middle of a
+                         frame (decoded.py)
 
 Each input is read from where it comes from once: a regular file is simply opened again for each
 pass over it; anything else (- for stdin, a FIFO, /dev/stdin, a character device) is copied, at
@@ -15,23 +17,32 @@ longer than jsonline.MAX_LINE is copied cut to MAX_LINE + 1 bytes: still over th
 reader (the same line number, the same problem), and an endless line (/dev/zero) takes bounded
 disk space.
 
-A gzip, zstd, xz or bzip2 file is recognised by its first bytes and refused with what to do.
+A compressed log is recognised by its first bytes, whatever its name (the formats of
+log_schema.json's "compressions", vocabulary.COMPRESSIONS): it is read through cudapool-cat, the
+C++ tools' decoder, once per pass (decoded.py: gzip and zstd decoded, xz and bzip2 refused with
+what to do, corrupt data named with its byte). A compressed input from stdin or a FIFO is copied
+as it comes (compressed: the line limit is the plain text's), and each pass decodes the copy.
+While a pass reads, the progress line (progress.py) when stderr is a terminal; open_log(path,
+progress=False) for the short looks at a log's first lines.
 
 Not here: what a line is (jsonline.py, reader.py), the checks of a log's content (reader.py).
 """
 
+import io
 import os
 import stat
 import sys
 import tempfile
 
+from . import progress as _progress
 from .jsonline import MAX_LINE
 from .terminal import escape
+from .vocabulary import COMPRESSIONS
 
 _CHUNK = 1 << 20          # below MAX_LINE: only the line a chunk starts in can be over it
+_SNIFF = max(len(c.magic) for c in COMPRESSIONS)   # the first bytes that tell a format
 _copies = {}              # name -> the private copy of an input that is not a regular file
-COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"),
-              (b"\xfd7zXZ\x00", "xz", "xzcat"), (b"BZh", "bzip2", "bzcat"))
+_labels = {}              # name -> what its progress line calls it (label())
 
 
 class LogError(Exception):
@@ -48,16 +59,18 @@ def display_name(path):
     return escape(os.fsdecode(path))
 
 
-def open_log(path):
-    """The log at path (- for stdin), opened for reading in binary from its start. Raises
-    LogError with a clear message when it cannot be read: missing, not permitted, a directory,
-    empty, compressed. An input that is not a regular file is copied once (module docstring)."""
+def open_log(path, progress=True):
+    """The log at path (- for stdin), opened for reading in binary from its start, its plain
+    text (a compressed log decoded: decoded.py). Raises LogError with a clear message when it
+    cannot be read: missing, not permitted, a directory, empty (a compressed log that cannot be
+    decoded raises it while it is read). An input that is not a regular file is copied once
+    (module docstring). progress: draw the progress line of this pass (progress.py)."""
     name = display_name(path)
     copy = _copies.get(path)
     if copy is not None:
-        return _reopen(copy)
+        return _opened(path, _reopen(copy), name, progress)
     if path == "-":
-        return _copied(path, sys.stdin.buffer, name)
+        return _opened(path, _copied(path, sys.stdin.buffer, name), name, progress)
     try:
         f = open(path, "rb")
     except IsADirectoryError:
@@ -70,61 +83,110 @@ def open_log(path):
             raise LogError("%s is a directory, not a log" % name)
         if not stat.S_ISREG(st.st_mode):
             with f:
-                return _copied(path, f, name)
+                copied = _copied(path, f, name)
+            return _opened(path, copied, name, progress)
         if st.st_size == 0:
             raise LogError("%s is empty: not a log (a log has a header line)" % name)
-        check_not_compressed(f.read(8), name)
-        f.seek(0)
     except OSError as e:
         f.close()
         raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
     except BaseException:
         f.close()
         raise
+    return _opened(path, f, name, progress)
+
+
+def label(path, text):
+    """Calls the input at path `text` in its progress line (a replay's log by the log's name)."""
+    _labels[path] = text
+
+
+def compression(first):
+    """The vocabulary.COMPRESSIONS entry whose magic the bytes first start with, or None (plain
+    text)."""
+    for c in COMPRESSIONS:
+        if first.startswith(c.magic):
+            return c
+    return None
+
+
+def ended_early(path):
+    """None, or what cudapool-cat said of the compressed log at path ending in the middle of a
+    frame, once a pass has read it to its end (decoded.py)."""
+    from .decoded import ended_early as said
+    return said(path)
+
+
+def _opened(path, f, name, progress):
+    """f, a regular file's binary file object at its start (closed with the result, or on an
+    error), as the reader takes it: decoded when compressed; counted for the progress line when
+    it is drawn."""
+    try:
+        first = f.read(_SNIFF)
+        f.seek(0)
+        size = os.fstat(f.fileno()).st_size
+    except OSError as e:
+        f.close()
+        raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+    try:
+        if compression(first) is not None:
+            from .decoded import open_decoded
+            return open_decoded(f, path, name, size, progress)
+        if progress and _progress.ENABLED and _progress.Line(name).on:
+            raw = f.detach()
+            raw.seek(0)
+            return io.BufferedReader(_progress.Counted(raw, _labels.get(path, name), size),
+                                     _CHUNK)
+    except BaseException:
+        f.close()
+        raise
     return f
-
-
-def check_not_compressed(first, name):
-    """Raises LogError when the first bytes of an input are a compressed file's."""
-    for magic, what, cat in COMPRESSED:
-        if first.startswith(magic):
-            how = ("... | %s | cudapool report -" % cat if name == "<stdin>" else
-                   "%s %s | cudapool report -`, or `%s %s > LOG" % (cat, name, cat, name))
-            raise LogError("%s is a %s file, not a log: decompress it first (`%s`)"
-                           % (name, what, how))
 
 
 def _copied(path, src, name):
     """Copies src (read once, to its end) into a private temporary file kept as path's copy;
-    returns the copy opened from its start."""
+    returns the copy opened from its start. Plain text is copied with every line cut to
+    MAX_LINE + 1 bytes; a compressed input (its first bytes) as it comes."""
     try:
         copy = tempfile.TemporaryFile()
     except OSError as e:
         raise LogError("cannot copy %s to a temporary file (%s): %s"
                        % (name, tempfile.gettempdir(), e.strerror or e)) from None
     try:
-        kept = 0            # bytes of the line in progress (without its newline) seen so far
-        first = True
         read = getattr(src, "read1", src.read)
-        while True:
-            try:
-                chunk = read(_CHUNK)
-            except OSError as e:
-                raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
-            if not chunk:
+
+        def chunks():
+            while True:
+                try:
+                    chunk = read(_CHUNK)
+                except OSError as e:
+                    raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+                if not chunk:
+                    return
+                yield chunk
+
+        pieces = chunks()
+        first = b""
+        for chunk in pieces:          # the first bytes, enough of them to tell a format
+            first += chunk
+            if len(first) >= _SNIFF:
                 break
-            if first:
-                check_not_compressed(chunk, name)   # a short first read only misses the check
-                first = False
-            nl = chunk.find(b"\n")
-            head = len(chunk) if nl < 0 else nl     # what continues the line in progress
-            if kept + head <= MAX_LINE + 1:
+        if compression(first) is not None:
+            copy.write(first)
+            for chunk in pieces:
                 copy.write(chunk)
-            else:
-                copy.write(chunk[:max(0, MAX_LINE + 1 - kept)])
-                if nl >= 0:
-                    copy.write(chunk[nl:])
-            kept = kept + head if nl < 0 else len(chunk) - chunk.rfind(b"\n") - 1
+        else:
+            kept = 0        # bytes of the line in progress (without its newline) seen so far
+            for chunk in _chain(first, pieces):
+                nl = chunk.find(b"\n")
+                head = len(chunk) if nl < 0 else nl     # what continues the line in progress
+                if kept + head <= MAX_LINE + 1:
+                    copy.write(chunk)
+                else:
+                    copy.write(chunk[:max(0, MAX_LINE + 1 - kept)])
+                    if nl >= 0:
+                        copy.write(chunk[nl:])
+                kept = kept + head if nl < 0 else len(chunk) - chunk.rfind(b"\n") - 1
         copy.flush()
     except OSError as e:
         copy.close()
@@ -138,6 +200,12 @@ def _copied(path, src, name):
         raise LogError("%s is empty: not a log (a log has a header line)" % name)
     _copies[path] = copy
     return _reopen(copy)
+
+
+def _chain(first, rest):
+    if first:
+        yield first
+    yield from rest
 
 
 def _reopen(copy):

@@ -28,6 +28,7 @@ from .accounting import first_pass
 from .clock import Clock, clock_note, time_zero_ns
 from .downsample import Downsampler
 from .export import check_logs, pool_log
+from .inputs import ended_early
 from .reader import LogError, display_name, not_a_log, open_log
 from .report import header_rank
 
@@ -185,6 +186,8 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
             first = False
         left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
                 if n > max_instants}
+        if ended_early(path):                # said by the pass, or by the replay
+            notes.append(ended_early(path))
         note = clock_note(shown, trace.clock)
         if note:
             notes.append(note)

@@ -347,7 +347,7 @@ def check_log(path):
     read (open_log()) or none of its lines is a header, an event or a summary."""
     name = display_name(path)
     try:
-        with open_log(path) as f:
+        with open_log(path, progress=False) as f:
             reader = LogReader(f)
             for _ in reader:
                 break

@@ -19,18 +19,21 @@ import contextlib
 import tempfile
 
 from . import vocabulary as v
-from .inputs import LogError, display_name, open_log, tool_argument
+from .decoded import ended_early_said
+from .inputs import LogError, display_name, label, open_log, tool_argument
 from .reader import Malformed, lines_of, parse_line
 from .tools import find_tool, run_tool
 
 SCAN_LINES = 5000   # the lines looked at to decide whether a log has pool decisions
+_NOTE = "cudapool-replay: note: "
+_CUT = " data ends in the middle of a frame"   # the C++ reader's words (log/read/input.cpp)
 POOL_ACTIONS = v.actions("segment_alloc", "segment_map")
 
 
 def has_pool_decisions(path):
     """True when the log at path has pool decisions: an alloc with a block_size, or a segment
     event, in its first SCAN_LINES lines (every log the shim writes has both from the start)."""
-    with open_log(path) as f:
+    with open_log(path, progress=False) as f:
         for n, raw in enumerate(lines_of(f)):
             if n >= SCAN_LINES:
                 break
@@ -71,7 +74,8 @@ def pool_events(path):
     with out:
         fd = out.fileno()
         try:
-            done = run_tool([tool, "--write-log", "/dev/fd/%d" % fd, log], pass_fds=(fd,) + fds)
+            done = run_tool([tool, "--write-log", "/dev/fd/%d" % fd, "--name", name, log],
+                            pass_fds=(fd,) + fds)
         except OSError as e:
             raise LogError("cannot run %s for the replay of %s: %s"
                            % (tool, name, e.strerror or e)) from None
@@ -79,4 +83,12 @@ def pool_events(path):
             raise LogError("the replay of %s failed (%s, exit %d): %s" % (
                 name, tool, done.returncode,
                 done.stderr.decode("utf-8", "replace").strip()[-500:]))
-        yield "/proc/self/fd/%d" % fd
+        # A compressed log cut in the middle of a frame: the replay read it to the cut and said
+        # so; said by the command as it says what it reads itself (inputs.ended_early()).
+        for line in done.stderr.decode("utf-8", "replace").splitlines():
+            said = line[len(_NOTE):] if line.startswith(_NOTE) else ""
+            if said.startswith(name + ": the ") and _CUT in said:
+                ended_early_said(path, said)
+        replay = "/proc/self/fd/%d" % fd
+        label(replay, "%s (its replay)" % name)
+        yield replay

@@ -18,6 +18,7 @@ from .accounting import TOP, Device, first_pass
 from .ending import ending
 from .layout import second_pass
 from .leaks import leak_report
+from .inputs import ended_early
 from .reader import LogError, display_name, not_a_log, open_log
 
 PEAK_CHECKS = tuple((v.stat(stat), what) for stat, what in (
@@ -47,7 +48,7 @@ def read_log(path, index=0, hooks=None):
         if stops or any(d.peak_reserved for d in run.devices.values()):
             f.seek(0)
             layouts = second_pass(f, run, stops, hooks.second if hooks else None)
-        end = ending(run, f)
+        end = ending(run, f, ended_early(path))
     except OSError as e:
         raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
     finally:

@@ -1,10 +1,12 @@
 """cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-replay for logs of
-requests only, replayed.py; cudapool-tune for report --html --tune, htmlreport.py), which stay the
-source of the pool's decisions, and the one way they are run (run_tool).
+requests only, replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat
+for compressed logs, decoded.py), which stay the source of the pool's decisions and the one
+decoder of compressed logs, and the one way they are run (run_tool, or start_tool for a child
+read as it goes).
 
 A tool is looked for, in this order (the first executable file wins):
 
-  1. the environment's override: $CUDAPOOL_REPLAY, $CUDAPOOL_TUNE (the binary itself)
+  1. the environment's override: $CUDAPOOL_REPLAY, $CUDAPOOL_TUNE, $CUDAPOOL_CAT (the binary)
   2. $CUDAPOOL_BUILD_DIR/tools/
   3. the source tree's build/tools/ (when the package runs from scripts/ of the repository)
   4. beside an installed package: PREFIX/bin, the package being in PREFIX/share/cudapool/
@@ -25,7 +27,8 @@ import signal
 import subprocess
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-OVERRIDES = {"cudapool-replay": "CUDAPOOL_REPLAY", "cudapool-tune": "CUDAPOOL_TUNE"}
+OVERRIDES = {"cudapool-replay": "CUDAPOOL_REPLAY", "cudapool-tune": "CUDAPOOL_TUNE",
+             "cudapool-cat": "CUDAPOOL_CAT"}
 PR_SET_PDEATHSIG = 1
 
 
@@ -52,7 +55,8 @@ def places(name):
 
 
 def find_tool(name):
-    """The path of the tool `name` (cudapool-replay, cudapool-tune), or None when none is found."""
+    """The path of the tool `name` (cudapool-replay, cudapool-tune, cudapool-cat), or None when
+    none is found."""
     for p in places(name):
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return os.path.normpath(p)
@@ -79,6 +83,14 @@ def run_tool(cmd, pass_fds=()):
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, pass_fds=tuple(pass_fds),
                           preexec_fn=_dies_with_parent())
+
+
+def start_tool(cmd, stdin):
+    """subprocess.Popen(cmd) reading the descriptor stdin, its stdout an unbuffered pipe to read
+    as it comes (a raw file object), its stderr a pipe, ended by the kernel when this process
+    ends (as run_tool's). Raises OSError when cmd cannot be run."""
+    return subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            bufsize=0, preexec_fn=_dies_with_parent())
 
 
 def _dies_with_parent():

@@ -2,9 +2,9 @@
 # tests/cli/install_package.sh: cudapool as a package. `cmake --install` into a temporary prefix P
 # gives P/lib/libcudapool.so, P/bin/cudapool (the launcher) and the tools, the Python package with
 # the page's assets and the demo's log in P/share/cudapool, the docs in P/share/doc/cudapool; the
-# launcher then works from P alone (run, config, replay, demo, tune, report, report --html [--tune],
-# export --perfetto; build and test say they need a source checkout), with CUDAPOOL_BUILD_DIR
-# pointing nowhere. The same from a copy of P at another path with P removed (everything is found
+# launcher then works from P alone (run, config, replay, demo, tune, report (a zstd log too, through
+# P's cudapool-cat), report --html [--tune], export --perfetto; build and test say they need a
+# source checkout), with CUDAPOOL_BUILD_DIR pointing nowhere. The same from a copy of P at another path with P removed (everything is found
 # relative to bin/cudapool), and through a symbolic link to the launcher. With cpack and dpkg-deb:
 # the .deb (its control fields and files), unpacked at another path and run from there. Not here:
 # what the tools compute (their own tests); the source-tree launcher (the other cli tests).
@@ -34,7 +34,7 @@ ex_src="$src/examples/logs/training-loop.jsonl"
 cmake --install "$build" --prefix "$tmp/p" >"$tmp/install.out" 2>&1 \
   || fail "cmake --install: $(tail -5 "$tmp/install.out")"
 P="$tmp/p"
-for f in bin/cudapool bin/cudapool-config bin/cudapool-replay bin/cudapool-tune; do
+for f in bin/cudapool bin/cudapool-config bin/cudapool-replay bin/cudapool-tune bin/cudapool-cat; do
   [ -f "$P/$f" ] && [ -x "$P/$f" ] || fail "$f: not installed, or not executable"
 done
 for f in share/cudapool/cudapool_analysis/__main__.py \
@@ -135,6 +135,12 @@ assert d["recommendation"], d' "$tmp/out" || fail "$p: tune --json"
   (cd "$tmp/work" && PYTHONPATH="$src/scripts" python3 -m cudapool_analysis report --json "$ex" \
     normal.jsonl) >"$tmp/report.want" 2>/dev/null || fail "report --json from the source tree"
   cmp -s "$tmp/report.json" "$tmp/report.want" || fail "$p: report --json differs from the source tree's"
+  # a zstd log: decoded by the installed cudapool-cat (the build tree's is out of reach)
+  zstd -q -c "$tmp/work/normal.jsonl" >"$tmp/work/normal.zst"
+  ok inst "$p" report --json normal.zst
+  python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); a.pop("log"); b.pop("log")
+assert a == b' "$tmp/out" <(cd "$tmp/work" && PYTHONPATH="$src/scripts" python3 -m cudapool_analysis \
+    report --json normal.jsonl 2>/dev/null) || fail "$p: report --json of a zstd log"
   rm -f "$tmp/page.html"
   ok inst "$p" report --html "$tmp/page.html" --tune "$ex" normal.jsonl
   python3 "$check_html" static "$tmp/page.html" >/dev/null || fail "$p: the page is not self-contained"
@@ -185,6 +191,7 @@ if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
     || fail ".deb: Depends lacks python3: $(dpkg-deb -f "$deb" Depends)"
   dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/deb.list"
   want=(./usr/bin/cudapool ./usr/bin/cudapool-config ./usr/bin/cudapool-replay ./usr/bin/cudapool-tune
+        ./usr/bin/cudapool-cat
         ./usr/share/cudapool/cudapool_analysis/__main__.py
         ./usr/share/cudapool/cudapool_analysis/page/uplot/uPlot.iife.min.js
         ./usr/share/cudapool/examples/training-loop.jsonl

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/odd_inputs.sh: inputs that are not quite logs (issue 26 item 17), in every command
 # that reads logs (report, report --json, report --html, export --memory-viz, --perfetto):
-#   - a gzip or zstd file is named as such with what to do (zcat/zstdcat LOG | cudapool report -),
-#     from a file and from stdin, exit 1, never "not valid UTF-8 (byte 1)";
+#   - an xz file is named as such with what to do (xzcat LOG > LOG), from a file and from stdin,
+#     exit 1, never "not valid UTF-8 (byte 1)"; a gzip file of something else is not a log;
 #   - something that is not a log gets the reader's "not a cudapool log" before any replay runs
 #     (the replay here is a stand-in that says when it is run);
 #   - a failing `--tune` gives the page without its tuning section: exit 0, one line on stderr,
@@ -36,21 +36,19 @@ refused() {
   [ -z "$(ls -A "$tmp/o")" ] || fail "$what: cudapool $*: wrote $(ls -A "$tmp/o")"
 }
 
-# ---- compressed logs ------------------------------------------------------------------------------
-gzip -c "$fx/normal.jsonl" >"$tmp/run.jsonl.gz"
-printf '\x28\xb5\x2f\xfd\x04\x58\x00\x00' >"$tmp/run.jsonl.zst"   # zstd's magic and a frame header
-for kind in gz:gzip:zcat zst:zstd:zstdcat; do
-  IFS=: read -r ext what cat <<<"$kind"
-  while read -r -a args; do
-    refused "$what" /dev/null "${args[@]}"
-    has "$tmp/run.jsonl.$ext is a $what file, not a log: decompress it first" "$tmp/err"
-    has "$cat $tmp/run.jsonl.$ext | cudapool report -" "$tmp/err"
-    n=${#args[@]}
-    args[$((n - 1))]=-
-    refused "$what on stdin" "$tmp/run.jsonl.$ext" "${args[@]}"
-    has "<stdin> is a $what file, not a log" "$tmp/err"
-  done < <(commands "$tmp/run.jsonl.$ext")
-done
+# ---- compressed files that the readers do not decode, or that hold no log -------------------------
+# (gzip and zstd logs are read: tests/cli/compressed_logs.sh)
+printf '\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46' >"$tmp/run.jsonl.xz"
+while read -r -a args; do
+  refused "xz" /dev/null "${args[@]}"
+  has "$tmp/run.jsonl.xz is compressed with xz, which the readers of the log do not decode" "$tmp/err"
+  has "decompress it first (xzcat $tmp/run.jsonl.xz > LOG)" "$tmp/err"
+  n=${#args[@]}
+  args[$((n - 1))]=-
+  refused "xz on stdin" "$tmp/run.jsonl.xz" "${args[@]}"
+  has "<stdin> is compressed with xz" "$tmp/err"
+done < <(commands "$tmp/run.jsonl.xz")
+gzip -c "$src/README.md" >"$tmp/readme.gz"
 
 # ---- not a log: the reader says so, and no replay runs ------------------------------------------
 cat >"$tmp/replay" <<STUB
@@ -59,7 +57,7 @@ touch "$tmp/replay-ran"
 exit 1
 STUB
 chmod +x "$tmp/replay"
-for input in "$src/README.md" "$tmp/run.jsonl.gz"; do
+for input in "$src/README.md" "$tmp/readme.gz" "$tmp/run.jsonl.xz"; do
   while read -r -a args; do
     rc=0
     CUDAPOOL_REPLAY="$tmp/replay" python3 -m cudapool_analysis "${args[@]}" >/dev/null \
@@ -67,9 +65,9 @@ for input in "$src/README.md" "$tmp/run.jsonl.gz"; do
     [ $rc -eq 1 ] || fail "not a log: ${args[*]}: exit $rc"
     [ ! -e "$tmp/replay-ran" ] || fail "not a log: ${args[*]}: the replay ran: $(cat "$tmp/err")"
     if grep -q "replay" "$tmp/err"; then fail "not a log: ${args[*]}: $(cat "$tmp/err")"; fi
-    if [ "$input" = "$src/README.md" ]; then
-      has "$src/README.md is not a cudapool log: none of its" "$tmp/err"
-    fi
+    case $input in
+      *README.md | *.gz) has "$input is not a cudapool log: none of its" "$tmp/err" ;;
+    esac
   done < <(commands "$input")
 done
 

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "log/read/line_reader.h"
 #include "pool/invariants.h"
 #include "pool/stats.h"
-#include "tools/replay/line_reader.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"
@@ -152,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rp::Replayer stepped{rp::ReplaySettings{}};
   {
     std::istringstream in(input);
-    rp::for_each_line(
+    cudapool::log::for_each_line(
         in,
         [&](std::uint64_t number, std::string_view line) {
           stepped.feed(number, line);

@@ -9,15 +9,17 @@
 #include <utility>
 #include <vector>
 
+#include "log/read/line_reader.h"
 #include "pool/invariants.h"
 #include "tests/unit/catch.h"
-#include "tools/replay/line_reader.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/replay/report.h"
 
 using namespace cudapool;
 using namespace cudapool::replay;
+using cudapool::log::for_each_line;
+using cudapool::log::kMaxLineBytes;
 
 namespace {
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "log/read/line_reader.h"
 #include "log/record.h"
 #include "tools/replay/flat_json.h"
-#include "tools/replay/line_reader.h"
 
 namespace cudapool::replay {
 
@@ -163,8 +163,8 @@ ParsedLine malformed(std::string why) {
 }  // namespace
 
 std::string too_long_problem() {
-  std::string text = "longer than 64 MiB (";  // appended, not +: GCC 12's -Wstringop-overflow
-  text += std::to_string(kMaxLineBytes);      // misreads the temporaries under LTO
+  std::string text = "longer than 64 MiB (";   // appended, not +: GCC 12's -Wstringop-overflow
+  text += std::to_string(log::kMaxLineBytes);  // misreads the temporaries under LTO
   text += " bytes)";
   return text;
 }

@@ -4,7 +4,7 @@
 // format's one definition of a valid line (docs/log-format.md, "Valid lines"), the rule the
 // report's reader (scripts/cudapool_analysis/reader.py) follows too; valid events of other
 // actions are classified as "other" and skipped. Not here: splitting a stream into lines
-// (line_reader.h), what the replay does with an event (replayer.h).
+// (log/read/line_reader.h), what the replay does with an event (replayer.h).
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,7 @@ struct ParsedLine {
 // header is not null. The summary line (action "summary") is a kEvent of kind kOther.
 ParsedLine parse_log_line(std::string_view line, LogHeader* header);
 
-// The problem of a line longer than kMaxLineBytes (line_reader.h), as parse_log_line words them.
+// The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words them.
 std::string too_long_problem();
 
 }  // namespace cudapool::replay

@@ -2,10 +2,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <string>
 
+#include "log/read/input.h"
 #include "tools/replay/bytes_arg.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
@@ -14,10 +13,11 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cudapool-replay [--conf STRING] [--device-memory BYTES] [--json] LOG\n"
-    "  Replays the alloc/free events of a cudapool.log/1 file (LOG, or - for stdin) through\n"
-    "  the pool with a simulated device and prints the memory summary (or, with --json, one\n"
-    "  JSON object with torch.cuda.memory_stats() names).\n"
+    "usage: cudapool-replay [--conf STRING] [--device-memory BYTES] [--json] [--quiet]\n"
+    "                       [--name NAME] LOG\n"
+    "  Replays the alloc/free events of a cudapool.log/1 file (LOG, or - for stdin; plain,\n"
+    "  gzip or zstd) through the pool with a simulated device and prints the memory summary\n"
+    "  (or, with --json, one JSON object with torch.cuda.memory_stats() names).\n"
     "  --conf STRING         pool settings (default: the conf string in the log header)\n"
     "  --device-memory BYTES simulated device size (suffixes K, M, G, T: binary; default:\n"
     "                        the log header's, else 80G)\n"
@@ -25,14 +25,19 @@ constexpr const char* kUsage =
     "                        addresses of the log's segment_alloc events\n"
     "  --write-log OUT       also write the pool's decisions (blocks, segments, fences) as a\n"
     "                        cudapool.log/1 file: what the viewers draw of a log of requests\n"
+    "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n"
+    "  --name NAME           the name messages give LOG (default: LOG; <stdin> for -)\n"
     "  Exit status: 0 replayed; 1 LOG cannot be read or holds no log (empty, a directory, no\n"
-    "  line a header, an event or a summary); 2 a usage error. docs/replay.md\n";
+    "  line a header, an event or a summary; corrupt compressed data); 2 a usage error.\n"
+    "  docs/replay.md\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   cudapool::replay::ReplaySettings settings;
   bool json = false;
+  cudapool::log::InputOptions input_options;
+  input_options.progress = true;
   std::string path, write_log;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -56,6 +61,10 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--json") {
       json = true;
+    } else if (arg == "--quiet") {
+      input_options.progress = false;
+    } else if (arg == "--name") {
+      input_options.name = value("--name");
     } else if (arg == "--conf") {
       settings.conf = value("--conf");
     } else if (arg == "--device-memory") {
@@ -106,23 +115,26 @@ int main(int argc, char** argv) {
   }
   cudapool::replay::Replayer replayer(settings);
   const auto start = std::chrono::steady_clock::now();
-  std::ifstream in;
-  if (path == "-") {
-    std::ios::sync_with_stdio(false);
-    replayer.feed_stream(std::cin);
-  } else {
-    std::string error;
-    if (!cudapool::replay::open_log_stream(path, in, &error)) {
-      std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());
-      writer.discard();
-      return 1;
-    }
-    replayer.feed_stream(in);
+  cudapool::log::LogInput input;
+  std::string error;
+  if (!input.open(path, &error, input_options)) {
+    std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());
+    writer.discard();
+    return 1;
+  }
+  replayer.feed_stream(input.stream());
+  if (!input.error().empty()) {
+    std::fprintf(stderr, "cudapool-replay: %s\n", input.error().c_str());
+    writer.discard();
+    return 1;
+  }
+  if (!input.ended_early().empty()) {
+    std::fprintf(stderr, "cudapool-replay: note: %s\n", input.ended_early().c_str());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Input that holds no log at all (empty, binary, blank lines only): an error, nothing printed.
-  const std::string name = path == "-" ? "<stdin>" : path;
+  const std::string& name = input.name();
   if (!replayer.holds_a_log()) {
     const auto& problems = replayer.problems();
     const std::string first =

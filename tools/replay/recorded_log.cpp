@@ -1,14 +1,8 @@
 // tools/replay/recorded_log.cpp: see recorded_log.h.
 #include "tools/replay/recorded_log.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-
-#include "tools/replay/line_reader.h"
+#include "log/read/input.h"
+#include "log/read/line_reader.h"
 
 namespace cudapool::replay {
 
@@ -63,7 +57,7 @@ void add_line(RecordedLog& log, bool& event_seen, std::uint64_t number, std::str
 RecordedLog read_log(std::istream& in) {
   RecordedLog log;
   bool event_seen = false;
-  for_each_line(
+  cudapool::log::for_each_line(
       in,
       [&](std::uint64_t number, std::string_view line) { add_line(log, event_seen, number, line); },
       [&](std::uint64_t number) {
@@ -74,32 +68,18 @@ RecordedLog read_log(std::istream& in) {
   return log;
 }
 
-bool read_log_file(const std::string& path, RecordedLog* log, std::string* error) {
-  if (path == "-") {
-    *log = read_log(std::cin);
-    return true;
-  }
-  std::ifstream in;
-  if (!open_log_stream(path, in, error)) return false;
-  *log = read_log(in);
-  return true;
-}
-
-bool open_log_stream(const std::string& path, std::ifstream& in, std::string* error) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    *error = path + ": " + std::strerror(errno);
+bool read_log_file(const std::string& path, RecordedLog* log, std::string* error,
+                   std::string* ended_early, bool progress) {
+  cudapool::log::InputOptions options;
+  options.progress = progress;
+  cudapool::log::LogInput input;
+  if (!input.open(path, error, options)) return false;
+  *log = read_log(input.stream());
+  if (!input.error().empty()) {
+    *error = input.error();
     return false;
   }
-  if (S_ISDIR(st.st_mode)) {
-    *error = path + " is a directory, not a log";
-    return false;
-  }
-  in.open(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": " + std::strerror(errno);
-    return false;
-  }
+  if (ended_early != nullptr) *ended_early = input.ended_early();
   return true;
 }
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <istream>
 #include <string>
 #include <vector>
@@ -42,14 +41,13 @@ struct RecordedLog {
 // header or events.
 RecordedLog read_log(std::istream& in);
 
-// Opens and reads path ("-": standard input). false with *error set when it cannot be read (no
-// such file, a directory, permission).
-bool read_log_file(const std::string& path, RecordedLog* log, std::string* error);
-
-// Opens path for reading a log: false with *error set ("PATH is a directory, not a log", "PATH:
-// No such file or directory", ...) when it cannot be. Character devices and pipes are read as
-// they come (/dev/null is an empty log, /dev/zero an endless line).
-bool open_log_stream(const std::string& path, std::ifstream& in, std::string* error);
+// Opens and reads path ("-": standard input; plain, gzip or zstd: log/read/input.h). false with
+// *error set when it cannot be read (no such file, a directory, another compressed format,
+// corrupt compressed data). *ended_early, when given: "" or what to say of a compressed input
+// that ended in the middle of a frame (read to the cut). progress: the progress line on a
+// terminal while it is read.
+bool read_log_file(const std::string& path, RecordedLog* log, std::string* error,
+                   std::string* ended_early = nullptr, bool progress = false);
 
 // What to say of an input none of whose lines is a header, an event or the summary (name:
 // "<stdin>" for -; first: its first problem, when known), as cudapool report words it.

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "config/parse.h"
-#include "tools/replay/line_reader.h"
+#include "log/read/line_reader.h"
 
 namespace cudapool::replay {
 
@@ -257,7 +257,7 @@ void Replayer::feed_too_long(std::uint64_t line_number) {
 }
 
 void Replayer::feed_stream(std::istream& in) {
-  for_each_line(
+  log::for_each_line(
       in, [&](std::uint64_t number, std::string_view line) { feed(number, line); },
       [&](std::uint64_t number) { feed_too_long(number); });
   finish();

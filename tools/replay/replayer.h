@@ -92,7 +92,7 @@ class Replayer {
 
   // Feeds one line (without its newline); line_number counts from 1.
   void feed(std::uint64_t line_number, std::string_view line);
-  // A line longer than kMaxLineBytes (line_reader.h): a malformed line.
+  // A line longer than kMaxLineBytes (log/read/line_reader.h): a malformed line.
   void feed_too_long(std::uint64_t line_number);
   // Reads a whole stream line by line, then finish().
   void feed_stream(std::istream& in);

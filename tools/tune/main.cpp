@@ -18,13 +18,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: cudapool-tune [--device-memory BYTES] [--fraction F] [--try CONF]... [--json]\n"
-    "                     [--threads N] [--rows N] LOG...\n"
+    "                     [--threads N] [--rows N] [--quiet] LOG...\n"
     "  Replays each cudapool.log/1 file under a sweep of pool settings (the log's own, the\n"
     "  defaults, expandable segments, max_split_size_mb, roundup_power2_divisions,\n"
     "  large_segment_size_mb, max_non_split_rounding_mb, garbage_collection_threshold with a\n"
     "  fraction, combinations, and every --try) and ranks them by peak reserved memory, then\n"
     "  recommends a conf string. Several logs (the ranks of one job): a table per log and the\n"
-    "  setting best for the worst of them.\n"
+    "  setting best for the worst of them. LOG: a file or - (stdin); plain, gzip or zstd.\n"
     "  --device-memory BYTES device size for the replays (K, M, G, T: binary; default: each\n"
     "                        log header's, else 80G): OOMs are counted against it\n"
     "  --fraction F          per_process_memory_fraction F (0 < F <= 1) for every setting\n"
@@ -32,7 +32,8 @@ constexpr const char* kUsage =
     "  --try CONF            also try CONF (changes against the log's own settings); repeatable\n"
     "  --json                one JSON object (schema cudapool.tune/1) instead of tables\n"
     "  --threads N           replays at once (default: all cores)\n"
-    "  --rows N              rows per table in text (default 20)\n";
+    "  --rows N              rows per table in text (default 20)\n"
+    "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n";
 
 int usage_error(const std::string& what) {
   std::fprintf(stderr, "cudapool-tune: %s\n%s", what.c_str(), kUsage);
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   using namespace cudapool;
   tune::SweepInputs sweep_in;
   tune::TuneOptions options;
-  bool json = false;
+  bool json = false, quiet = false;
   std::size_t rows = 20;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--json") {
       json = true;
+    } else if (arg == "--quiet") {
+      quiet = true;
     } else if (arg == "--device-memory") {
       if (!value("--device-memory", &v)) return usage_error("--device-memory needs a value");
       std::uint64_t bytes = 0;
@@ -120,10 +123,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (paths[i] == "-" && ++stdin_uses > 1) return usage_error("'-' (standard input) once only");
     logs[i].path = paths[i];
-    std::string error;
-    if (!replay::read_log_file(paths[i], &logs[i].log, &error)) {
+    std::string error, ended_early;
+    if (!replay::read_log_file(paths[i], &logs[i].log, &error, &ended_early, !quiet)) {
       std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
       return 1;
+    }
+    if (!ended_early.empty()) {
+      std::fprintf(stderr, "cudapool-tune: note: %s\n", ended_early.c_str());
     }
     if (logs[i].log.allocs == 0) {
       std::fprintf(stderr,

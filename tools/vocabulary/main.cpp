@@ -1,5 +1,6 @@
 // tools/vocabulary/main.cpp: cudapool-vocabulary prints the log's vocabulary as JSON, made from
-// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def): the file
+// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, and the compressed
+// formats of log/read/compressions.def): the file
 // scripts/cudapool_analysis/log_schema.json, which the Python tools read. The build target
 // refresh-vocabulary rewrites that file; the test cli.vocabulary_schema fails when it differs from
 // this program's output. Not installed; not a reader of logs.
@@ -16,6 +17,17 @@ std::string quoted(std::string_view text) {
     out += c;
   }
   return out + "\"";
+}
+
+// "1f8b": the bytes as lowercase hex digits.
+std::string hex(std::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : bytes) {
+    out += kDigits[static_cast<unsigned char>(c) >> 4];
+    out += kDigits[static_cast<unsigned char>(c) & 15];
+  }
+  return out;
 }
 
 struct List {
@@ -39,8 +51,8 @@ int main() {
 #define CUDAPOOL_SHIM_ACTION(id, name, meaning) \
   actions.item("{\"name\": " + quoted(name) +   \
                ", \"origin\": \"shim\", \"meaning\": " + quoted(meaning) + "}");
-#include "pool/actions.def"
 #include "log/shim_actions.def"
+#include "pool/actions.def"
   std::printf("\n  ],\n  \"stat_arrays\": [");
   List arrays;
 #define CUDAPOOL_STAT_ARRAY(member, label, format, meaning)               \
@@ -74,6 +86,14 @@ int main() {
 #undef CUDAPOOL_STAT_ARRAY
 #undef CUDAPOOL_STAT_SINGLE
 #undef CUDAPOOL_STAT_COUNTER
+  std::printf("\n  ],\n  \"compressions\": [");
+  List compressions;
+#define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read)                                \
+  compressions.item("{\"name\": " + quoted(name) + ", \"magic\": \"" +                           \
+                    hex(std::string_view(magic, sizeof(magic) - 1)) + "\", \"decompressor\": " + \
+                    quoted(decompressor) + ", \"read\": " + (read ? "true" : "false") + "}");
+#include "log/read/compressions.def"
+#undef CUDAPOOL_COMPRESSION
   std::printf("\n  ]\n}\n");
   return 0;
 }

@@ -1,11 +1,12 @@
-// tools/replay/line_reader.h: reads a stream in 1 MiB chunks and calls fn(line_number, line) for
+// log/read/line_reader.h: reads a stream in 1 MiB chunks and calls fn(line_number, line) for
 // each line without its newline (numbered from 1; a last line without a newline counts too). A
 // line longer than the limit (kMaxLineBytes, the newline not counted: docs/log-format.md, "Valid
 // lines") is not held: too_long(line_number) is called instead and the rest of it skipped, so the
 // memory used is bounded whatever the input (an endless /dev/zero is an endless line). A UTF-8
 // byte order mark at the start of the first line is left out of it (it counts toward the limit),
-// as the Python reader does (jsonline.lines_of). Header-only: the replay and the recorded log both
-// read logs this way. Not here: what a line means (log_event.h).
+// as the Python reader does (jsonline.lines_of). Header-only: every C++ reader of the log (the
+// replay, the recorded log of cudapool tune) reads lines this way, from the stream a LogInput
+// gives (input.h: plain, gzip or zstd). Not here: what a line means (tools/replay/log_event.h).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace cudapool::replay {
+namespace cudapool::log {
 
 // The longest line a reader of the log takes: 64 MiB. The shim's event lines are at most 1 KiB
 // (log/format.h); only a summary line listing hundreds of thousands of leaks comes near it.
@@ -72,4 +73,4 @@ void for_each_line(std::istream& in, Fn&& fn, TooLong&& too_long,
   }
 }
 
-}  // namespace cudapool::replay
+}  // namespace cudapool::log
