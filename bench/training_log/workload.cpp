@@ -1,0 +1,284 @@
+// bench/training_log/workload.cpp: see workload.h. Each pass's comment says which allocations it
+// makes; the counts add up to allocations_per_step() (18 L + 12 forward, 28 L + 12 backward,
+// 24 L + 12 for clipping and Adam, with P = 12 L + 4 weights).
+#include "bench/training_log/workload.h"
+
+#include <algorithm>
+
+namespace cudapool::bench {
+
+namespace {
+
+constexpr std::size_t kElement = 2;  // bf16
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+// A layer's weights, in parameter order, as multiples of hidden (columns x rows of d).
+enum Weight {
+  kLn1W,
+  kLn1B,
+  kQkvW,
+  kQkvB,
+  kProjW,
+  kProjB,
+  kLn2W,
+  kLn2B,
+  kFc1W,
+  kFc1B,
+  kFc2W,
+  kFc2B
+};
+constexpr std::size_t kLayerWeights = 12;
+
+}  // namespace
+
+struct TrainingLoop::Saved {
+  std::uintptr_t x, ln1_out, mean1, rstd1, qkv, rng, attn, lse, mask1, x1, ln2_out, mean2, rstd2, h,
+      g, mask2;
+};
+
+TrainingLoop::TrainingLoop(const ModelShape& shape, std::uint64_t seed)
+    : shape_(shape), rng_(seed) {
+  const std::size_t d = shape.hidden, e = kElement;
+  weights_.push_back(shape.vocab * d * e);  // token embedding, tied with the output projection
+  weights_.push_back(shape.seq * d * e);    // position embedding
+  for (std::size_t l = 0; l < shape.layers; ++l) {
+    for (std::size_t w : {d, d, 3 * d * d, 3 * d, d * d, d, d, d, 4 * d * d, 4 * d, 4 * d * d, d})
+      weights_.push_back(w * e);
+  }
+  weights_.push_back(d * e);  // final layer norm
+  weights_.push_back(d * e);
+}
+
+std::size_t TrainingLoop::odd_temporary() {
+  return 6144 + 28 * rng_.between(0, 255);
+}
+
+void TrainingLoop::step(Program& p) {
+  seq_ = shape_.vary_shapes ? 8 * rng_.between(std::max<std::size_t>(1, shape_.seq / 16),
+                                               std::max<std::size_t>(1, shape_.seq / 8))
+                            : shape_.seq;
+  tokens_ = shape_.batch * seq_;
+  if (steps_ == 0) first_step_setup(p);
+  std::vector<Saved> saved(shape_.layers);
+  forward(p, saved);
+  backward(p, saved);
+  optimizer_step(p);
+  ++steps_;
+}
+
+// model.to("cuda"): every weight, kept.
+void TrainingLoop::first_step_setup(Program& p) {
+  for (std::size_t bytes : weights_) p.alloc(bytes, Site::kWeight, Thread::kMain, Lifetime::kKept);
+}
+
+// Main thread: the batch's ids and labels (2), the embedding and the position sum (2), 18 a layer,
+// the final layer norm (3), the logits (1), the loss in fp32 (2) and its two scalars (2).
+void TrainingLoop::forward(Program& p, std::vector<Saved>& saved) {
+  const Thread t = Thread::kMain;
+  const std::size_t n = tokens_, d = shape_.hidden, e = kElement;
+  const std::size_t heads = std::max<std::size_t>(1, d / 64);
+  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
+  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
+  ids_ = A(n * 8, Site::kInputCopy);
+  labels_ = A(n * 8, Site::kInputCopy);
+  const std::uintptr_t tokens = A(n * d * e, Site::kEmbedding);
+  embedded_ = A(n * d * e, Site::kResidualAdd);
+  F(tokens);
+  std::uintptr_t x = embedded_;
+  for (std::size_t l = 0; l < shape_.layers; ++l) {
+    Saved& s = saved[l];
+    s.x = x;
+    s.ln1_out = A(n * d * e, Site::kLayerNorm);
+    s.mean1 = A(n * 4, Site::kLayerNormStats);
+    s.rstd1 = A(n * 4, Site::kLayerNormStats);
+    if (steps_ == 0 && l == 0) {
+      // The first matrix product: cuBLAS's handle, stream and workspaces (kept).
+      p.library_stream(t);
+      p.alloc(1024, Site::kCublasHandle, t, Lifetime::kKept);
+      p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+      p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+    }
+    s.qkv = A(n * 3 * d * e, Site::kLinear);
+    s.rng = A(16, Site::kRngState);
+    s.attn = A(n * d * e, Site::kAttention);
+    s.lse = A(shape_.batch * heads * seq_ * 4, Site::kAttentionStats);
+    const std::uintptr_t proj = A(n * d * e, Site::kLinear);
+    s.mask1 = A(n * d, Site::kDropoutMask);
+    s.x1 = A(n * d * e, Site::kResidualAdd);
+    F(proj);
+    s.ln2_out = A(n * d * e, Site::kLayerNorm);
+    s.mean2 = A(n * 4, Site::kLayerNormStats);
+    s.rstd2 = A(n * 4, Site::kLayerNormStats);
+    s.h = A(n * 4 * d * e, Site::kLinear);
+    s.g = A(n * 4 * d * e, Site::kGelu);
+    const std::uintptr_t out = A(n * d * e, Site::kLinear);
+    s.mask2 = A(n * d, Site::kDropoutMask);
+    x = A(n * d * e, Site::kResidualAdd);
+    F(out);
+  }
+  final_[0] = x;
+  final_[1] = A(n * d * e, Site::kLayerNorm);
+  final_[2] = A(n * 4, Site::kLayerNormStats);
+  final_[3] = A(n * 4, Site::kLayerNormStats);
+  logits_ = A(n * shape_.vocab * e, Site::kLogits);
+  const std::uintptr_t upcast = A(n * shape_.vocab * 4, Site::kLossUpcast);
+  log_probs_ = A(n * shape_.vocab * 4, Site::kLossUpcast);
+  F(upcast);
+  loss_ = A(4, Site::kLossScalar);
+  total_weight_ = A(4, Site::kLossScalar);
+}
+
+// Autograd's thread: the loss's gradient (3), the output projection (2), the final layer norm
+// (4), 28 a layer (12 of them weight gradients, kept until zero_grad), the embeddings (3).
+void TrainingLoop::backward(Program& p, std::vector<Saved>& saved) {
+  const Thread t = Thread::kAutograd;
+  const std::size_t n = tokens_, d = shape_.hidden, e = kElement;
+  const std::size_t heads = std::max<std::size_t>(1, d / 64);
+  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
+  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
+  grads_.assign(weights_.size(), 0);
+  const std::uintptr_t grad_loss = A(4, Site::kLossScalar);
+  const std::uintptr_t d_log_probs = A(n * shape_.vocab * 4, Site::kLossUpcast);
+  F(grad_loss);
+  F(total_weight_);
+  F(log_probs_);
+  const std::uintptr_t d_logits = A(n * shape_.vocab * e, Site::kLogits);
+  F(d_log_probs);
+  if (!autograd_blas_) {
+    // This thread's first matrix product: its own cuBLAS handle and workspaces (kept).
+    autograd_blas_ = true;
+    p.alloc(1024, Site::kCublasHandle, t, Lifetime::kKept);
+    p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+    p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+  }
+  const std::uintptr_t d_final_out = A(n * d * e, Site::kLinearGradInput);
+  grads_[0] = A(weights_[0], Site::kLinearGradWeight);  // the tied embedding's gradient
+  F(d_logits);
+  F(logits_);
+  F(final_[1]);
+  std::uintptr_t d_x = A(n * d * e, Site::kLayerNormGrad);
+  const std::size_t last = weights_.size() - 2;
+  grads_[last] = A(weights_[last], Site::kLayerNormGradParams);
+  grads_[last + 1] = A(weights_[last + 1], Site::kLayerNormGradParams);
+  F(A(odd_temporary(), Site::kReductionWorkspace));
+  F(d_final_out);
+  F(final_[2]);
+  F(final_[3]);
+  F(final_[0]);
+  for (std::size_t l = shape_.layers; l-- > 0;) {
+    const Saved& s = saved[l];
+    std::uintptr_t* g = &grads_[2 + l * kLayerWeights];
+    auto weight_grad = [&](Weight w, Site site) {
+      g[w] = A(weights_[2 + l * kLayerWeights + w], site);
+    };
+    // Dropout, then the second MLP projection.
+    const std::uintptr_t d_out = A(n * d * e, Site::kResidualAdd);
+    F(s.mask2);
+    const std::uintptr_t d_g = A(n * 4 * d * e, Site::kLinearGradInput);
+    weight_grad(kFc2W, Site::kLinearGradWeight);
+    weight_grad(kFc2B, Site::kLinearGradBias);
+    F(d_out);
+    // GELU, the first MLP projection, the second layer norm.
+    const std::uintptr_t d_h = A(n * 4 * d * e, Site::kGeluGrad);
+    F(d_g);
+    F(s.g);
+    F(s.h);
+    const std::uintptr_t d_ln2 = A(n * d * e, Site::kLinearGradInput);
+    weight_grad(kFc1W, Site::kLinearGradWeight);
+    weight_grad(kFc1B, Site::kLinearGradBias);
+    F(d_h);
+    F(s.ln2_out);
+    const std::uintptr_t d_x1a = A(n * d * e, Site::kLayerNormGrad);
+    weight_grad(kLn2W, Site::kLayerNormGradParams);
+    weight_grad(kLn2B, Site::kLayerNormGradParams);
+    F(A(odd_temporary(), Site::kReductionWorkspace));
+    F(d_ln2);
+    F(s.mean2);
+    F(s.rstd2);
+    // The residual sum: the gradient of x1.
+    const std::uintptr_t d_x1 = A(n * d * e, Site::kResidualAdd);
+    F(d_x1a);
+    F(d_x);
+    F(s.x1);
+    // Dropout, the attention's output projection, flash attention, the QKV projection.
+    const std::uintptr_t d_proj = A(n * d * e, Site::kResidualAdd);
+    F(s.mask1);
+    const std::uintptr_t d_attn = A(n * d * e, Site::kLinearGradInput);
+    weight_grad(kProjW, Site::kLinearGradWeight);
+    weight_grad(kProjB, Site::kLinearGradBias);
+    F(d_proj);
+    const std::uintptr_t d_qkv = A(n * 3 * d * e, Site::kAttentionGrad);
+    const std::uintptr_t accum = A(n * d * 4, Site::kAttentionGradAccum);
+    const std::uintptr_t softmax_d = A(shape_.batch * heads * seq_ * 4, Site::kAttentionGradAccum);
+    F(accum);
+    F(softmax_d);
+    F(d_attn);
+    F(s.attn);
+    F(s.lse);
+    F(s.rng);
+    const std::uintptr_t d_ln1 = A(n * d * e, Site::kLinearGradInput);
+    weight_grad(kQkvW, Site::kLinearGradWeight);
+    weight_grad(kQkvB, Site::kLinearGradBias);
+    F(d_qkv);
+    F(s.qkv);
+    F(s.ln1_out);
+    // The first layer norm and the residual sum: the gradient of the layer's input.
+    const std::uintptr_t d_xa = A(n * d * e, Site::kLayerNormGrad);
+    weight_grad(kLn1W, Site::kLayerNormGradParams);
+    weight_grad(kLn1B, Site::kLayerNormGradParams);
+    F(A(odd_temporary(), Site::kReductionWorkspace));
+    F(d_ln1);
+    F(s.mean1);
+    F(s.rstd1);
+    const std::uintptr_t d_in = A(n * d * e, Site::kResidualAdd);
+    F(d_xa);
+    F(d_x1);
+    F(s.x);
+    d_x = d_in;
+  }
+  // The embeddings: the token gradient goes into the tied weight's (sorted indices), and the
+  // position embedding's gradient.
+  F(A(n * 8, Site::kIndexSort));
+  F(A(n * 8, Site::kIndexSort));
+  grads_[1] = A(weights_[1], Site::kEmbeddingGrad);
+  F(d_x);
+}
+
+// Main thread: clip_grad_norm_ (P norms, their stack, the total, the coefficient and its clamp:
+// P + 4), the foreach Adam step (a temporary the size of each weight: P; on the first step also
+// exp_avg and exp_avg_sq, kept), zero_grad (every gradient freed), the batch freed, and the wait
+// for the next batch.
+void TrainingLoop::optimizer_step(Program& p) {
+  const Thread t = Thread::kMain;
+  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
+  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
+  std::vector<std::uintptr_t> temps;
+  temps.reserve(weights_.size());
+  for (std::size_t i = 0; i < weights_.size(); ++i) temps.push_back(A(4, Site::kGradNorm));
+  const std::uintptr_t stacked = A(weights_.size() * 4, Site::kGradNorm);
+  const std::uintptr_t total = A(4, Site::kClipScalar);
+  for (std::uintptr_t ptr : temps) F(ptr);
+  F(stacked);
+  const std::uintptr_t coef = A(4, Site::kClipScalar);
+  const std::uintptr_t clamped = A(4, Site::kClipScalar);
+  F(coef);
+  F(clamped);
+  F(total);
+  if (!optimizer_made_) {
+    optimizer_made_ = true;
+    for (std::size_t bytes : weights_) {
+      p.alloc(bytes, Site::kOptimizerState, t, Lifetime::kKept);
+      p.alloc(bytes, Site::kOptimizerState, t, Lifetime::kKept);
+    }
+  }
+  temps.clear();
+  for (std::size_t bytes : weights_) temps.push_back(A(bytes, Site::kAdamTemp));
+  for (std::uintptr_t ptr : temps) F(ptr);
+  for (std::uintptr_t ptr : grads_) F(ptr);
+  grads_.clear();
+  F(ids_);
+  F(labels_);
+  F(loss_);
+  p.idle(rng_.between(40, 80) * 1000000);
+}
+
+}  // namespace cudapool::bench
