@@ -167,44 +167,52 @@ void TrainingLoop::backward(Program& p, std::vector<Saved>& saved) {
   for (std::size_t l = shape_.layers; l-- > 0;) {
     const Saved& s = saved[l];
     std::uintptr_t* g = &grads_[2 + l * kLayerWeights];
-    auto weight_grad = [&](Weight w, Site site) {
-      g[w] = A(weights_[2 + l * kLayerWeights + w], site);
+    // A linear layer's backward: the gradient of its input (bytes), of its weight and its bias.
+    auto linear = [&](std::size_t bytes, Weight w) {
+      const std::uintptr_t d_in = A(bytes, Site::kLinearGradInput);
+      g[w] = A(weights_[2 + l * kLayerWeights + w], Site::kLinearGradWeight);
+      g[w + 1] = A(weights_[2 + l * kLayerWeights + w + 1], Site::kLinearGradBias);
+      return d_in;
+    };
+    // A layer norm's backward (its weight and bias gradients, a reduction's workspace), then the
+    // upstream gradient and the saved statistics are freed.
+    auto norm = [&](Weight w, std::uintptr_t upstream, std::uintptr_t mean, std::uintptr_t rstd) {
+      const std::uintptr_t d_in = A(n * d * e, Site::kLayerNormGrad);
+      g[w] = A(weights_[2 + l * kLayerWeights + w], Site::kLayerNormGradParams);
+      g[w + 1] = A(weights_[2 + l * kLayerWeights + w + 1], Site::kLayerNormGradParams);
+      F(A(odd_temporary(), Site::kReductionWorkspace));
+      F(upstream);
+      F(mean);
+      F(rstd);
+      return d_in;
+    };
+    // A residual sum's backward: the two gradients summed, then they and the saved input freed.
+    auto residual = [&](std::uintptr_t a, std::uintptr_t b, std::uintptr_t saved_input) {
+      const std::uintptr_t sum = A(n * d * e, Site::kResidualAdd);
+      F(a);
+      F(b);
+      F(saved_input);
+      return sum;
     };
     // Dropout, then the second MLP projection.
     const std::uintptr_t d_out = A(n * d * e, Site::kResidualAdd);
     F(s.mask2);
-    const std::uintptr_t d_g = A(n * 4 * d * e, Site::kLinearGradInput);
-    weight_grad(kFc2W, Site::kLinearGradWeight);
-    weight_grad(kFc2B, Site::kLinearGradBias);
+    const std::uintptr_t d_g = linear(n * 4 * d * e, kFc2W);
     F(d_out);
     // GELU, the first MLP projection, the second layer norm.
     const std::uintptr_t d_h = A(n * 4 * d * e, Site::kGeluGrad);
     F(d_g);
     F(s.g);
     F(s.h);
-    const std::uintptr_t d_ln2 = A(n * d * e, Site::kLinearGradInput);
-    weight_grad(kFc1W, Site::kLinearGradWeight);
-    weight_grad(kFc1B, Site::kLinearGradBias);
+    const std::uintptr_t d_ln2 = linear(n * d * e, kFc1W);
     F(d_h);
     F(s.ln2_out);
-    const std::uintptr_t d_x1a = A(n * d * e, Site::kLayerNormGrad);
-    weight_grad(kLn2W, Site::kLayerNormGradParams);
-    weight_grad(kLn2B, Site::kLayerNormGradParams);
-    F(A(odd_temporary(), Site::kReductionWorkspace));
-    F(d_ln2);
-    F(s.mean2);
-    F(s.rstd2);
-    // The residual sum: the gradient of x1.
-    const std::uintptr_t d_x1 = A(n * d * e, Site::kResidualAdd);
-    F(d_x1a);
-    F(d_x);
-    F(s.x1);
+    const std::uintptr_t d_x1a = norm(kLn2W, d_ln2, s.mean2, s.rstd2);
+    const std::uintptr_t d_x1 = residual(d_x1a, d_x, s.x1);  // the gradient of x1
     // Dropout, the attention's output projection, flash attention, the QKV projection.
     const std::uintptr_t d_proj = A(n * d * e, Site::kResidualAdd);
     F(s.mask1);
-    const std::uintptr_t d_attn = A(n * d * e, Site::kLinearGradInput);
-    weight_grad(kProjW, Site::kLinearGradWeight);
-    weight_grad(kProjB, Site::kLinearGradBias);
+    const std::uintptr_t d_attn = linear(n * d * e, kProjW);
     F(d_proj);
     const std::uintptr_t d_qkv = A(n * 3 * d * e, Site::kAttentionGrad);
     const std::uintptr_t accum = A(n * d * 4, Site::kAttentionGradAccum);
@@ -215,25 +223,13 @@ void TrainingLoop::backward(Program& p, std::vector<Saved>& saved) {
     F(s.attn);
     F(s.lse);
     F(s.rng);
-    const std::uintptr_t d_ln1 = A(n * d * e, Site::kLinearGradInput);
-    weight_grad(kQkvW, Site::kLinearGradWeight);
-    weight_grad(kQkvB, Site::kLinearGradBias);
+    const std::uintptr_t d_ln1 = linear(n * d * e, kQkvW);
     F(d_qkv);
     F(s.qkv);
     F(s.ln1_out);
     // The first layer norm and the residual sum: the gradient of the layer's input.
-    const std::uintptr_t d_xa = A(n * d * e, Site::kLayerNormGrad);
-    weight_grad(kLn1W, Site::kLayerNormGradParams);
-    weight_grad(kLn1B, Site::kLayerNormGradParams);
-    F(A(odd_temporary(), Site::kReductionWorkspace));
-    F(d_ln1);
-    F(s.mean1);
-    F(s.rstd1);
-    const std::uintptr_t d_in = A(n * d * e, Site::kResidualAdd);
-    F(d_xa);
-    F(d_x1);
-    F(s.x);
-    d_x = d_in;
+    const std::uintptr_t d_xa = norm(kLn1W, d_ln1, s.mean1, s.rstd1);
+    d_x = residual(d_xa, d_x1, s.x);
   }
   // The embeddings: the token gradient goes into the tied weight's (sorted indices), and the
   // position embedding's gradient.
