@@ -28,6 +28,28 @@ enum Weight {
 };
 constexpr std::size_t kLayerWeights = 12;
 
+std::size_t heads_of(std::size_t hidden) {
+  return std::max<std::size_t>(1, hidden / 64);
+}
+
+// A pass's calls on its thread: A allocates one of the step's tensors, F frees one.
+struct On {
+  Program& p;
+  Thread t;
+  std::uintptr_t A(std::size_t bytes, Site site) const {
+    return p.alloc(bytes, site, t, Lifetime::kStep);
+  }
+  void F(std::uintptr_t ptr) const { p.free(ptr, t); }
+  // One of the tensors never freed.
+  void keep(std::size_t bytes, Site site) const { p.alloc(bytes, site, t, Lifetime::kKept); }
+  // A thread's first matrix product: its cuBLAS handle and two workspaces (kept).
+  void cublas_buffers() const {
+    keep(1024, Site::kCublasHandle);
+    keep(32 * kMiB, Site::kCublasWorkspace);
+    keep(32 * kMiB, Site::kCublasWorkspace);
+  }
+};
+
 }  // namespace
 
 struct TrainingLoop::Saved {
@@ -73,170 +95,161 @@ void TrainingLoop::first_step_setup(Program& p) {
 // Main thread: the batch's ids and labels (2), the embedding and the position sum (2), 18 a layer,
 // the final layer norm (3), the logits (1), the loss in fp32 (2) and its two scalars (2).
 void TrainingLoop::forward(Program& p, std::vector<Saved>& saved) {
-  const Thread t = Thread::kMain;
-  const std::size_t n = tokens_, d = shape_.hidden, e = kElement;
-  const std::size_t heads = std::max<std::size_t>(1, d / 64);
-  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
-  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
-  ids_ = A(n * 8, Site::kInputCopy);
-  labels_ = A(n * 8, Site::kInputCopy);
-  const std::uintptr_t tokens = A(n * d * e, Site::kEmbedding);
-  embedded_ = A(n * d * e, Site::kResidualAdd);
-  F(tokens);
+  const On on{p, Thread::kMain};
+  const std::size_t n = tokens_, d = shape_.hidden, e = kElement, heads = heads_of(d);
+  ids_ = on.A(n * 8, Site::kInputCopy);
+  labels_ = on.A(n * 8, Site::kInputCopy);
+  const std::uintptr_t tokens = on.A(n * d * e, Site::kEmbedding);
+  embedded_ = on.A(n * d * e, Site::kResidualAdd);
+  on.F(tokens);
   std::uintptr_t x = embedded_;
   for (std::size_t l = 0; l < shape_.layers; ++l) {
     Saved& s = saved[l];
     s.x = x;
-    s.ln1_out = A(n * d * e, Site::kLayerNorm);
-    s.mean1 = A(n * 4, Site::kLayerNormStats);
-    s.rstd1 = A(n * 4, Site::kLayerNormStats);
+    s.ln1_out = on.A(n * d * e, Site::kLayerNorm);
+    s.mean1 = on.A(n * 4, Site::kLayerNormStats);
+    s.rstd1 = on.A(n * 4, Site::kLayerNormStats);
     if (steps_ == 0 && l == 0) {
       // The first matrix product: cuBLAS's handle, stream and workspaces (kept).
-      p.library_stream(t);
-      p.alloc(1024, Site::kCublasHandle, t, Lifetime::kKept);
-      p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
-      p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+      p.library_stream(on.t);
+      on.cublas_buffers();
     }
-    s.qkv = A(n * 3 * d * e, Site::kLinear);
-    s.rng = A(16, Site::kRngState);
-    s.attn = A(n * d * e, Site::kAttention);
-    s.lse = A(shape_.batch * heads * seq_ * 4, Site::kAttentionStats);
-    const std::uintptr_t proj = A(n * d * e, Site::kLinear);
-    s.mask1 = A(n * d, Site::kDropoutMask);
-    s.x1 = A(n * d * e, Site::kResidualAdd);
-    F(proj);
-    s.ln2_out = A(n * d * e, Site::kLayerNorm);
-    s.mean2 = A(n * 4, Site::kLayerNormStats);
-    s.rstd2 = A(n * 4, Site::kLayerNormStats);
-    s.h = A(n * 4 * d * e, Site::kLinear);
-    s.g = A(n * 4 * d * e, Site::kGelu);
-    const std::uintptr_t out = A(n * d * e, Site::kLinear);
-    s.mask2 = A(n * d, Site::kDropoutMask);
-    x = A(n * d * e, Site::kResidualAdd);
-    F(out);
+    s.qkv = on.A(n * 3 * d * e, Site::kLinear);
+    s.rng = on.A(16, Site::kRngState);
+    s.attn = on.A(n * d * e, Site::kAttention);
+    s.lse = on.A(shape_.batch * heads * seq_ * 4, Site::kAttentionStats);
+    const std::uintptr_t proj = on.A(n * d * e, Site::kLinear);
+    s.mask1 = on.A(n * d, Site::kDropoutMask);
+    s.x1 = on.A(n * d * e, Site::kResidualAdd);
+    on.F(proj);
+    s.ln2_out = on.A(n * d * e, Site::kLayerNorm);
+    s.mean2 = on.A(n * 4, Site::kLayerNormStats);
+    s.rstd2 = on.A(n * 4, Site::kLayerNormStats);
+    s.h = on.A(n * 4 * d * e, Site::kLinear);
+    s.g = on.A(n * 4 * d * e, Site::kGelu);
+    const std::uintptr_t out = on.A(n * d * e, Site::kLinear);
+    s.mask2 = on.A(n * d, Site::kDropoutMask);
+    x = on.A(n * d * e, Site::kResidualAdd);
+    on.F(out);
   }
   final_[0] = x;
-  final_[1] = A(n * d * e, Site::kLayerNorm);
-  final_[2] = A(n * 4, Site::kLayerNormStats);
-  final_[3] = A(n * 4, Site::kLayerNormStats);
-  logits_ = A(n * shape_.vocab * e, Site::kLogits);
-  const std::uintptr_t upcast = A(n * shape_.vocab * 4, Site::kLossUpcast);
-  log_probs_ = A(n * shape_.vocab * 4, Site::kLossUpcast);
-  F(upcast);
-  loss_ = A(4, Site::kLossScalar);
-  total_weight_ = A(4, Site::kLossScalar);
+  final_[1] = on.A(n * d * e, Site::kLayerNorm);
+  final_[2] = on.A(n * 4, Site::kLayerNormStats);
+  final_[3] = on.A(n * 4, Site::kLayerNormStats);
+  logits_ = on.A(n * shape_.vocab * e, Site::kLogits);
+  const std::uintptr_t upcast = on.A(n * shape_.vocab * 4, Site::kLossUpcast);
+  log_probs_ = on.A(n * shape_.vocab * 4, Site::kLossUpcast);
+  on.F(upcast);
+  loss_ = on.A(4, Site::kLossScalar);
+  total_weight_ = on.A(4, Site::kLossScalar);
 }
 
 // Autograd's thread: the loss's gradient (3), the output projection (2), the final layer norm
 // (4), 28 a layer (12 of them weight gradients, kept until zero_grad), the embeddings (3).
 void TrainingLoop::backward(Program& p, std::vector<Saved>& saved) {
-  const Thread t = Thread::kAutograd;
-  const std::size_t n = tokens_, d = shape_.hidden, e = kElement;
-  const std::size_t heads = std::max<std::size_t>(1, d / 64);
-  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
-  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
+  const On on{p, Thread::kAutograd};
+  const std::size_t n = tokens_, d = shape_.hidden, e = kElement, heads = heads_of(d);
   grads_.assign(weights_.size(), 0);
-  const std::uintptr_t grad_loss = A(4, Site::kLossScalar);
-  const std::uintptr_t d_log_probs = A(n * shape_.vocab * 4, Site::kLossUpcast);
-  F(grad_loss);
-  F(total_weight_);
-  F(log_probs_);
-  const std::uintptr_t d_logits = A(n * shape_.vocab * e, Site::kLogits);
-  F(d_log_probs);
+  const std::uintptr_t grad_loss = on.A(4, Site::kLossScalar);
+  const std::uintptr_t d_log_probs = on.A(n * shape_.vocab * 4, Site::kLossUpcast);
+  on.F(grad_loss);
+  on.F(total_weight_);
+  on.F(log_probs_);
+  const std::uintptr_t d_logits = on.A(n * shape_.vocab * e, Site::kLogits);
+  on.F(d_log_probs);
   if (!autograd_blas_) {
     // This thread's first matrix product: its own cuBLAS handle and workspaces (kept).
     autograd_blas_ = true;
-    p.alloc(1024, Site::kCublasHandle, t, Lifetime::kKept);
-    p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
-    p.alloc(32 * kMiB, Site::kCublasWorkspace, t, Lifetime::kKept);
+    on.cublas_buffers();
   }
-  const std::uintptr_t d_final_out = A(n * d * e, Site::kLinearGradInput);
-  grads_[0] = A(weights_[0], Site::kLinearGradWeight);  // the tied embedding's gradient
-  F(d_logits);
-  F(logits_);
-  F(final_[1]);
-  std::uintptr_t d_x = A(n * d * e, Site::kLayerNormGrad);
+  const std::uintptr_t d_final_out = on.A(n * d * e, Site::kLinearGradInput);
+  grads_[0] = on.A(weights_[0], Site::kLinearGradWeight);  // the tied embedding's gradient
+  on.F(d_logits);
+  on.F(logits_);
+  on.F(final_[1]);
+  std::uintptr_t d_x = on.A(n * d * e, Site::kLayerNormGrad);
   const std::size_t last = weights_.size() - 2;
-  grads_[last] = A(weights_[last], Site::kLayerNormGradParams);
-  grads_[last + 1] = A(weights_[last + 1], Site::kLayerNormGradParams);
-  F(A(odd_temporary(), Site::kReductionWorkspace));
-  F(d_final_out);
-  F(final_[2]);
-  F(final_[3]);
-  F(final_[0]);
+  grads_[last] = on.A(weights_[last], Site::kLayerNormGradParams);
+  grads_[last + 1] = on.A(weights_[last + 1], Site::kLayerNormGradParams);
+  on.F(on.A(odd_temporary(), Site::kReductionWorkspace));
+  on.F(d_final_out);
+  on.F(final_[2]);
+  on.F(final_[3]);
+  on.F(final_[0]);
   for (std::size_t l = shape_.layers; l-- > 0;) {
     const Saved& s = saved[l];
     std::uintptr_t* g = &grads_[2 + l * kLayerWeights];
     // A linear layer's backward: the gradient of its input (bytes), of its weight and its bias.
     auto linear = [&](std::size_t bytes, Weight w) {
-      const std::uintptr_t d_in = A(bytes, Site::kLinearGradInput);
-      g[w] = A(weights_[2 + l * kLayerWeights + w], Site::kLinearGradWeight);
-      g[w + 1] = A(weights_[2 + l * kLayerWeights + w + 1], Site::kLinearGradBias);
+      const std::uintptr_t d_in = on.A(bytes, Site::kLinearGradInput);
+      g[w] = on.A(weights_[2 + l * kLayerWeights + w], Site::kLinearGradWeight);
+      g[w + 1] = on.A(weights_[2 + l * kLayerWeights + w + 1], Site::kLinearGradBias);
       return d_in;
     };
     // A layer norm's backward (its weight and bias gradients, a reduction's workspace), then the
     // upstream gradient and the saved statistics are freed.
     auto norm = [&](Weight w, std::uintptr_t upstream, std::uintptr_t mean, std::uintptr_t rstd) {
-      const std::uintptr_t d_in = A(n * d * e, Site::kLayerNormGrad);
-      g[w] = A(weights_[2 + l * kLayerWeights + w], Site::kLayerNormGradParams);
-      g[w + 1] = A(weights_[2 + l * kLayerWeights + w + 1], Site::kLayerNormGradParams);
-      F(A(odd_temporary(), Site::kReductionWorkspace));
-      F(upstream);
-      F(mean);
-      F(rstd);
+      const std::uintptr_t d_in = on.A(n * d * e, Site::kLayerNormGrad);
+      g[w] = on.A(weights_[2 + l * kLayerWeights + w], Site::kLayerNormGradParams);
+      g[w + 1] = on.A(weights_[2 + l * kLayerWeights + w + 1], Site::kLayerNormGradParams);
+      on.F(on.A(odd_temporary(), Site::kReductionWorkspace));
+      on.F(upstream);
+      on.F(mean);
+      on.F(rstd);
       return d_in;
     };
     // A residual sum's backward: the two gradients summed, then they and the saved input freed.
     auto residual = [&](std::uintptr_t a, std::uintptr_t b, std::uintptr_t saved_input) {
-      const std::uintptr_t sum = A(n * d * e, Site::kResidualAdd);
-      F(a);
-      F(b);
-      F(saved_input);
+      const std::uintptr_t sum = on.A(n * d * e, Site::kResidualAdd);
+      on.F(a);
+      on.F(b);
+      on.F(saved_input);
       return sum;
     };
     // Dropout, then the second MLP projection.
-    const std::uintptr_t d_out = A(n * d * e, Site::kResidualAdd);
-    F(s.mask2);
+    const std::uintptr_t d_out = on.A(n * d * e, Site::kResidualAdd);
+    on.F(s.mask2);
     const std::uintptr_t d_g = linear(n * 4 * d * e, kFc2W);
-    F(d_out);
+    on.F(d_out);
     // GELU, the first MLP projection, the second layer norm.
-    const std::uintptr_t d_h = A(n * 4 * d * e, Site::kGeluGrad);
-    F(d_g);
-    F(s.g);
-    F(s.h);
+    const std::uintptr_t d_h = on.A(n * 4 * d * e, Site::kGeluGrad);
+    on.F(d_g);
+    on.F(s.g);
+    on.F(s.h);
     const std::uintptr_t d_ln2 = linear(n * d * e, kFc1W);
-    F(d_h);
-    F(s.ln2_out);
+    on.F(d_h);
+    on.F(s.ln2_out);
     const std::uintptr_t d_x1a = norm(kLn2W, d_ln2, s.mean2, s.rstd2);
     const std::uintptr_t d_x1 = residual(d_x1a, d_x, s.x1);  // the gradient of x1
     // Dropout, the attention's output projection, flash attention, the QKV projection.
-    const std::uintptr_t d_proj = A(n * d * e, Site::kResidualAdd);
-    F(s.mask1);
+    const std::uintptr_t d_proj = on.A(n * d * e, Site::kResidualAdd);
+    on.F(s.mask1);
     const std::uintptr_t d_attn = linear(n * d * e, kProjW);
-    F(d_proj);
-    const std::uintptr_t d_qkv = A(n * 3 * d * e, Site::kAttentionGrad);
-    const std::uintptr_t accum = A(n * d * 4, Site::kAttentionGradAccum);
-    const std::uintptr_t softmax_d = A(shape_.batch * heads * seq_ * 4, Site::kAttentionGradAccum);
-    F(accum);
-    F(softmax_d);
-    F(d_attn);
-    F(s.attn);
-    F(s.lse);
-    F(s.rng);
+    on.F(d_proj);
+    const std::uintptr_t d_qkv = on.A(n * 3 * d * e, Site::kAttentionGrad);
+    const std::uintptr_t accum = on.A(n * d * 4, Site::kAttentionGradAccum);
+    const std::uintptr_t softmax_d =
+        on.A(shape_.batch * heads * seq_ * 4, Site::kAttentionGradAccum);
+    on.F(accum);
+    on.F(softmax_d);
+    on.F(d_attn);
+    on.F(s.attn);
+    on.F(s.lse);
+    on.F(s.rng);
     const std::uintptr_t d_ln1 = linear(n * d * e, kQkvW);
-    F(d_qkv);
-    F(s.qkv);
-    F(s.ln1_out);
+    on.F(d_qkv);
+    on.F(s.qkv);
+    on.F(s.ln1_out);
     // The first layer norm and the residual sum: the gradient of the layer's input.
     const std::uintptr_t d_xa = norm(kLn1W, d_ln1, s.mean1, s.rstd1);
     d_x = residual(d_xa, d_x1, s.x);
   }
   // The embeddings: the token gradient goes into the tied weight's (sorted indices), and the
   // position embedding's gradient.
-  F(A(n * 8, Site::kIndexSort));
-  F(A(n * 8, Site::kIndexSort));
-  grads_[1] = A(weights_[1], Site::kEmbeddingGrad);
-  F(d_x);
+  on.F(on.A(n * 8, Site::kIndexSort));
+  on.F(on.A(n * 8, Site::kIndexSort));
+  grads_[1] = on.A(weights_[1], Site::kEmbeddingGrad);
+  on.F(d_x);
 }
 
 // Main thread: clip_grad_norm_ (P norms, their stack, the total, the coefficient and its clamp:
@@ -244,36 +257,34 @@ void TrainingLoop::backward(Program& p, std::vector<Saved>& saved) {
 // exp_avg and exp_avg_sq, kept), zero_grad (every gradient freed), the batch freed, and the wait
 // for the next batch.
 void TrainingLoop::optimizer_step(Program& p) {
-  const Thread t = Thread::kMain;
-  auto A = [&](std::size_t bytes, Site site) { return p.alloc(bytes, site, t, Lifetime::kStep); };
-  auto F = [&](std::uintptr_t ptr) { p.free(ptr, t); };
+  const On on{p, Thread::kMain};
   std::vector<std::uintptr_t> temps;
   temps.reserve(weights_.size());
-  for (std::size_t i = 0; i < weights_.size(); ++i) temps.push_back(A(4, Site::kGradNorm));
-  const std::uintptr_t stacked = A(weights_.size() * 4, Site::kGradNorm);
-  const std::uintptr_t total = A(4, Site::kClipScalar);
-  for (std::uintptr_t ptr : temps) F(ptr);
-  F(stacked);
-  const std::uintptr_t coef = A(4, Site::kClipScalar);
-  const std::uintptr_t clamped = A(4, Site::kClipScalar);
-  F(coef);
-  F(clamped);
-  F(total);
+  for (std::size_t i = 0; i < weights_.size(); ++i) temps.push_back(on.A(4, Site::kGradNorm));
+  const std::uintptr_t stacked = on.A(weights_.size() * 4, Site::kGradNorm);
+  const std::uintptr_t total = on.A(4, Site::kClipScalar);
+  for (std::uintptr_t ptr : temps) on.F(ptr);
+  on.F(stacked);
+  const std::uintptr_t coef = on.A(4, Site::kClipScalar);
+  const std::uintptr_t clamped = on.A(4, Site::kClipScalar);
+  on.F(coef);
+  on.F(clamped);
+  on.F(total);
   if (!optimizer_made_) {
     optimizer_made_ = true;
     for (std::size_t bytes : weights_) {
-      p.alloc(bytes, Site::kOptimizerState, t, Lifetime::kKept);
-      p.alloc(bytes, Site::kOptimizerState, t, Lifetime::kKept);
+      on.keep(bytes, Site::kOptimizerState);
+      on.keep(bytes, Site::kOptimizerState);
     }
   }
   temps.clear();
-  for (std::size_t bytes : weights_) temps.push_back(A(bytes, Site::kAdamTemp));
-  for (std::uintptr_t ptr : temps) F(ptr);
-  for (std::uintptr_t ptr : grads_) F(ptr);
+  for (std::size_t bytes : weights_) temps.push_back(on.A(bytes, Site::kAdamTemp));
+  for (std::uintptr_t ptr : temps) on.F(ptr);
+  for (std::uintptr_t ptr : grads_) on.F(ptr);
   grads_.clear();
-  F(ids_);
-  F(labels_);
-  F(loss_);
+  on.F(ids_);
+  on.F(labels_);
+  on.F(loss_);
   p.idle(rng_.between(40, 80) * 1000000);
 }
 
