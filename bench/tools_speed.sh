@@ -3,7 +3,8 @@
 # its peak memory: logs of the given sizes made by bench/make_training_log (shaped like the shim's:
 # 3 events an allocation, about 2,000 allocations a step), then `cudapool replay`, `report`,
 # `report --json`, `report --html`, `export --perfetto`, `export --memory-viz` and `tune` (about 40
-# settings: bench/tune_tries.bash) one after the other, each under /usr/bin/time -v (wall time,
+# settings: bench/tune_tries.bash) one after the other, each under /usr/bin/time -v (wall time;
+# CPU time, user and system, which other work on the machine changes less than the wall time;
 # the peak resident memory of its largest process), stopped after --limit seconds and run under an
 # address-space limit (--memory-limit) so that a tool that would take all memory fails alone
 # instead of the machine. Prints a markdown table with the machine, date, commit and load.
@@ -84,9 +85,10 @@ measure() {
     >"$work/stdout.txt" 2>"$work/stderr.txt" || rc=$?
   seconds=$(sed -n 's/.*Elapsed (wall clock) time .*): //p' "$work/time.txt" |
             awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
+  cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$work/time.txt")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
   if [ "$rc" -eq 137 ] || [ "$rc" -eq 124 ]; then
-    printf '| %s | %s | > %s s | | | stopped after %s s |\n' "$events" "$name" "$limit" "$limit"
+    printf '| %s | %s | > %s | | | | stopped after %s s |\n' "$events" "$name" "$limit" "$limit"
     return
   fi
   if [ "$rc" -ne 0 ]; then
@@ -94,12 +96,14 @@ measure() {
   elif [ "$name" = tune ]; then
     note="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["logs"][0]["results"]))' "$work/stdout.txt") settings"
   fi
-  python3 - "$events" "$name" "$seconds" "$rss" "$note" <<'PY'
+  python3 - "$events" "$name" "$seconds" "$cpu" "$rss" "$note" <<'PY'
 import sys
-events, name, seconds, rss, note = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+events, name, note = int(sys.argv[1]), sys.argv[2], sys.argv[6]
+seconds, cpu, rss = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 rate = "%.2f M" % (events / seconds / 1e6) if seconds > 0 else ""
-print("| %d | %s | %s | %s | %d MB | %s |" % (events, name, ("%.2f" if seconds < 10 else "%.1f") % seconds,
-                                             rate, round(rss / 1024), note))
+s = lambda x: ("%.2f" if x < 10 else "%.1f") % x
+print("| %d | %s | %s | %s | %s | %d MB | %s |" % (events, name, s(seconds), s(cpu), rate,
+                                                  round(rss / 1024), note))
 PY
 }
 
@@ -130,8 +134,8 @@ for n in $sizes; do
   echo
   echo "### $events events: $bytes bytes ($(python3 -c "print('%.1f' % ($bytes / $events))") bytes an event), written in $(python3 -c "print('%.0f' % ($end - $start))") s; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "| events | tool | seconds | events/s | peak memory | note |"
-  echo "| --- | --- | --- | --- | --- | --- |"
+  echo "| events | tool | seconds | CPU seconds | events/s | peak memory | note |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
   for t in $tools; do measure "$t" "$log" "$events"; done
   echo
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

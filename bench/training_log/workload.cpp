@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::size_t kElement = 2;  // bf16
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-// A layer's weights, in parameter order, as multiples of hidden (columns x rows of d).
+// A layer's 12 weights, in parameter order (the constructor gives their sizes).
 enum Weight {
   kLn1W,
   kLn1B,
