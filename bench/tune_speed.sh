@@ -15,14 +15,10 @@ head -n 1 "$src" >"$work/training.jsonl"
 for _ in $(seq 64); do tail -n +2 "$src"; done >>"$work/training.jsonl"
 python3 "$root/bench/make_random_log.py" 1000000 "$work/random.jsonl"
 
-# The sweep of these logs gives 16-17 settings; --try strings bring every run to 40 or more.
-tries=()
-for mb in 24 28 36 40 44 48 56 60 96; do tries+=(--try "max_split_size_mb:$mb"); done
-for d in 32 64 "[128:2,>:4]" "[32:8,>:2]" "[16:16,>:1]"; do tries+=(--try "roundup_power2_divisions:$d"); done
-for r in 40 80 160 320; do tries+=(--try "max_split_size_mb:20,max_non_split_rounding_mb:$r"); done
-for mb in 24 48 96; do tries+=(--try "large_segment_size_mb:$mb"); done
-for d in 2 16; do tries+=(--try "expandable_segments:True,roundup_power2_divisions:$d"); done
-tries+=(--try "expandable_segments:True,large_segment_size_mb:32")
+# The sweep of these logs gives 16-17 settings; the --try strings of tune_tries.bash bring every
+# run to 40 or more.
+source "$root/bench/tune_tries.bash"
+tries=("${tune_tries[@]}")
 
 printf '| log | events | settings | seconds (best of 3) | replayed events/s |\n| --- | --- | --- | --- | --- |\n'
 for name in training random; do
