@@ -35,8 +35,8 @@ def export_parser(commands):
     what.add_argument("--memory-viz", metavar="OUT", help="write a memory_viz snapshot to OUT")
     what.add_argument("--perfetto", metavar="OUT", help="write a Perfetto trace to OUT")
     e.add_argument("--max-entries", type=int, metavar="N", default=None,
-                   help="--memory-viz: keep the last N trace entries of each device "
-                   "(default: all)")
+                   help="--memory-viz: keep the last N trace entries of each device (default "
+                   "%d, as PyTorch's recorder keeps; 0 keeps all)" % memviz.LARGE_TRACE)
     e.add_argument("--max-points", type=int, metavar="N", default=None,
                    help="--perfetto: counter points per device (default %d; every peak is "
                    "kept)" % perfetto.MAX_POINTS)
@@ -48,6 +48,17 @@ def export_parser(commands):
     e.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
                    "- for stdin")
     e.set_defaults(parser=e)
+
+
+def say_trace_bound(max_entries, by_default):
+    """The trace's bound, said before the work (a long log's export takes a while)."""
+    if max_entries:
+        print("cudapool export: keeping each device's last %d trace entries%s (--max-entries N "
+              "to change, 0 keeps all)" % (max_entries, ", as PyTorch's recorder does by default"
+                                           if by_default else ""), file=sys.stderr)
+    else:
+        print("cudapool export: keeping every trace entry (--max-entries 0): memory and the "
+              "snapshot grow with the log", file=sys.stderr)
 
 
 def usage_checks(args):
@@ -63,8 +74,8 @@ def usage_checks(args):
         for name in ("max_points", "max_instants"):
             if getattr(args, name) is not None:
                 error("--%s is an option of --perfetto" % name.replace("_", "-"))
-        if args.max_entries is not None and args.max_entries < 1:
-            error("--max-entries must be at least 1")
+        if args.max_entries is not None and args.max_entries < 0:
+            error("--max-entries must not be negative (0 keeps all)")
     else:
         if args.max_entries is not None:
             error("--max-entries is an option of --memory-viz")
@@ -86,10 +97,12 @@ def export(args):
         if args.memory_viz is not None:
             log = args.logs[0]
             name = display_name(log)
+            max_entries = memviz.LARGE_TRACE if args.max_entries is None else args.max_entries
+            say_trace_bound(max_entries, args.max_entries is None)
             with pool_log(log) as path:
                 try:
                     with open_log(path) as f:
-                        snap, notes = memviz.build(f, args.max_entries or 0, name)
+                        snap, notes = memviz.build(f, max_entries, name)
                 except OSError as e:
                     raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
                 if ended_early(log):          # said by the pass, or by the replay

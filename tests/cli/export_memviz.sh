@@ -106,6 +106,22 @@ s = pickle.load(open('$tmp/last.pickle', 'rb'))
 assert [len(t) for t in s['device_traces']] == [10, 10], [len(t) for t in s['device_traces']]
 " || fail "--max-entries 10: not 10 entries per device"
 
+# ---- the default bound: PyTorch's 100,000 entries, said before the work; 0 keeps all -------------
+"$CUDAPOOL_BUILD_DIR/bench/make_training_log" --events 170000 --layers 2 "$tmp/long.jsonl"
+cudapool export --memory-viz "$tmp/long.pickle" "$tmp/long.jsonl" 2>"$tmp/err"
+head -n 1 "$tmp/err" | grep -q "keeping each device's last 100000 trace entries" ||
+  fail "the default bound is not said first: $(head -n 1 "$tmp/err")"
+has "the trace keeps at most its last 100000 entries" "$tmp/err"
+cudapool export --memory-viz "$tmp/all.pickle" --max-entries 0 "$tmp/long.jsonl" 2>"$tmp/err"
+has "keeping every trace entry (--max-entries 0)" "$tmp/err"
+python3 -c "
+import pickle
+cut = pickle.load(open('$tmp/long.pickle', 'rb'))['device_traces']
+full = pickle.load(open('$tmp/all.pickle', 'rb'))['device_traces']
+assert [len(t) for t in cut] == [100000], [len(t) for t in cut]
+assert len(full[0]) > 100000 and full[0][-100000:] == cut[0], len(full[0])
+" || fail "the default bound: not the last 100000 entries"
+
 # ---- tests/gpu/memviz_compare.py's comparison (its part that needs no GPU and no torch) ------------
 compare() { python3 "$src/tests/gpu/memviz_compare.py" --compare "$@"; }
 compare "$tmp/viewers.pickle" "$tmp/viewers.pickle" >"$tmp/cmp.md" || fail "compare: a snapshot and itself"
@@ -168,7 +184,7 @@ fails 2 "two logs" --memory-viz "$tmp/o.pickle" "$fx/normal.jsonl" "$fx/killed.j
 has "--memory-viz takes exactly one LOG" "$tmp/err"
 fails 2 "stdin twice" --memory-viz "$tmp/o.pickle" - -
 fails 2 "--max-points" --memory-viz "$tmp/o.pickle" --max-points 100 "$fx/normal.jsonl"
-fails 2 "--max-entries 0" --memory-viz "$tmp/o.pickle" --max-entries 0 "$fx/normal.jsonl"
+fails 2 "--max-entries -1" --memory-viz "$tmp/o.pickle" --max-entries -1 "$fx/normal.jsonl"
 fails 2 "both" --memory-viz "$tmp/o.pickle" --perfetto "$tmp/o.json" "$fx/normal.jsonl"
 fails 2 "neither" "$fx/normal.jsonl"
 fails 2 "OUT is the log" --memory-viz "$tmp/text.jsonl" "$tmp/text.jsonl"

@@ -51,8 +51,11 @@ int main() {
 #define CUDAPOOL_SHIM_ACTION(id, name, meaning) \
   actions.item("{\"name\": " + quoted(name) +   \
                ", \"origin\": \"shim\", \"meaning\": " + quoted(meaning) + "}");
-#include "log/shim_actions.def"
+  // The pool's actions first (log::LogAction's order), not sorted.
+  // clang-format off
 #include "pool/actions.def"
+#include "log/shim_actions.def"
+  // clang-format on
   std::printf("\n  ],\n  \"stat_arrays\": [");
   List arrays;
 #define CUDAPOOL_STAT_ARRAY(member, label, format, meaning)               \
