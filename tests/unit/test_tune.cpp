@@ -1,7 +1,9 @@
 // tests/unit/test_tune.cpp: cudapool tune's parts (tools/tune): a log read once replays as the
 // streaming replay does; the sweep's candidates; the ranking; the conf string to paste; the
 // recommendation on logs where one setting clearly wins, where none does, and over several logs.
+// The one pass and its first look: test_tune_pass.cpp.
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -66,9 +68,22 @@ replay::RecordedLog recorded(const std::string& text) {
 
 std::vector<LogInput> inputs(const std::vector<std::string>& texts) {
   std::vector<LogInput> out;
-  for (const auto& t : texts)
-    out.push_back(LogInput{"log" + std::to_string(out.size()), recorded(t)});
+  for (const auto& t : texts) {
+    LogInput in;
+    in.path = "log" + std::to_string(out.size());
+    in.open = [t](std::string*) { return in_memory(t); };
+    in.rereadable = true;
+    out.push_back(in);
+  }
   return out;
+}
+
+TuneResult tuned(const std::vector<LogInput>& logs, const TuneOptions& options = {}) {
+  TuneResult r;
+  std::string error;
+  REQUIRE(run_tune(logs, SweepInputs{}, options, &r, &error));
+  CHECK(error.empty());
+  return r;
 }
 
 }  // namespace
@@ -192,12 +207,9 @@ TEST_CASE(
 
 TEST_CASE("tune: a log where expandable segments clearly win gets them recommended") {
   const std::vector<LogInput> logs = inputs({growing_log("", 12)});
-  SweepInputs in;
-  in.largest_request = logs[0].log.largest_request;
-  const std::vector<Candidate> c = sweep(in);
   TuneOptions options;
   options.threads = 2;
-  const TuneResult r = run_tune(logs, c, options);
+  const TuneResult r = tuned(logs, options);
   REQUIRE(r.ranked.size() == 1);
   const Candidate& best = r.candidates[r.ranked[0].front().candidate];
   CHECK(best.changes.find("expandable_segments:True") != std::string::npos);
@@ -221,10 +233,9 @@ TEST_CASE("tune: a log where expandable segments clearly win gets them recommend
   // JSON: one object with every result and the recommendation.
   ReportContext ctx;
   ctx.paths = {"log0"};
-  ctx.logs = {&logs[0].log};
   const nlohmann::json j = nlohmann::json::parse(json_report(r, ctx));
   CHECK(j.at("schema") == "cudapool.tune/1");
-  CHECK(j.at("logs").at(0).at("results").size() == c.size());
+  CHECK(j.at("logs").at(0).at("results").size() == r.candidates.size());
   CHECK(j.at("recommendation").at("keep_own") == false);
   const std::string text = text_report(r, ctx);
   CHECK(text.find("CUDAPOOL_CONF='") != std::string::npos);
@@ -237,10 +248,7 @@ TEST_CASE("tune: when nothing beats the own setting by 1%, it says to keep it") 
     s += event("alloc", 0x100, 4 * kMiB) + "\n" + event("free_requested", 0x100, 0) + "\n" +
          event("free_completed", 0x100, 0) + "\n";
   }
-  const std::vector<LogInput> logs = inputs({s});
-  SweepInputs in;
-  in.largest_request = logs[0].log.largest_request;
-  const TuneResult r = run_tune(logs, sweep(in), {});
+  const TuneResult r = tuned(inputs({s}));
   CHECK(r.recommendation.keep_own);
   CHECK(r.recommendation.why.find("none of the") != std::string::npos);
 }
@@ -248,13 +256,9 @@ TEST_CASE("tune: when nothing beats the own setting by 1%, it says to keep it") 
 TEST_CASE("tune: several logs are decided by the worst one, and OOMs count at the device size") {
   // The second "rank" is larger: it decides.
   const std::vector<LogInput> logs = inputs({growing_log("", 4), growing_log("", 12)});
-  SweepInputs in;
-  for (const auto& l : logs)
-    in.largest_request = std::max(in.largest_request, l.log.largest_request);
-  const std::vector<Candidate> c = sweep(in);
-  TuneResult r = run_tune(logs, c, {});
+  TuneResult r = tuned(logs);
   REQUIRE(r.ranked.size() == 2);
-  REQUIRE(r.worst.size() == c.size());
+  REQUIRE(r.worst.size() == r.candidates.size());
   for (const RankedRow& row : r.worst) {
     CHECK(row.outcome.peak_reserved == std::max(r.outcomes[0][row.candidate].peak_reserved,
                                                 r.outcomes[1][row.candidate].peak_reserved));
@@ -267,7 +271,7 @@ TEST_CASE("tune: several logs are decided by the worst one, and OOMs count at th
   // memory there, none in the first; the worst table sums them.
   TuneOptions small;
   small.device_memory = 512 * kMiB;
-  r = run_tune(logs, c, small);
+  r = tuned(logs, small);
   CHECK(r.outcomes[0][0].ooms == 0);
   CHECK(r.outcomes[1][0].ooms > 0);
   for (const RankedRow& row : r.worst) {

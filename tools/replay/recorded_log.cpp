@@ -1,70 +1,105 @@
 // tools/replay/recorded_log.cpp: see recorded_log.h.
 #include "tools/replay/recorded_log.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
 #include "log/read/input.h"
 #include "log/read/line_reader.h"
 
 namespace cudapool::replay {
 
-namespace {
-
-constexpr std::size_t kMaxProblems = 100;
-
-void add_problem(RecordedLog& log, std::uint64_t number, std::string what) {
-  if (log.problems.size() < kMaxProblems) log.problems.push_back({number, std::move(what)});
+void LogDecoder::add_problem(EventBatch& batch, std::uint64_t number, std::string what) {
+  if (tally_.problems.size() >= kMaxProblemsKept) return;
+  tally_.problems.push_back({number, what});
+  batch.problems.push_back({number, std::move(what)});
 }
 
 // As Replayer::feed() reads a line (replayer.cpp): the same counts and problems.
-void add_line(RecordedLog& log, bool& event_seen, std::uint64_t number, std::string_view line) {
-  ++log.lines;
-  const bool header_ignored = log.has_header || event_seen;
-  ParsedLine parsed = parse_log_line(line, header_ignored ? nullptr : &log.header);
-  auto problem = [&](std::string what) { add_problem(log, number, std::move(what)); };
+void LogDecoder::add_line(std::uint64_t number, std::string_view line, EventBatch& batch) {
+  LogTally& t = tally_;
+  ++t.lines;
+  const bool header_ignored = t.has_header || event_seen_;
+  ParsedLine parsed = parse_log_line(line, header_ignored ? nullptr : &t.header);
   switch (parsed.kind) {
     case LineKind::kBlank:
-      ++log.blank_lines;
+      ++t.blank_lines;
       return;
     case LineKind::kHeader:
-      ++log.other_lines;
-      if (log.has_header) {
-        problem("a second header: ignored");
-      } else if (event_seen) {
-        problem("a header after events: ignored");
+      ++t.other_lines;
+      if (t.has_header) {
+        add_problem(batch, number, "a second header: ignored");
+      } else if (event_seen_) {
+        add_problem(batch, number, "a header after events: ignored");
       }
-      log.has_header = true;
+      t.has_header = true;
       return;
     case LineKind::kMalformed:
-      ++log.malformed_lines;
-      problem("malformed line: " + parsed.problem);
+      ++t.malformed_lines;
+      add_problem(batch, number, "malformed line: " + parsed.problem);
       return;
     case LineKind::kEvent:
-      event_seen = true;
+      event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {
-        ++log.other_lines;
+        ++t.other_lines;
         return;
       }
       if (parsed.event.kind == EventKind::kAlloc) {
-        ++log.allocs;
-        if (parsed.event.size > log.largest_request) log.largest_request = parsed.event.size;
+        ++t.allocs;
+        if (parsed.event.size > t.largest_request) t.largest_request = parsed.event.size;
       }
-      log.events.push_back(RecordedEvent{number, parsed.event});
+      ++t.event_count;
+      batch.events.push_back(RecordedEvent{number, parsed.event});
       return;
   }
 }
 
-}  // namespace
+bool LogDecoder::read_line(EventBatch& batch) {
+  std::uint64_t number = 0;
+  std::string_view line;
+  switch (reader_.next(&number, &line)) {
+    case cudapool::log::LineReader::Got::kLine:
+      add_line(number, line, batch);
+      return true;
+    case cudapool::log::LineReader::Got::kTooLong:
+      ++tally_.lines;
+      ++tally_.malformed_lines;
+      add_problem(batch, number, std::string("malformed line: ").append(too_long_problem()));
+      return true;
+    case cudapool::log::LineReader::Got::kEnd:
+      break;
+  }
+  ended_ = true;
+  return false;
+}
+
+void LogDecoder::read_header() {
+  while (!event_seen_ && !ended_ && read_line(pending_)) {
+  }
+}
+
+bool LogDecoder::next_batch(EventBatch* batch, std::size_t max_events) {
+  batch->events.clear();
+  batch->problems.clear();
+  const bool had_pending = !pending_.events.empty() || !pending_.problems.empty();
+  if (ended_ && !had_pending) return false;
+  if (had_pending) std::swap(*batch, pending_);
+  while (batch->events.size() < max_events && read_line(*batch)) {
+  }
+  return true;
+}
 
 RecordedLog read_log(std::istream& in) {
   RecordedLog log;
-  bool event_seen = false;
-  cudapool::log::for_each_line(
-      in,
-      [&](std::uint64_t number, std::string_view line) { add_line(log, event_seen, number, line); },
-      [&](std::uint64_t number) {
-        ++log.lines;
-        ++log.malformed_lines;
-        add_problem(log, number, std::string("malformed line: ").append(too_long_problem()));
-      });
+  LogDecoder decoder(in);
+  EventBatch batch;
+  while (decoder.next_batch(&batch, std::numeric_limits<std::size_t>::max())) {
+    log.events.insert(log.events.end(), batch.events.begin(), batch.events.end());
+  }
+  static_cast<LogTally&>(log) = decoder.tally();
   return log;
 }
 
@@ -80,6 +115,20 @@ bool read_log_file(const std::string& path, RecordedLog* log, std::string* error
     return false;
   }
   if (ended_early != nullptr) *ended_early = input.ended_early();
+  return true;
+}
+
+bool check_log_path(const std::string& path, bool* regular, std::string* error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    *error = path + " is a directory, not a log";
+    return false;
+  }
+  *regular = S_ISREG(st.st_mode);
   return true;
 }
 

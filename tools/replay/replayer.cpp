@@ -263,19 +263,38 @@ void Replayer::feed_stream(std::istream& in) {
   finish();
 }
 
-void Replayer::replay(const RecordedLog& log) {
-  header_ = log.header;
-  header_seen_ = log.has_header;
-  counts_.lines += log.lines;
-  counts_.other_lines += log.other_lines;
-  counts_.blank_lines += log.blank_lines;
-  counts_.malformed_lines += log.malformed_lines;
-  for (const auto& p : log.problems) problem(p.line, p.what);
-  for (const RecordedEvent& e : log.events) {
+void Replayer::start_log(const LogHeader& header) {
+  header_ = header;
+}
+
+void Replayer::apply_recorded(const std::vector<RecordedEvent>& events,
+                              const std::vector<Problem>& problems) {
+  auto p = problems.begin();
+  for (const RecordedEvent& e : events) {
+    for (; p != problems.end() && p->line < e.line; ++p) problem(p->line, p->what);
     settle_conf();
     apply(e.line, e.event);
   }
+  for (; p != problems.end(); ++p) problem(p->line, p->what);
+}
+
+void Replayer::replay_batch(const EventBatch& batch) {
+  apply_recorded(batch.events, batch.problems);
+}
+
+void Replayer::end_of_log(const LogTally& tally) {
+  header_seen_ = tally.has_header;
+  counts_.lines += tally.lines;
+  counts_.other_lines += tally.other_lines;
+  counts_.blank_lines += tally.blank_lines;
+  counts_.malformed_lines += tally.malformed_lines;
   finish();
+}
+
+void Replayer::replay(const RecordedLog& log) {
+  start_log(log.header);
+  apply_recorded(log.events, log.problems);
+  end_of_log(log);
 }
 
 void Replayer::finish() {

@@ -38,7 +38,6 @@ struct ReplaySettings {
 };
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
-inline constexpr std::size_t kMaxProblemsKept = 100;
 // Pools alive at once: as many as the shim pools contexts (shim/pools/context_registry.h
 // kMaxContextPools). The events of a pool that would be one more are skipped (counted).
 inline constexpr std::size_t kMaxPools = 256;
@@ -51,11 +50,6 @@ inline constexpr std::uint64_t kMaxDeviceMemory = 1ull << 44;
 inline constexpr std::uintptr_t kPoolSpaceBase = std::uintptr_t{1} << 48;
 inline constexpr std::uintptr_t kPoolSpan = std::uintptr_t{1} << 55;
 static_assert(kPoolSpaceBase + kMaxPools * kPoolSpan > kPoolSpaceBase, "fits in 64 bits");
-
-struct Problem {
-  std::uint64_t line;
-  std::string what;
-};
 
 struct ReplayCounts {
   std::uint64_t lines = 0;
@@ -96,8 +90,14 @@ class Replayer {
   void feed_too_long(std::uint64_t line_number);
   // Reads a whole stream line by line, then finish().
   void feed_stream(std::istream& in);
-  // Replays a log read before (recorded_log.h), then finish(): the same result as feed_stream
-  // of its file, without parsing it again. For a fresh Replayer only.
+  // Replays a log decoded elsewhere (recorded_log.h: LogDecoder), without parsing it again: the
+  // same result as feed_stream of its file. For a fresh Replayer only: start_log with the log's
+  // header (final: LogDecoder::read_header), replay_batch with each batch in order, then
+  // end_of_log with the decoder's final tally, which ends with finish().
+  void start_log(const LogHeader& header);
+  void replay_batch(const EventBatch& batch);
+  void end_of_log(const LogTally& tally);
+  // A whole log read before (read_log): the three above.
   void replay(const RecordedLog& log);
   // Ends the replay: settles the conf and makes device 0 exist when no event named a device.
   void finish();
@@ -159,6 +159,9 @@ class Replayer {
   Device* last_device_ = nullptr;  // pools rarely change from one event to the next
   PoolKey last_key_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
+  // Recorded events, with the line problems among them (both in line order) kept in line order.
+  void apply_recorded(const std::vector<RecordedEvent>& events,
+                      const std::vector<Problem>& problems);
   // Whether event's pool may be replayed: its device is one the header lists (when it lists
   // any), and it exists or one more may be made; else it is counted and noted once.
   bool admitted(std::uint64_t line_number, const LogEvent& event);

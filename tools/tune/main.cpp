@@ -1,15 +1,18 @@
-// tools/tune/main.cpp: the cudapool-tune command line. Usage: see kUsage. Reads every log once
-// (recorded_log.h), sweeps the settings (sweep.h), replays and ranks them (tune.h), prints
+// tools/tune/main.cpp: the cudapool-tune command line. Usage: see kUsage. Checks and names the
+// logs, tunes them (tune.h: one pass over each, the sweep of sweep.h, the ranking), prints
 // (tune_report.h). Exit status: 0 done; 1 a log could not be read or holds no events; 2 usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "config/parse.h"
 #include "tools/replay/bytes_arg.h"
+#include "tools/replay/recorded_log.h"
 #include "tools/tune/sweep.h"
 #include "tools/tune/tune.h"
 #include "tools/tune/tune_report.h"
@@ -123,40 +126,29 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (paths[i] == "-" && ++stdin_uses > 1) return usage_error("'-' (standard input) once only");
     logs[i].path = paths[i];
-    std::string error, ended_early;
-    if (!replay::read_log_file(paths[i], &logs[i].log, &error, &ended_early, !quiet)) {
-      std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
-      return 1;
+    // Every path is checked before the work starts; each is opened (plain, gzip or zstd:
+    // log/read/input.h) when it is read.
+    if (paths[i] != "-") {
+      std::string error;
+      if (!replay::check_log_path(paths[i], &logs[i].rereadable, &error)) {
+        std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
+        return 1;
+      }
     }
-    if (!ended_early.empty()) {
-      std::fprintf(stderr, "cudapool-tune: note: %s\n", ended_early.c_str());
-    }
-    if (logs[i].log.allocs == 0) {
-      std::fprintf(stderr,
-                   "cudapool-tune: %s: no alloc events (%llu lines, %llu malformed): nothing to "
-                   "tune; is it a cudapool.log/1 file (CUDAPOOL_LOG)?\n",
-                   paths[i].c_str(), static_cast<unsigned long long>(logs[i].log.lines),
-                   static_cast<unsigned long long>(logs[i].log.malformed_lines));
-      return 1;
-    }
-    if (logs[i].log.largest_request > sweep_in.largest_request) {
-      sweep_in.largest_request = logs[i].log.largest_request;
-    }
+    logs[i].open = [path = paths[i], quiet](std::string* error) {
+      return tune::from_file(path, !quiet, error);
+    };
   }
-  sweep_in.base_conf = tune::own_conf(logs);
-  {
-    // A fraction in the log's own settings applies to the sweep unless --fraction replaces it.
-    const config::ParseResult own = config::parse_conf(sweep_in.base_conf);
-    if (!sweep_in.fraction && own.options.per_process_memory_fraction < 1.0) {
-      sweep_in.fraction = own.options.per_process_memory_fraction;
-    }
+  tune::TuneResult result;
+  std::string error;
+  if (!tune::run_tune(logs, sweep_in, options, &result, &error)) {
+    std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
+    return 1;
   }
-  const std::vector<tune::Candidate> candidates = tune::sweep(sweep_in);
-  const tune::TuneResult result = tune::run_tune(logs, candidates, options);
+  for (const std::string& note : result.notes)
+    std::fprintf(stderr, "cudapool-tune: %s\n", note.c_str());
   tune::ReportContext ctx;
   ctx.paths = paths;
-  for (const auto& l : logs) ctx.logs.push_back(&l.log);
-  ctx.fraction = sweep_in.fraction;
   ctx.rows = rows;
   ctx.threads =
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());

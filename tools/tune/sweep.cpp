@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include "config/parse.h"
+
 namespace cudapool::tune {
 
 namespace {
@@ -104,6 +106,31 @@ std::vector<Candidate> sweep(const SweepInputs& in) {
   }
   for (const std::string& t : in.tries) add(t, t, true);
   return out;
+}
+
+std::vector<Candidate> sweep_up_to(const SweepInputs& in, std::uint64_t bound) {
+  // split_limits() changes only where the largest request passes one of its values: one sweep
+  // for each range (no split limit, 20 MiB, 20 and 32 MiB, ...).
+  std::vector<std::uint64_t> largest{0};
+  for (std::uint64_t mb : split_limits(bound)) largest.push_back(mb * kMiB + 1);
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  for (std::uint64_t x : largest) {
+    SweepInputs one = in;
+    one.largest_request = x;
+    for (Candidate& c : sweep(one)) {
+      if (seen.insert(c.conf).second) out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+void set_base(SweepInputs* in, const std::string& own_conf) {
+  in->base_conf = own_conf;
+  const config::ParseResult own = config::parse_conf(own_conf);
+  if (!in->fraction && own.options.per_process_memory_fraction < 1.0) {
+    in->fraction = own.options.per_process_memory_fraction;
+  }
 }
 
 }  // namespace cudapool::tune

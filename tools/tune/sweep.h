@@ -32,6 +32,15 @@ struct SweepInputs {
 // The candidates in a fixed order: the base first. Duplicates (same conf string) are dropped.
 std::vector<Candidate> sweep(const SweepInputs& inputs);
 
+// Every candidate sweep() gives for some largest request up to bound (its split limits differ
+// below and above each of them), each conf string once: what a pass replays when it learns the
+// largest request only as it goes (sweep() of the exact one picks from them afterwards).
+std::vector<Candidate> sweep_up_to(const SweepInputs& inputs, std::uint64_t bound);
+
+// The base of the sweep, the logs' own conf string; its per_process_memory_fraction, when below
+// 1, applies to every candidate unless --fraction gave one.
+void set_base(SweepInputs* inputs, const std::string& own_conf);
+
 // max_split_size_mb values worth trying below the largest request (MiB): 20 and powers of two.
 std::vector<std::uint64_t> split_limits(std::uint64_t largest_request);
 

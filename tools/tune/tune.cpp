@@ -1,221 +1,155 @@
-// tools/tune/tune.cpp: see tune.h. Each (log, candidate) pair is one task: a fresh Replayer over
-// the log read once. Tasks go to a fixed set of threads, each taking the next task index.
+// tools/tune/tune.cpp: see tune.h. The first look at the logs, a pass per log, and which of the
+// settings replayed are the sweep's; the ranking and the recommendation: recommend.cpp.
 #include "tools/tune/tune.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <set>
+#include <limits>
+#include <map>
 #include <thread>
 
-#include "config/describe.h"
-#include "config/keys.h"
-#include "config/parse.h"
-#include "pool/bytes_text.h"
-#include "tools/replay/replayer.h"
+#include <sstream>
+
+#include "log/read/input.h"
+#include "tools/tune/pass.h"
+#include "tools/tune/request_bound.h"
 
 namespace cudapool::tune {
 
 namespace {
 
-Outcome replay_one(const LogInput& in, const Candidate& c, const TuneOptions& options) {
-  replay::ReplaySettings settings;
-  settings.conf = c.conf;
-  settings.device_memory = options.device_memory;
-  replay::Replayer r(settings);
-  r.replay(in.log);
-  Outcome o;
-  for (int dev : r.devices()) {
-    const pool::DeviceStats s = r.stats(dev);
-    const auto all = static_cast<std::size_t>(pool::StatType::kAll);
-    o.peak_reserved += static_cast<std::uint64_t>(s.reserved_bytes[all].peak);
-    o.peak_allocated += static_cast<std::uint64_t>(s.allocated_bytes[all].peak);
-    o.device_allocs += static_cast<std::uint64_t>(s.num_device_alloc);
-    o.device_frees += static_cast<std::uint64_t>(s.num_device_free);
-    o.retries += static_cast<std::uint64_t>(s.num_alloc_retries);
-    o.ooms += static_cast<std::uint64_t>(s.num_ooms);
-    if (o.device_memory == 0) o.device_memory = r.device_memory(dev);
-  }
-  const replay::ReplayCounts& counts = r.counts();
-  o.problems = counts.malformed_lines + counts.unknown_frees + counts.duplicate_allocs;
-  return o;
-}
+class FileSource : public LogSource {
+ public:
+  cudapool::log::LogInput input;
+  std::istream& stream() override { return input.stream(); }
+  std::string error() const override { return input.error(); }
+  std::string ended_early() const override { return input.ended_early(); }
+};
 
-double relative(std::uint64_t value, std::uint64_t base) {
-  if (base == 0) return 0.0;
-  return (static_cast<double>(value) - static_cast<double>(base)) / static_cast<double>(base);
-}
+class TextSource : public LogSource {
+ public:
+  explicit TextSource(std::string text) : in_(std::move(text)) {}
+  std::istream& stream() override { return in_; }
 
-// The keys a conf string sets (table names).
-std::set<std::string> keys_of(const std::string& conf) {
-  const config::ParseResult parsed = config::parse_conf(conf);
-  return std::set<std::string>(parsed.set_keys.begin(), parsed.set_keys.end());
-}
+ private:
+  std::istringstream in_;
+};
 
-std::vector<std::string> caveats_for(const Candidate& c, const Outcome& best, const Outcome& own) {
-  std::vector<std::string> out;
-  const std::set<std::string> keys = keys_of(c.changes);
-  if (keys.count("expandable_segments")) {
-    out.push_back(
-        "expandable segments map memory page by page (cuMemCreate/cuMemMap): under the shim, "
-        "cuIpcGetMemHandle is refused for their blocks, so a program that shares tensors between "
-        "processes through CUDA IPC must keep them off");
-  }
-  if (keys.count("garbage_collection_threshold")) {
-    out.push_back(
-        "garbage_collection_threshold acts only with per_process_memory_fraction below 1 (it "
-        "frees cached segments when reserved memory passes threshold x cap); it was tried under "
-        "the fraction shown");
-  }
-  if (keys.count("max_split_size_mb")) {
-    out.push_back(
-        "max_split_size_mb keeps blocks at or above the limit whole: the saving depends on the "
-        "request sizes staying as in this log");
-  }
-  if (keys.count("roundup_power2_divisions")) {
-    out.push_back(
-        "roundup_power2_divisions rounds requests up: each block may hold up to a division's "
-        "worth of unused bytes");
-  }
-  if (best.device_allocs > 2 * own.device_allocs + 100) {
-    out.push_back("it calls cudaMalloc " + std::to_string(best.device_allocs) + " times against " +
-                  std::to_string(own.device_allocs) +
-                  " with the log's own settings: each call costs 60 us to 2.4 ms");
-  }
-  out.push_back(
-      "a prediction from a replay of this log: check it with one real run (same program, "
-      "CUDAPOOL_LOG, then cudapool report)");
-  return out;
+struct OpenLog {
+  std::shared_ptr<LogSource> input;
+  std::unique_ptr<replay::LogDecoder> decoder;
+};
+
+// Opens a log and reads up to its first event: its header is known then.
+bool open_log(const LogInput& in, OpenLog* out, std::string* error) {
+  out->input = in.open(error);
+  if (!out->input) return false;
+  out->decoder = std::make_unique<replay::LogDecoder>(out->input->stream());
+  out->decoder->read_header();
+  return true;
 }
 
 }  // namespace
 
-std::string own_conf(const std::vector<LogInput>& logs) {
-  for (const LogInput& l : logs) {
-    if (l.log.header.conf) return *l.log.header.conf;
-  }
-  return "";
+std::shared_ptr<LogSource> from_file(const std::string& path, bool progress, std::string* error) {
+  cudapool::log::InputOptions options;
+  options.progress = progress;
+  auto source = std::make_shared<FileSource>();
+  if (!source->input.open(path, error, options)) return nullptr;
+  return source;
 }
 
-std::vector<RankedRow> rank(const std::vector<Outcome>& outcomes) {
-  std::vector<RankedRow> rows;
-  if (outcomes.empty()) return rows;
-  const Outcome& own = outcomes[0];
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    rows.push_back(
-        RankedRow{i, outcomes[i], relative(outcomes[i].peak_reserved, own.peak_reserved)});
-  }
-  std::stable_sort(rows.begin(), rows.end(), [&](const RankedRow& a, const RankedRow& b) {
-    const bool a_worse = a.outcome.ooms > own.ooms;
-    const bool b_worse = b.outcome.ooms > own.ooms;
-    if (a_worse != b_worse) return !a_worse;
-    if (a.outcome.ooms != b.outcome.ooms) return a.outcome.ooms < b.outcome.ooms;
-    if (a.outcome.peak_reserved != b.outcome.peak_reserved) {
-      return a.outcome.peak_reserved < b.outcome.peak_reserved;
-    }
-    if (a.outcome.device_allocs != b.outcome.device_allocs) {
-      return a.outcome.device_allocs < b.outcome.device_allocs;
-    }
-    return a.candidate < b.candidate;
-  });
-  return rows;
+std::shared_ptr<LogSource> in_memory(std::string text) {
+  return std::make_shared<TextSource>(std::move(text));
 }
 
-std::string paste_conf(const Candidate& c, bool pytorch_keys_only) {
-  const config::ParseResult parsed = config::parse_conf(c.conf);
-  std::string out;
-  for (const config::EffectiveSetting& s : config::describe(parsed)) {
-    if (s.origin == "default" || s.value == "ignored") continue;
-    const config::KeyInfo* key = config::find_key(s.name);
-    if (pytorch_keys_only && key != nullptr && key->cudapool_only) continue;
-    if (!out.empty()) out += ",";
-    out += s.name + ":" + s.value;
-  }
-  return out;
-}
-
-TuneResult run_tune(const std::vector<LogInput>& logs, const std::vector<Candidate>& candidates,
-                    const TuneOptions& options) {
-  TuneResult result;
-  result.candidates = candidates;
-  result.outcomes.assign(logs.size(), std::vector<Outcome>(candidates.size()));
-  const std::size_t tasks = logs.size() * candidates.size();
-  int threads =
-      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  if (threads <= 0) threads = 1;
-  if (static_cast<std::size_t>(threads) > tasks) threads = static_cast<int>(tasks);
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
-      const std::size_t l = t / candidates.size();
-      const std::size_t c = t % candidates.size();
-      result.outcomes[l][c] = replay_one(logs[l], candidates[c], options);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-
-  for (const auto& per_log : result.outcomes) result.ranked.push_back(rank(per_log));
-  std::vector<Outcome> worst(candidates.size());
-  if (logs.size() > 1) {
-    for (std::size_t c = 0; c < candidates.size(); ++c) {
-      for (const auto& per_log : result.outcomes) {
-        Outcome& w = worst[c];
-        const Outcome& o = per_log[c];
-        if (o.peak_reserved > w.peak_reserved) {
-          w.peak_reserved = o.peak_reserved;
-          w.peak_allocated = o.peak_allocated;
-        }
-        w.device_allocs = std::max(w.device_allocs, o.device_allocs);
-        w.device_frees = std::max(w.device_frees, o.device_frees);
-        w.retries = std::max(w.retries, o.retries);
-        w.ooms += o.ooms;
-        w.problems = std::max(w.problems, o.problems);
-        w.device_memory = std::max(w.device_memory, o.device_memory);
+bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const TuneOptions& options,
+              TuneResult* result, std::string* error) {
+  *result = TuneResult{};
+  // The split limits tried depend on the largest request: a quick look at every log first when
+  // each can be read twice; otherwise all of them are replayed.
+  std::uint64_t bound = std::numeric_limits<std::uint64_t>::max();
+  if (std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; })) {
+    bound = 0;
+    for (const LogInput& l : logs) {
+      const std::shared_ptr<LogSource> in = l.open(error);
+      if (!in) return false;
+      bound = std::max(bound, largest_request_bound(in->stream()));
+      if (!in->error().empty()) {
+        *error = in->error();
+        return false;
       }
     }
-    result.worst = rank(worst);
+  }
+  // The own settings: the first log's header with a conf string (the next logs' headers are
+  // looked at only when it has none; their decoders wait, their input read up to the header).
+  std::vector<OpenLog> open(logs.size());
+  std::string own;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    if (!open_log(logs[i], &open[i], error)) return false;
+    const replay::LogHeader& header = open[i].decoder->tally().header;
+    if (header.conf) {
+      own = *header.conf;
+      break;
+    }
+  }
+  set_base(&sweep_in, own);
+  result->fraction = sweep_in.fraction;
+  std::vector<std::string> confs;
+  for (const Candidate& c : sweep_up_to(sweep_in, bound)) confs.push_back(c.conf);
+  result->replayed = confs.size();
+
+  PassOptions pass;
+  pass.device_memory = options.device_memory;
+  int threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  // More workers than settings, and one decoding, would wait.
+  pass.threads = std::clamp(threads, 1, static_cast<int>(confs.size()) + 1);
+
+  std::vector<std::vector<Outcome>> by_conf(logs.size());
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    if (!open[i].decoder && !open_log(logs[i], &open[i], error)) return false;
+    by_conf[i] = replay_pass(*open[i].decoder, confs, pass);
+    const replay::LogTally& tally = open[i].decoder->tally();
+    if (!open[i].input->error().empty()) {  // corrupt compressed data, a read error
+      *error = open[i].input->error();
+      return false;
+    }
+    if (!open[i].input->ended_early().empty())
+      result->notes.push_back("note: " + open[i].input->ended_early());
+    if (tally.allocs == 0) {
+      *error = logs[i].path + ": no alloc events (" + std::to_string(tally.lines) + " lines, " +
+               std::to_string(tally.malformed_lines) +
+               " malformed): nothing to tune; is it a cudapool.log/1 file (CUDAPOOL_LOG)?";
+      return false;
+    }
+    sweep_in.largest_request = std::max(sweep_in.largest_request, tally.largest_request);
+    result->logs.push_back(tally);
+    open[i] = OpenLog{};  // its input closed
   }
 
-  // The recommendation: the first of the deciding ranking, unless it is not clearly better.
-  if (candidates.empty() || logs.empty()) return result;
-  const std::vector<RankedRow>& deciding = logs.size() > 1 ? result.worst : result.ranked[0];
-  const RankedRow& best = deciding.front();
-  const Outcome& own = logs.size() > 1 ? worst[0] : result.outcomes[0][0];
-  Recommendation& rec = result.recommendation;
-  const bool fewer_ooms = best.outcome.ooms < own.ooms;
-  const bool smaller = best.outcome.peak_reserved + own.peak_reserved / 100 < own.peak_reserved;
-  rec.keep_own = best.candidate == 0 || (!fewer_ooms && !smaller);
-  rec.candidate = rec.keep_own ? 0 : best.candidate;
-  const Candidate& chosen = candidates[rec.candidate];
-  rec.conf = paste_conf(chosen, false);
-  rec.pytorch_conf = paste_conf(chosen, true);
-  const std::string scope =
-      logs.size() > 1 ? " for the worst of the " + std::to_string(logs.size()) + " logs" : "";
-  if (rec.keep_own) {
-    rec.why = "none of the " + std::to_string(candidates.size()) +
-              " settings tried reserves 1% less than the log's own" + scope + " (peak reserved " +
-              pool::bytes_text(own.peak_reserved) + ")";
-    if (own.ooms > 0)
-      rec.why += "; the own setting ran out of memory " + std::to_string(own.ooms) +
-                 " times and none does better";
-  } else {
-    rec.why = "peak reserved " + pool::bytes_text(best.outcome.peak_reserved) + " instead of " +
-              pool::bytes_text(own.peak_reserved) + scope;
-    char pct[32];
-    std::snprintf(pct, sizeof pct, " (%+.1f%%)", 100.0 * best.vs_own);
-    rec.why += pct;
-    rec.why += ", " + std::to_string(best.outcome.device_allocs) +
-               " device allocations instead of " + std::to_string(own.device_allocs);
-    if (fewer_ooms) {
-      rec.why += ", " + std::to_string(best.outcome.ooms) + " out-of-memory errors instead of " +
-                 std::to_string(own.ooms);
+  // The sweep of the largest request, picked from the settings replayed.
+  std::map<std::string, std::size_t> replayed;
+  for (std::size_t k = 0; k < confs.size(); ++k) replayed.emplace(confs[k], k);
+  result->outcomes.assign(logs.size(), {});
+  std::string missing;
+  for (Candidate& c : sweep(sweep_in)) {
+    const auto it = replayed.find(c.conf);
+    if (it == replayed.end()) {  // only when a log grew between the first look and the pass
+      missing += (missing.empty() ? "" : ", ") + c.label;
+      continue;
     }
-    rec.caveats = caveats_for(chosen, best.outcome, own);
+    for (std::size_t i = 0; i < logs.size(); ++i)
+      result->outcomes[i].push_back(by_conf[i][it->second]);
+    result->candidates.push_back(std::move(c));
   }
-  return result;
+  if (!missing.empty()) {
+    result->notes.push_back(
+        "note: a log held a larger request when it was replayed than when it was first looked at "
+        "(written to meanwhile?): not tried: " +
+        missing);
+  }
+  rank_and_recommend(result);
+  return true;
 }
 
 }  // namespace cudapool::tune

@@ -1,34 +1,46 @@
-// tools/tune/tune.h: cudapool tune's engine. Replays every log under every candidate setting
-// (sweep.h) in parallel, ranks the candidates per log and over all logs (the worst rank decides),
-// and picks the setting to recommend, with why and its caveats. Formatting is tune_report.h; the
-// command line main.cpp.
+// tools/tune/tune.h: cudapool tune's engine. Reads every log once, in one pass that feeds every
+// candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
+// rank decides), and picks the setting to recommend, with why and its caveats. What the sweep
+// needs before the pass comes from a first look: the own settings from the first header
+// (LogDecoder::read_header), the largest request, which decides the split limits tried, from a
+// quick scan of each log that can be read twice (request_bound.h); a log read once (stdin, a
+// FIFO) has every split limit replayed and those above its largest request dropped afterwards.
+// Formatting is tune_report.h; the command line main.cpp.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/replay/recorded_log.h"
+#include "tools/tune/outcome.h"
 #include "tools/tune/sweep.h"
 
 namespace cudapool::tune {
 
-struct LogInput {
-  std::string path;
-  replay::RecordedLog log;
+// A log opened for reading: its plain bytes, and after they are read, whether it could be read
+// to its end. from_file: a path or - (plain, gzip or zstd: log/read/input.h); in_memory: a text
+// (tests).
+class LogSource {
+ public:
+  virtual ~LogSource() = default;
+  virtual std::istream& stream() = 0;
+  virtual std::string error() const { return {}; }        // why it could not be read to its end
+  virtual std::string ended_early() const { return {}; }  // a compressed input cut in a frame
 };
+// Opens path ("-": standard input): null with *error set when it cannot be read.
+std::shared_ptr<LogSource> from_file(const std::string& path, bool progress, std::string* error);
+std::shared_ptr<LogSource> in_memory(std::string text);
 
-// One candidate replayed on one log (bytes and counts summed over the log's devices).
-struct Outcome {
-  std::uint64_t peak_reserved = 0;
-  std::uint64_t peak_allocated = 0;
-  std::uint64_t device_allocs = 0;  // segment allocations and page mappings: cudaMalloc calls
-  std::uint64_t device_frees = 0;
-  std::uint64_t retries = 0;        // num_alloc_retries: allocations that freed the cache first
-  std::uint64_t ooms = 0;           // requests that failed for lack of memory
-  std::uint64_t problems = 0;       // lines the replay could not apply (the same for every setting)
-  std::uint64_t device_memory = 0;  // of device 0 (or the first), as simulated
+struct LogInput {
+  std::string path;  // as the output names it
+  // Opens the log from its start: null with *error set when it cannot be read.
+  std::function<std::shared_ptr<LogSource>(std::string* error)> open;
+  bool rereadable = false;  // open() may be called twice: its requests are looked at first
 };
 
 struct TuneOptions {
@@ -53,18 +65,25 @@ struct Recommendation {
 
 struct TuneResult {
   std::vector<Candidate> candidates;
+  std::vector<replay::LogTally> logs;          // what each log's lines said (its events aside)
+  std::optional<double> fraction;              // the fraction every candidate ran under
   std::vector<std::vector<Outcome>> outcomes;  // [log][candidate]
   std::vector<std::vector<RankedRow>> ranked;  // [log], best first
   // Over all logs: each candidate's worst (largest) peak reserved, best first; only with several.
   std::vector<RankedRow> worst;
   Recommendation recommendation;
+  std::size_t replayed = 0;        // settings replayed (more than candidates: see above)
+  std::vector<std::string> notes;  // for stderr
 };
 
-// The own setting of a set of logs: the first log's header conf ("" when none).
-std::string own_conf(const std::vector<LogInput>& logs);
+// Tunes the logs in order: sweep_in's fraction and tries (the base and the largest request come
+// from the logs). false with *error set when a log cannot be read or holds no allocation.
+bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const TuneOptions& options,
+              TuneResult* result, std::string* error);
 
-TuneResult run_tune(const std::vector<LogInput>& logs, const std::vector<Candidate>& candidates,
-                    const TuneOptions& options);
+// Ranks the outcomes of every log, the worst over several, and recommends (result's candidates
+// and outcomes filled in).
+void rank_and_recommend(TuneResult* result);
 
 // Orders outcomes: no more OOMs than the own setting first, then by peak reserved, then by device
 // allocations; the own setting wins a tie. Exposed for tests.

@@ -69,15 +69,15 @@ nlohmann::json outcome_json(const TuneResult& r, const RankedRow& row, std::size
 std::string text_report(const TuneResult& r, const ReportContext& ctx) {
   std::string out;
   char line[512];
-  for (std::size_t l = 0; l < ctx.logs.size(); ++l) {
-    const replay::RecordedLog& log = *ctx.logs[l];
+  for (std::size_t l = 0; l < r.logs.size(); ++l) {
+    const replay::LogTally& log = r.logs[l];
     const std::uint64_t memory = r.outcomes[l].empty() ? 0 : r.outcomes[l][0].device_memory;
     std::snprintf(line, sizeof line,
                   "%s: %llu events (%llu allocations, largest %s), device memory %s%s\n",
-                  ctx.paths[l].c_str(), static_cast<unsigned long long>(log.events.size()),
+                  ctx.paths[l].c_str(), static_cast<unsigned long long>(log.event_count),
                   static_cast<unsigned long long>(log.allocs),
                   bytes_text(log.largest_request).c_str(), bytes_text(memory).c_str(),
-                  ctx.fraction ? (", fraction " + std::to_string(*ctx.fraction)).c_str() : "");
+                  r.fraction ? (", fraction " + std::to_string(*r.fraction)).c_str() : "");
     out += line;
     if (log.malformed_lines != 0 || (!r.outcomes[l].empty() && r.outcomes[l][0].problems != 0)) {
       out += "  note: " + std::to_string(log.malformed_lines) + " malformed lines and " +
@@ -88,7 +88,7 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     out += "\n";
   }
   if (!r.worst.empty()) {
-    out += "Over all " + std::to_string(ctx.logs.size()) +
+    out += "Over all " + std::to_string(r.logs.size()) +
            " logs (each setting's largest peak reserved, its largest counts, OOMs summed):\n";
     table(out, r, r.worst, ctx.rows);
     out += "\n";
@@ -112,7 +112,7 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     for (const std::string& c : rec.caveats) out += "  caveat: " + c + ".\n";
   }
   std::snprintf(line, sizeof line, "(%zu settings x %zu logs replayed in %.2f s on %d threads)\n",
-                r.candidates.size(), ctx.logs.size(), ctx.seconds, ctx.threads);
+                r.candidates.size(), r.logs.size(), ctx.seconds, ctx.threads);
   out += line;
   return out;
 }
@@ -122,13 +122,13 @@ std::string json_report(const TuneResult& r, const ReportContext& ctx) {
   j["schema"] = "cudapool.tune/1";
   j["seconds"] = ctx.seconds;
   j["threads"] = ctx.threads;
-  if (ctx.fraction) j["fraction"] = *ctx.fraction;
+  if (r.fraction) j["fraction"] = *r.fraction;
   j["logs"] = nlohmann::json::array();
-  for (std::size_t l = 0; l < ctx.logs.size(); ++l) {
-    const replay::RecordedLog& log = *ctx.logs[l];
+  for (std::size_t l = 0; l < r.logs.size(); ++l) {
+    const replay::LogTally& log = r.logs[l];
     nlohmann::json entry = {
         {"path", ctx.paths[l]},
-        {"events", log.events.size()},
+        {"events", log.event_count},
         {"allocations", log.allocs},
         {"largest_request", log.largest_request},
         {"malformed_lines", log.malformed_lines},

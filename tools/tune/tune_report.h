@@ -14,8 +14,6 @@ namespace cudapool::tune {
 
 struct ReportContext {
   std::vector<std::string> paths;
-  std::vector<const replay::RecordedLog*> logs;
-  std::optional<double> fraction;
   double seconds = 0.0;
   int threads = 1;
   std::size_t rows = 20;  // rows of each table in text (all in JSON)

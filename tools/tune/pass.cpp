@@ -1,0 +1,160 @@
+// tools/tune/pass.cpp: see pass.h. One mutex guards the schedule (which batches are held, each
+// setting's next batch, who decodes); decoding and replaying run outside it.
+#include "tools/tune/pass.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace cudapool::tune {
+
+namespace {
+
+class Pass {
+ public:
+  Pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
+       const PassOptions& options)
+      : decoder_(decoder),
+        batch_events_(std::max<std::size_t>(options.batch_events, 1)),
+        max_batches_(std::max<std::size_t>(options.max_batches, 1)),
+        next_(confs.size(), 0),
+        busy_(confs.size(), false) {
+    for (const std::string& conf : confs) {
+      replay::ReplaySettings settings;
+      settings.conf = conf;
+      settings.device_memory = options.device_memory;
+      replayers_.push_back(std::make_unique<replay::Replayer>(settings));
+      replayers_.back()->start_log(decoder.tally().header);
+    }
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (!decoding_ && !ended_ && held() < max_batches_) {
+        decode(lock);
+        continue;
+      }
+      const std::size_t r = lagging();
+      if (r < replayers_.size()) {
+        replay(lock, r);
+        continue;
+      }
+      if (ended_ && all_done()) {
+        changed_.notify_all();
+        return;
+      }
+      changed_.wait(lock);
+    }
+  }
+
+  std::vector<Outcome> outcomes() {
+    std::vector<Outcome> out;
+    for (auto& r : replayers_) {
+      r->end_of_log(decoder_.tally());
+      out.push_back(outcome_of(*r));
+      r.reset();  // its pools' memory
+    }
+    return out;
+  }
+
+ private:
+  std::size_t held() const { return batches_.size(); }
+
+  void decode(std::unique_lock<std::mutex>& lock) {
+    decoding_ = true;
+    lock.unlock();
+    auto batch = std::make_shared<replay::EventBatch>();
+    batch->events.reserve(batch_events_);
+    const bool more = decoder_.next_batch(batch.get(), batch_events_);
+    lock.lock();
+    decoding_ = false;
+    if (!more) {
+      ended_ = true;
+    } else if (!replayers_.empty()) {
+      batches_.push_back(std::move(batch));
+    }
+    changed_.notify_all();
+  }
+
+  // The setting furthest behind that is idle and has a batch to replay (none: size()).
+  std::size_t lagging() const {
+    std::size_t best = replayers_.size();
+    for (std::size_t r = 0; r < replayers_.size(); ++r) {
+      if (busy_[r] || next_[r] >= first_ + batches_.size()) continue;
+      if (best == replayers_.size() || next_[r] < next_[best]) best = r;
+    }
+    return best;
+  }
+
+  bool all_done() const {
+    for (std::size_t r = 0; r < replayers_.size(); ++r) {
+      if (busy_[r] || next_[r] < first_ + batches_.size()) return false;
+    }
+    return true;
+  }
+
+  void replay(std::unique_lock<std::mutex>& lock, std::size_t r) {
+    busy_[r] = true;
+    const std::shared_ptr<const replay::EventBatch> batch = batches_[next_[r] - first_];
+    lock.unlock();
+    replayers_[r]->replay_batch(*batch);
+    lock.lock();
+    busy_[r] = false;
+    ++next_[r];
+    // Batches every setting has replayed are dropped.
+    const std::uint64_t slowest = *std::min_element(next_.begin(), next_.end());
+    while (first_ < slowest) {
+      batches_.pop_front();
+      ++first_;
+    }
+    changed_.notify_all();  // a batch to decode, a setting to take up, or the end
+  }
+
+  replay::LogDecoder& decoder_;
+  const std::size_t batch_events_, max_batches_;
+  std::vector<std::unique_ptr<replay::Replayer>> replayers_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<const replay::EventBatch>> batches_;  // from batch number first_ on
+  std::uint64_t first_ = 0;
+  std::vector<std::uint64_t> next_;  // each setting's next batch number
+  std::vector<bool> busy_;           // a worker is replaying that setting
+  bool decoding_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace
+
+Outcome outcome_of(const replay::Replayer& r) {
+  Outcome o;
+  for (int dev : r.devices()) {
+    const pool::DeviceStats s = r.stats(dev);
+    const auto all = static_cast<std::size_t>(pool::StatType::kAll);
+    o.peak_reserved += static_cast<std::uint64_t>(s.reserved_bytes[all].peak);
+    o.peak_allocated += static_cast<std::uint64_t>(s.allocated_bytes[all].peak);
+    o.device_allocs += static_cast<std::uint64_t>(s.num_device_alloc);
+    o.device_frees += static_cast<std::uint64_t>(s.num_device_free);
+    o.retries += static_cast<std::uint64_t>(s.num_alloc_retries);
+    o.ooms += static_cast<std::uint64_t>(s.num_ooms);
+    if (o.device_memory == 0) o.device_memory = r.device_memory(dev);
+  }
+  const replay::ReplayCounts& counts = r.counts();
+  o.problems = counts.malformed_lines + counts.unknown_frees + counts.duplicate_allocs;
+  return o;
+}
+
+std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
+                                 const PassOptions& options) {
+  Pass pass(decoder, confs, options);
+  std::vector<std::thread> workers;
+  for (int i = 1; i < options.threads; ++i) workers.emplace_back([&] { pass.work(); });
+  pass.work();
+  for (std::thread& t : workers) t.join();
+  return pass.outcomes();
+}
+
+}  // namespace cudapool::tune
