@@ -139,6 +139,7 @@ bool Compressor::sync(std::string& out) {
   }
   unsynced_ = false;
   const bool ok = compress({}, /*flush=*/true, out);
+  if (frame_per_chunk()) open_ = false;
   end_chunk();
   return ok;
 }
@@ -147,9 +148,12 @@ bool Compressor::end(std::string& out) {
   recover(out);
   if (open_) {
     begin_chunk();
-    if (unsynced_ && !compress({}, /*flush=*/true, out)) return false;
-    unsynced_ = false;
-    close(/*as_in_file=*/false, out);
+    if (unsynced_) {
+      unsynced_ = false;
+      if (!compress({}, /*flush=*/true, out)) return false;
+      if (frame_per_chunk()) open_ = false;
+    }
+    if (open_) close(/*as_in_file=*/false, out);
     open_ = false;
   }
   if (in_chunk_) end_chunk();

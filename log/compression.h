@@ -1,15 +1,17 @@
 // log/compression.h: the log written compressed (docs/log-files.md, "Compressed logs"). A log whose
-// name ends in ".zst" is written as one zstd stream, ".gz" as one gzip stream; nothing else is.
-// The libraries are loaded with dlopen (libzstd.so.1, libz.so.1) the first time a log's name asks
-// for one, never otherwise: the shim links neither. A Compressor is the writer thread's stream: it
-// takes whole lines and hands out compressed bytes; a sync point (sync()) makes everything added so
-// far decodable from the bytes handed out, so that the file, cut at any write, still decodes to
-// whole lines; end() closes the frame (zstd) or member (gzip) so that the file is a complete one.
-// When bytes it handed out did not reach the file (a failed write), lost() says so, and the next
-// bytes first close the stream where the file has it, then start a new frame or member: what is on
-// disk stays one valid stream (frames and members may follow one another). Not here: when to sync,
-// where the bytes go in the file and the padding between pages (the logger: logger_compressed.cpp),
-// the codecs themselves (compression_zstd.cpp, compression_gzip.cpp).
+// name ends in ".zst" is written as zstd, ".gz" as gzip; nothing else is. The libraries are loaded
+// with dlopen (libzstd.so.1, libz.so.1) the first time a log's name asks for one, never otherwise:
+// the shim links neither. A Compressor is the writer thread's stream: it takes whole lines and
+// hands out compressed bytes; a sync point (sync()) makes everything added so far decodable from
+// the bytes handed out, so that the file, cut after any write, still decodes to whole lines. zstd
+// makes each chunk (the bytes between two sync points) a frame of its own: any decoder, the zstd
+// program included, then reads a cut file up to its last whole chunk. gzip keeps one member open
+// across sync points (a deflate sync flush) and end() closes it so that the file is a complete
+// one. When bytes it handed out did not reach the file (a failed write), lost() says so, and the
+// next bytes first close the stream where the file has it, then start a new frame or member: what
+// is on disk stays valid (frames and members may follow one another). Not here: when to sync,
+// where the bytes go in the file and the padding between pages (the logger:
+// logger_compressed.cpp), the codecs themselves (compression_zstd.cpp, compression_gzip.cpp).
 #pragma once
 
 #include <cstddef>
@@ -54,8 +56,9 @@ class Compressor {
   // stream gives now are appended to out: maybe none, maybe a part of the next sync point's. False
   // when the library fails (out of memory): the stream is then unusable.
   bool add(std::string_view lines, std::string& out);
-  // A sync point: after it, the bytes handed out decode to every line added (and end where a
-  // decoder given no more bytes waits for more). Nothing when nothing was added since the last one.
+  // A sync point: after it, the bytes handed out decode to every line added (zstd: they end a
+  // frame; gzip: a decoder given no more bytes waits for more). Nothing when nothing was added
+  // since the last one.
   bool sync(std::string& out);
   // A sync point, then the frame or member closed (nothing when none is open): the bytes handed
   // out are a complete file. The next add() begins a new one.
@@ -76,13 +79,15 @@ class Compressor {
   // No-op padding for the place where the last chunk (the bytes of the last sync() or end())
   // begins: at least `room` bytes and fewer than room + 8, that decode to nothing, appended to out
   // (written before that chunk, it moves the chunk to the next page). Returns its size, or 0 when
-  // none is possible there (between frames or members: the chunk begins a new one).
+  // none is possible there (gzip between members: the chunk begins a new one).
   virtual std::size_t padding(std::size_t room, std::string& out) const = 0;
   // The most input one chunk takes, for a file of pages of `page` bytes (0: a FIFO or device).
   virtual std::size_t max_chunk_input(std::size_t page) const = 0;
 
  protected:
   explicit Compressor(Compression kind) : kind_(kind) {}
+  // zstd: every sync point ends the frame (the next lines begin a new one).
+  virtual bool frame_per_chunk() const { return false; }
   // The codec: bytes of a new frame or member that the library does not write itself.
   virtual void begin(std::string& out) = 0;
   // Compresses input (flush: then a sync point) appending to out.

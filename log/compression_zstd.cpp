@@ -1,30 +1,36 @@
 // log/compression_zstd.cpp: the zstd codec of compression.h, through libzstd.so.1 loaded with
 // dlopen (its stable streaming API, 1.4.0 or later). Level 1 (docs/benchmarks.md, "Compressed
-// logs": on the shim's own logs it is both the fastest level and as small as levels 2-5), no
-// checksum and no content size in the frame header, so that the frame's end is one empty last
-// block that this file writes itself (also after a loss, where a checksum would cover bytes the
-// file never got). A chunk of less than a block (128 KiB) of input is one block; a compressed block
-// is all or nothing for a decoder (its entropy tables and bit streams need all of it). Padding:
-// empty raw blocks (3 zero bytes each), valid inside a frame. Not here: the stream's states
-// (compression.cpp), where chunks go (logger_compressed.cpp).
+// logs"), no checksum. Each chunk (the lines between two sync points, less than a block, 128 KiB,
+// of input) is a frame of its own, ended with ZSTD_e_end: one compressed block, all or nothing for
+// a decoder (its entropy tables and bit streams need all of it), and the zstd program decodes a
+// file cut after any frame to its last whole frame. After a loss inside an open frame, its end is
+// one empty last block that this file writes itself. Padding: a skippable frame between frames,
+// empty raw blocks (3 zero bytes each) inside one. Not here: the stream's states (compression.cpp),
+// where chunks go (logger_compressed.cpp).
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "log/compression_codecs.h"
+#include "log/format.h"
 
 namespace cudapool::log::detail {
 
 namespace {
 
 constexpr int kLevel = 1;
-// Below the format's largest block (128 KiB), less the longest event line: a chunk is one block.
-constexpr std::size_t kMaxChunkInput = std::size_t{64} << 10;
+// Below the format's largest block (128 KiB), less the longest event line: a chunk is one frame of
+// one block.
+constexpr std::size_t kMaxChunkInput = (std::size_t{128} << 10) - kMaxEventLine;
 constexpr unsigned kOldestVersion = 10400;  // ZSTD_compressStream2, ZSTD_CCtx_setParameter
 constexpr std::size_t kBlockHeader = 3;
 constexpr unsigned char kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 // The last block of a frame, empty: Last_Block 1, Raw_Block, Block_Size 0.
 constexpr char kFrameEnd[3] = {1, 0, 0};
+// A skippable frame's magic number (0x184D2A50, little-endian) and its header (magic and size).
+constexpr unsigned char kSkippableMagic[4] = {0x50, 0x2a, 0x4d, 0x18};
+constexpr std::size_t kSkippableHeader = 8;
 
 struct ZstdApi {
   decltype(&ZSTD_versionNumber) version = nullptr;
@@ -98,7 +104,14 @@ class ZstdCompressor final : public Compressor {
   }
 
   std::size_t padding(std::size_t room, std::string& out) const override {
-    if (!chunk_starts_open()) return 0;
+    if (!chunk_starts_open()) {  // between frames: a skippable frame (decoders pass over it)
+      const std::size_t n = std::max(room, kSkippableHeader);
+      const auto content = static_cast<std::uint32_t>(n - kSkippableHeader);
+      out.append(reinterpret_cast<const char*>(kSkippableMagic), sizeof kSkippableMagic);
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((content >> (8 * i)) & 0xff));
+      out.append(content, '\0');
+      return n;
+    }
     std::size_t n = (room + kBlockHeader - 1) / kBlockHeader * kBlockHeader;
     if (n == 0) n = kBlockHeader;
     out.append(n, '\0');  // empty raw blocks, none the last
@@ -108,14 +121,16 @@ class ZstdCompressor final : public Compressor {
   std::size_t max_chunk_input(std::size_t) const override { return kMaxChunkInput; }
 
  protected:
+  // Each sync point ends the frame: the zstd program, given a file cut after one, decodes every
+  // frame before the cut to its end (inside an open frame it may stop short of the last block).
+  bool frame_per_chunk() const override { return true; }
   void begin(std::string&) override {}  // the library writes the frame header
 
   bool compress(std::string_view input, bool flush, std::string& out) override {
     ZSTD_inBuffer in{input.data(), input.size(), 0};
     for (;;) {
       ZSTD_outBuffer o{scratch_.data(), scratch_.size(), 0};
-      const std::size_t left =
-          api_.compress(cctx_, &o, &in, flush ? ZSTD_e_flush : ZSTD_e_continue);
+      const std::size_t left = api_.compress(cctx_, &o, &in, flush ? ZSTD_e_end : ZSTD_e_continue);
       out.append(scratch_.data(), o.pos);
       if (api_.is_error(left)) return false;
       if (flush ? left == 0 : in.pos == in.size) return true;
@@ -149,10 +164,10 @@ std::unique_ptr<Compressor> make_zstd(int level, std::string* error) {
     *error = "ZSTD_createCCtx failed";
     return nullptr;
   }
-  const std::size_t level = api.set(cctx, ZSTD_c_compressionLevel, level != 0 ? level : kLevel);
+  const std::size_t leveled = api.set(cctx, ZSTD_c_compressionLevel, level != 0 ? level : kLevel);
   const std::size_t checksum = api.set(cctx, ZSTD_c_checksumFlag, 0);
-  if (api.is_error(level) || api.is_error(checksum)) {
-    *error = api.error_name(api.is_error(level) ? level : checksum);
+  if (api.is_error(leveled) || api.is_error(checksum)) {
+    *error = api.error_name(api.is_error(leveled) ? leveled : checksum);
     api.free(cctx);
     return nullptr;
   }

@@ -147,7 +147,7 @@ TEST_CASE("compression: which names ask for it") {
 }
 
 TEST_CASE("compressed log: the same lines as a plain log, and a complete stream") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   constexpr std::uint64_t kRecords = 30000;
   write_log(dir / "plain.jsonl", kRecords);
@@ -165,7 +165,7 @@ TEST_CASE("compressed log: the same lines as a plain log, and a complete stream"
 }
 
 TEST_CASE("compressed log: cut at any page boundary, the file decodes to whole lines") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   const long page = sysconf(_SC_PAGESIZE);
   for (const char* name : {"cut.jsonl.zst", "cut.jsonl.gz"}) {
@@ -194,12 +194,13 @@ TEST_CASE("compressed log: cut at any page boundary, the file decodes to whole l
     INFO(cuts << " cuts");
     CHECK(cuts > 20);
     CHECK(bad == 0);
-    CHECK(grew > cuts / 2);  // the cuts do find more and more of the log
+    // The cuts do find more and more of the log (a chunk, up to 128 KiB of lines: 1-6 pages).
+    CHECK(grew > cuts / 8);
   }
 }
 
 TEST_CASE("compressed log: wait_written_before_exit closes the frame: a complete file") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   for (const char* name : {"exit.jsonl.zst", "exit.jsonl.gz"}) {
     INFO(name);
@@ -219,12 +220,13 @@ TEST_CASE("compressed log: wait_written_before_exit closes the frame: a complete
     d = decode(kind_of(name), path);
     CHECK(d.status == 0);
     CHECK(std::count(d.text.begin(), d.text.end(), '\n') == 8002);
-    CHECK(d.text.rfind("{\"seq\":8001,", std::string::npos) != std::string::npos);
+    CHECK(d.text.find("\"action\":\"summary\"", d.text.rfind('\n', d.text.size() - 2)) !=
+          std::string::npos);  // the last line
   }
 }
 
 TEST_CASE("compressed log: a file size limit: one warning, whole lines, the program goes on") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   for (const char* name : {"limited.jsonl.zst", "limited.jsonl.gz"}) {
     INFO(name);
@@ -265,7 +267,7 @@ TEST_CASE("compressed log: a file size limit: one warning, whole lines, the prog
 }
 
 TEST_CASE("compressor: bytes lost on the way: the stream the file holds stays valid") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   for (const Compression kind : {Compression::kZstd, Compression::kGzip}) {
     INFO(cudapool::log::compression_name(kind));
@@ -353,7 +355,7 @@ TEST_CASE("compressed log: a FIFO named .gz without the library: no log, one war
 }
 
 TEST_CASE("compressed log: through a pipe (no pages), the reader gets one valid stream") {
-  if (!have_programs()) SKIP("zstd or gzip not installed");
+  REQUIRE(have_programs());  // scripts/cudapool setup installs zstd
   TempDir dir;
   for (const char* name : {"pipe.zst", "pipe.gz"}) {
     INFO(name);
