@@ -7,12 +7,14 @@
 // 0: as fast as they go). Prints bytes per event on disk and the writer thread's CPU time per event
 // (its /proc schedstat). --levels: also the codecs alone at other levels and sync intervals (a sync
 // point every N events, no page layout), for the choice of the log's settings. A benchmark, never
-// a test: `build/bench/log_compress LOG [--rate N] [--dir DIR] [--levels]`.
+// a test: `build/bench/log_compress LOG [--rate N] [--repeat K] [--dir DIR] [--levels]` (--repeat:
+// the log's events K times over, one run after the other, for a longer measure).
 #include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -131,7 +133,7 @@ struct Written {
 
 // The records through the Logger into path, paced (rate < 0: by their t_ns; 0: at once; else
 // events a second).
-Written write_through_logger(const Events& ev, const std::string& path, double rate) {
+Written write_through_logger(const Events& ev, const std::string& path, double rate, int repeat) {
   cudapool::log::HeaderInfo header;
   header.version = "bench";
   header.pid = 1;
@@ -141,20 +143,29 @@ Written write_through_logger(const Events& ev, const std::string& path, double r
   if (log == nullptr) std::exit(1);
   using clk = std::chrono::steady_clock;
   const auto t0 = clk::now();
-  const std::uint64_t first_t = ev.records.empty() ? 0 : ev.records.front().t_ns;
-  for (std::size_t i = 0; i < ev.records.size(); ++i) {
-    const double due_s = rate < 0   ? (ev.records[i].t_ns - first_t) * 1e-9
-                         : rate > 0 ? static_cast<double>(i) / rate
-                                    : 0.0;
-    if (due_s > 0) std::this_thread::sleep_until(t0 + std::chrono::duration<double>(due_s));
-    log->append(ev.records[i]);
+  const std::uint64_t first_t = ev.records.front().t_ns;
+  const std::uint64_t span = ev.records.back().t_ns - first_t + 1;
+  const std::size_t n = ev.records.size();
+  for (int k = 0; k < repeat; ++k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      LogRecord r = ev.records[i];
+      r.t_ns += k * span;  // the runs one after the other
+      const double due_s = rate < 0   ? static_cast<double>(r.t_ns - first_t) * 1e-9
+                           : rate > 0 ? static_cast<double>(k * n + i) / rate
+                                      : 0.0;
+      if (due_s > 0) std::this_thread::sleep_until(t0 + std::chrono::duration<double>(due_s));
+      log->append(r);
+    }
   }
+  // Every event in the file (a compressed log's frame closed), then the writer's CPU time.
+  log->wait_written_before_exit(60000);
   const std::uint64_t cpu = thread_cpu_ns("cudapool-log");
   log->finish(cudapool::log::Summary{});
   Written w;
   w.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-  w.bytes_per_event = static_cast<double>(file_size(log->path())) / ev.records.size();
-  w.writer_ns_per_event = static_cast<double>(cpu) / ev.records.size();
+  const double events = static_cast<double>(n) * repeat;
+  w.bytes_per_event = static_cast<double>(file_size(log->path())) / events;
+  w.writer_ns_per_event = static_cast<double>(cpu) / events;
   std::remove(log->path().c_str());
   delete log;
   return w;
@@ -194,10 +205,13 @@ int main(int argc, char** argv) {
   std::string input, dir = "/tmp";
   double rate = -1;
   bool levels = false;
+  int repeat = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rate" && i + 1 < argc) {
       rate = std::atof(argv[++i]);
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--dir" && i + 1 < argc) {
       dir = argv[++i];
     } else if (a == "--levels") {
@@ -205,12 +219,14 @@ int main(int argc, char** argv) {
     } else if (input.empty()) {
       input = a;
     } else {
-      std::fprintf(stderr, "usage: log_compress LOG|- [--rate N] [--dir DIR] [--levels]\n");
+      std::fprintf(stderr,
+                   "usage: log_compress LOG|- [--rate N] [--repeat K] [--dir DIR] [--levels]\n");
       return 2;
     }
   }
   if (input.empty()) {
-    std::fprintf(stderr, "usage: log_compress LOG|- [--rate N] [--dir DIR] [--levels]\n");
+    std::fprintf(stderr,
+                 "usage: log_compress LOG|- [--rate N] [--repeat K] [--dir DIR] [--levels]\n");
     return 2;
   }
   Events ev;
@@ -230,17 +246,18 @@ int main(int argc, char** argv) {
   }
   std::uint64_t plain_bytes = 0;
   for (const std::string& l : ev.lines) plain_bytes += l.size() + 1;
-  std::printf("%zu events (%.1f bytes each as the log has them), %llu lines left out; pace: %s\n\n",
-              ev.records.size(), static_cast<double>(plain_bytes) / ev.records.size(),
-              static_cast<unsigned long long>(ev.left_out),
-              rate < 0    ? "the log's own t_ns"
-              : rate == 0 ? "at once"
-                          : "--rate");
+  std::printf(
+      "%zu events x %d (%.1f bytes each as the log has them), %llu lines left out; pace: %s\n\n",
+      ev.records.size(), repeat, static_cast<double>(plain_bytes) / ev.records.size(),
+      static_cast<unsigned long long>(ev.left_out),
+      rate < 0    ? "the log's own t_ns"
+      : rate == 0 ? "at once"
+                  : "--rate");
   std::printf("| written as | bytes per event | writer CPU per event | seconds |\n");
   std::printf("| --- | --- | --- | --- |\n");
   for (const char* name : {"bench.jsonl", "bench.jsonl.zst", "bench.jsonl.gz"}) {
     const std::string path = dir + "/log-compress-" + std::to_string(getpid()) + "-" + name;
-    const Written w = write_through_logger(ev, path, rate);
+    const Written w = write_through_logger(ev, path, rate, repeat);
     std::printf("| %s | %.2f | %.0f ns | %.2f |\n", name, w.bytes_per_event, w.writer_ns_per_event,
                 w.seconds);
   }

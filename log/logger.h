@@ -13,9 +13,9 @@
 // in ".zst" or ".gz" is written as a zstd or gzip stream (compression.h; the library loaded with
 // dlopen at start(), never by the hooks; without it the log is written plain under the name less
 // its extension, with one warning): the writer thread compresses in chunks of whole lines that
-// end at sync points, about every 0.1 s or 64 KiB of lines, and lays them out so that the file cut
-// at any page boundary still decodes to whole lines (logger_compressed.cpp). Not here: what to log
-// and when (the shim decides), symbolizing backtraces, reading the environment.
+// end at sync points, about every 0.1 s or 127 KiB of lines (zstd), and lays them out so that the
+// file cut at any page boundary still decodes to whole lines (logger_compressed.cpp). Not here:
+// what to log and when (the shim decides), symbolizing backtraces, reading the environment.
 #pragma once
 
 #include <sys/types.h>

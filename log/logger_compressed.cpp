@@ -1,7 +1,7 @@
 // log/logger_compressed.cpp: the writer thread of a compressed log (logger.h, compression.h). The
 // lines formatted into the buffer go into the stream in chunks; a chunk ends at a sync point when
-// the next line would pass its input limit (64 KiB for zstd; in a regular file a page less 256
-// bytes for gzip), when its first line is kSyncNs old, at the log's end, or when
+// the next line would pass its input limit (127 KiB for zstd, a frame each; in a regular file a
+// page less 256 bytes for gzip), when its first line is kSyncNs old, at the log's end, or when
 // wait_written_before_exit() asks (which closes the frame too). Whole chunks are written, as many
 // as are ready, at file_offset_. Their layout in a regular file: a killed process's write stops
 // between pages (the kernel copies a page at a time and checks for the kill before each), so the
