@@ -1,7 +1,8 @@
 // bench/log_cost.cpp: what the allocation log costs, on a CPU: the pool's alloc+free pair with no
 // sink and with the Logger as its sink (4 events per pair: alloc, free_requested, free_completed,
 // and a segment event now and then), and the events per second a burst of appends sustains through
-// the writer thread into a file. A benchmark, never a test: run `build/bench/log_cost [DIR]`.
+// the writer thread into a file. A benchmark, never a test: run `build/bench/log_cost [DIR [EXT]]`
+// (EXT `.zst` or `.gz`: the logs written compressed, log/compression.h).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -36,6 +37,7 @@ double pair_ns(cudapool::pool::EventSink* sink, int pairs) {
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : "/tmp";
+  const std::string ext = argc > 2 ? argv[2] : "";
   const auto env = [](const char* name) { return std::getenv(name); };
   const int pairs = 2000000;
   cudapool::log::HeaderInfo header;
@@ -43,7 +45,7 @@ int main(int argc, char** argv) {
 
   const double bare = pair_ns(nullptr, pairs);
   cudapool::log::Logger* logger =
-      cudapool::log::Logger::start(dir + "/cudapool-log-cost-%p.jsonl", header, env);
+      cudapool::log::Logger::start(dir + "/cudapool-log-cost-%p.jsonl" + ext, header, env);
   if (logger == nullptr) return 1;
   const double logged = pair_ns(logger, pairs);
   logger->finish(cudapool::log::Summary{});
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
 
   // A burst: 4 threads append as fast as they can.
   cudapool::log::Logger* burst =
-      cudapool::log::Logger::start(dir + "/cudapool-log-burst-%p.jsonl", header, env);
+      cudapool::log::Logger::start(dir + "/cudapool-log-burst-%p.jsonl" + ext, header, env);
   if (burst == nullptr) return 1;
   const int per_thread = 2000000;
   const auto t0 = clk::now();

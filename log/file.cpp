@@ -243,6 +243,11 @@ std::string refused(const std::string& path, FileKind kind, AtName* at, mode_t* 
 
 }  // namespace
 
+bool names_stream(const std::string& path) {
+  mode_t mode = 0;
+  return !path.empty() && !names_directory(path) && what_is_at(path, &mode) == AtName::kStream;
+}
+
 CreatedFile create_log_file(const std::string& path, std::string_view first, FileKind kind) {
   CreatedFile out;
   AtName at = AtName::kNothing;

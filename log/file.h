@@ -45,6 +45,10 @@ struct CreatedFile {
 CreatedFile create_log_file(const std::string& path, std::string_view first = {},
                             FileKind kind = FileKind::kLog);
 
+// Whether create_log_file would write path as it is: an existing character device or FIFO (found
+// with lstat/stat only, nothing opened).
+bool names_stream(const std::string& path);
+
 // Whether the path's directory, resolved, is /dev or lies below it (/dev/shm, a tmpfs for files,
 // excepted): nothing is created there (also log/rewritten_file.h's rule).
 bool in_dev(const std::string& path);

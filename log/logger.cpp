@@ -1,6 +1,7 @@
-// log/logger.cpp: see logger.h. The logger's life: start (the destination, the header, the
-// writer thread, started with every signal blocked), append from the hooks, finish (the summary
-// line), stop, fork. Not here: what the writer thread does (logger_writer.cpp), files (file.cpp).
+// log/logger.cpp: see logger.h. The logger's life: start (the destination, the compression its
+// name asks for, the header, the writer thread, started with every signal blocked), append from
+// the hooks, finish (the summary line), stop, fork. Not here: what the writer thread does
+// (logger_writer.cpp, logger_compressed.cpp), files (file.cpp), codecs (compression.h).
 #include "log/logger.h"
 
 #include <limits.h>
@@ -51,6 +52,27 @@ std::string template_warning(const std::string& path_template, const std::string
 }
 std::string no_log(const std::string& error) {
   return error + ": no log";
+}
+
+// The stream a log named `path` is written with: nullptr for a plain name, or when the library
+// cannot be loaded (then *fallback is the start of the warning, "log PATH: zstd needs ...").
+std::unique_ptr<Compressor> compressor_for(const std::string& path, std::string* fallback) {
+  const Compression kind = compression_of(path);
+  if (kind == Compression::kNone) return nullptr;
+  std::string why;
+  std::unique_ptr<Compressor> made = Compressor::create(kind, &why);
+  if (made == nullptr) *fallback = "log " + path + ": " + why;
+  return made;
+}
+
+// The header line, compressed when the log is: its first chunk, a sync point at its end.
+bool first_content(const std::string& header, Compressor* compressor, std::string* out) {
+  if (compressor == nullptr) {
+    *out = header;
+    return true;
+  }
+  out->clear();
+  return compressor->add(header, *out) && compressor->sync(*out);
 }
 
 // The file's name as it will still be found after the program changed its directory (a daemon
@@ -105,8 +127,14 @@ TemplateCheck check_log_template(const std::string& path_template, const EnvLook
   return out;
 }
 
-Logger::Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms)
-    : path_(std::move(path)), fd_(fd), stall_ms_(stall_ms), ring_(ring_capacity, stall_ms) {
+Logger::Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms,
+               std::unique_ptr<Compressor> compressor)
+    : path_(std::move(path)),
+      fd_(fd),
+      stall_ms_(stall_ms),
+      ring_(ring_capacity, stall_ms),
+      compression_(compressor ? compressor->kind() : Compression::kNone),
+      compressor_(std::move(compressor)) {
   struct stat st;
   const bool known = fstat(fd, &st) == 0;
   if (known) {
@@ -123,6 +151,12 @@ Logger::Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_
   }
   buffer_bytes_ = std::max(kBufferBytes, 4 * page_ + kMaxEventLine);
   buffer_.reset(new char[buffer_bytes_]);
+  if (compressor_) {
+    chunk_limit_ = compressor_->max_chunk_input(page_);
+    // Room for a write's worth of chunks with their padding (grown only by a summary line).
+    ready_.reserve(2 * buffer_bytes_ + 2 * page_);
+    chunk_.reserve(chunk_limit_ + 4096);
+  }
 }
 
 Logger* Logger::start(const std::string& path_template, const HeaderInfo& header, EnvLookup env,
@@ -150,15 +184,35 @@ Logger* Logger::start(const std::string& path_template, const HeaderInfo& header
     warn(template_warning(path_template, expanded.error));
     return nullptr;
   }
+  // A name ending in .zst or .gz: the log compressed. Without the library, a file is written
+  // plain under the name less the extension (never plain text under a .zst name), and a FIFO or
+  // device (which keeps its name) gets no log.
+  std::string path = expanded.path, fallback;
+  std::unique_ptr<Compressor> compressor = compressor_for(path, &fallback);
+  if (!fallback.empty()) {
+    if (names_stream(path)) {
+      warn(no_log(fallback));
+      return nullptr;
+    }
+    path = without_compression_extension(path);
+  }
   // The header goes in with the creation (file.h): a log file, once it exists, has its header.
-  const CreatedFile file = create_log_file(expanded.path, format_header(h));
+  std::string first;
+  if (!first_content(format_header(h), compressor.get(), &first)) {
+    warn(no_log("log " + path + ": " + compression_name(compressor->kind()) +
+                " compression failed"));
+    return nullptr;
+  }
+  const CreatedFile file = create_log_file(path, first);
   if (file.fd < 0) {
     warn(no_log(file.error));
     return nullptr;
   }
   if (!file.note.empty()) warn(file.note);
+  if (!fallback.empty()) warn(fallback + ": writing " + file.path + " uncompressed");
+  if (compressor) compressor->commit();
   return launch(file.fd, file.path, nullptr, ring_capacity, stall_ms, file.created,
-                /*named=*/true);
+                /*named=*/true, std::move(compressor));
 }
 
 Logger* Logger::start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
@@ -167,12 +221,16 @@ Logger* Logger::start_on_fd(int fd, const std::string& path, const HeaderInfo* h
     warn("log " + path + ": no descriptor: no log");
     return nullptr;
   }
-  return launch(fd, path, header, ring_capacity, stall_ms, /*created=*/false, /*named=*/false);
+  std::string fallback;
+  std::unique_ptr<Compressor> compressor = compressor_for(path, &fallback);
+  if (!fallback.empty()) warn(fallback + ": writing it uncompressed");
+  return launch(fd, path, header, ring_capacity, stall_ms, /*created=*/false, /*named=*/false,
+                std::move(compressor));
 }
 
 Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header,
-                       std::size_t ring_capacity, std::uint32_t stall_ms, bool created,
-                       bool named) {
+                       std::size_t ring_capacity, std::uint32_t stall_ms, bool created, bool named,
+                       std::unique_ptr<Compressor> compressor) {
   const auto give_up = [&](const std::string& why) -> Logger* {
     warn("log " + path + ": " + why + ": no log");
     close(fd);
@@ -183,7 +241,7 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
   fd = keep_high(fd);
   Logger* logger = nullptr;
   try {
-    logger = new Logger(fd, path, ring_capacity, stall_ms);
+    logger = new Logger(fd, path, ring_capacity, stall_ms, std::move(compressor));
     if (named) logger->reopen_path_ = absolute(path);
   } catch (const std::bad_alloc&) {
     if (logger != nullptr) logger->fd_ = -1;  // give_up closes it
@@ -192,13 +250,21 @@ Logger* Logger::launch(int fd, const std::string& path, const HeaderInfo* header
   }
   if (header != nullptr) {
     NoWriteSignals no_signals;  // a pipe whose reader left: a warning, not the program's death
-    const std::string line = format_header(*header);
+    std::string line;
+    if (!first_content(format_header(*header), logger->compressor_.get(), &line)) {
+      const std::string why =
+          std::string(compression_name(logger->compression_)) + " compression failed";
+      logger->fd_ = -1;
+      delete logger;
+      return give_up(why);
+    }
     if (logger->write_lines(line.data(), line.size(), /*quiet=*/true) != line.size()) {
       const int err = errno;
       logger->fd_ = -1;
       delete logger;
       return give_up("cannot write the header (" + failure_text(err) + ")");
     }
+    if (logger->compressor_) logger->compressor_->commit();
   }
   // The writer thread takes no signal meant for the program.
   sigset_t all, old;

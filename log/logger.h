@@ -9,8 +9,13 @@
 // program that closes the log's descriptor, or gives its number to a file of its own, costs
 // nothing: the file is opened again by its name (descriptor.h). Whole lines: no event line
 // straddles a page of the file, so a SIGKILL during a write (the kernel stops between pages) never
-// leaves half a line; an event line may therefore end in padding spaces. Not here: what to log and
-// when (the shim decides), symbolizing backtraces, reading the environment.
+// leaves half a line; an event line may therefore end in padding spaces. Compressed: a name ending
+// in ".zst" or ".gz" is written as a zstd or gzip stream (compression.h; the library loaded with
+// dlopen at start(), never by the hooks; without it the log is written plain under the name less
+// its extension, with one warning): the writer thread compresses in chunks of whole lines that
+// end at sync points, about every 0.1 s or 127 KiB of lines (zstd), and lays them out so that the
+// file cut at any page boundary still decodes to whole lines (logger_compressed.cpp). Not here:
+// what to log and when (the shim decides), symbolizing backtraces, reading the environment.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +29,7 @@
 #include <string_view>
 #include <thread>
 
+#include "log/compression.h"
 #include "log/descriptor.h"
 #include "log/format.h"
 #include "log/path_template.h"
@@ -60,7 +66,8 @@ class Logger : public pool::EventSink {
                        std::size_t ring_capacity = Ring::kDefaultCapacity,
                        std::uint32_t stall_ms = kStallMs);
   // The same on a descriptor already open (taken over; closed by the logger), writing the header
-  // only when one is given. path names the target in messages; it is never opened again. For
+  // only when one is given; compressed when path's name asks for it and the library loads (else
+  // plain, with the warning). path names the target in messages; it is never opened again. For
   // tests (/dev/full, pipes).
   static Logger* start_on_fd(int fd, const std::string& path, const HeaderInfo* header,
                              std::size_t ring_capacity = Ring::kDefaultCapacity,
@@ -97,10 +104,16 @@ class Logger : public pool::EventSink {
   // For a signal handler about to end the process: waits until every record appended before the
   // call is in the file, or the writer made no progress for stall_ms, or logging stopped (a write
   // failure, finish(), a child after fork or vfork). Returns whether every such record is in the
-  // file.
-  // Async-signal-safe: atomic loads, a futex wake and nanosleep only. Records of an append() that
-  // the signal interrupted on the calling thread cannot be written: the wait ends by the stall.
+  // file. A compressed log's frame (member) is closed too, so that the file is a complete one;
+  // from then on the writer closes it after each write (see resume_after_exit_wait()).
+  // Async-signal-safe: atomic loads and stores, a futex wake and nanosleep only. Records of an
+  // append() that the signal interrupted on the calling thread cannot be written: the wait ends
+  // by the stall.
   bool wait_written_before_exit(std::uint32_t stall_ms);
+  // The process goes on after wait_written_before_exit() (an exec that failed): a compressed
+  // log's frames stay open again between writes. Async-signal-safe; nothing in a child after fork
+  // or vfork.
+  void resume_after_exit_wait();
 
   // In the child after fork(): from now on accepts and writes nothing, never touches the parent's
   // writer thread or locks, and closes this process's copy of the descriptor.
@@ -108,6 +121,8 @@ class Logger : public pool::EventSink {
 
   // The file written (NAME or NAME.k).
   const std::string& path() const { return path_; }
+  // How it is written (kNone: plain).
+  Compression compression() const { return compression_; }
 
   struct Counters {
     std::uint64_t appended;        // records given a seq
@@ -119,19 +134,40 @@ class Logger : public pool::EventSink {
   std::size_t ring_capacity() const { return ring_.capacity(); }
 
  private:
-  Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms);
+  Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms,
+         std::unique_ptr<Compressor> compressor);
   // created: path is a file made for this log (removed again if the start fails; never a device).
   // named: path names the file (not start_on_fd's), opened again by it when the program closes
-  // the descriptor.
+  // the descriptor. compressor: the stream (nullptr: plain), its bytes so far in the file.
   static Logger* launch(int fd, const std::string& path, const HeaderInfo* header,
-                        std::size_t ring_capacity, std::uint32_t stall_ms, bool created,
-                        bool named);
+                        std::size_t ring_capacity, std::uint32_t stall_ms, bool created, bool named,
+                        std::unique_ptr<Compressor> compressor);
   void run();  // the writer thread
   std::size_t drain_some();
   void flush_noexcept();
+  void turn_noexcept();  // compressed_turn(), an exception stopping the log
   void consume(const LogRecord& record);
   void flush();
   void write_summary_line();  // the writer, at its end
+
+  // Compressed (logger_compressed.cpp). Lines [data, data + size) into the stream, a sync point
+  // whenever the next line would pass a chunk's input; events: they are event lines (counted).
+  void compress_lines(const char* data, std::size_t size, bool events);
+  // A sync point (and the frame's end when close_frame): the chunk, laid out for the pages,
+  // joins ready_.
+  bool end_chunk(bool close_frame);
+  // Writes ready_ at file_offset_; on failure the file is cut back to where it was and the lines
+  // of ready_ and of the chunk not synced are counted out.
+  bool write_ready(bool quiet);
+  // At each turn of the writer: a sync point and a write when the chunk is old enough, and the
+  // frame closed when wait_written_before_exit() asks for it.
+  void compressed_turn();
+  // The writer's end: the summary line (when given), the last chunk and the frame's end.
+  void finish_compressed(const std::string* summary_line, bool quiet);
+  // The library failed: logging stops as after a failed write.
+  void stream_failed();
+  // What was not written is counted out, the stream told.
+  void lose_unwritten();
   // Stops accepting and waits for the writer thread to end (bounded by the stall limit); joins it.
   // False when it stalled (then it is not joined).
   bool stop_writer();
@@ -179,7 +215,20 @@ class Logger : public pool::EventSink {
   std::unique_ptr<char[]> buffer_;  // whole lines, to go at file_offset_
   std::size_t buffered_ = 0;
   std::unique_ptr<char[]> pad_;    // page_ + 1 bytes
-  std::uint64_t file_offset_ = 0;  // end of the whole lines written
+  std::uint64_t file_offset_ = 0;  // end of the whole lines written (compressed: of the chunks)
+
+  // Compressed writing (logger_compressed.cpp): the writer's, but for the two atomics.
+  const Compression compression_;
+  std::unique_ptr<Compressor> compressor_;
+  std::string ready_;                   // whole chunks, padded for the pages, for file_offset_
+  std::string chunk_;                   // the stream's bytes of the chunk not synced yet
+  std::size_t chunk_input_ = 0;         // bytes of lines in that chunk
+  std::size_t chunk_limit_ = 0;         // the most a chunk takes (Compressor::max_chunk_input)
+  std::uint64_t chunk_lines_ = 0;       // lines in that chunk
+  std::uint64_t ready_lines_ = 0;       // lines in ready_
+  std::uint64_t chunk_started_ns_ = 0;  // when its first line went in
+  alignas(64) std::atomic<bool> close_frames_{false};  // wait_written_before_exit() asked
+  std::atomic<std::uint64_t> closed_at_{0};  // 1 + in_file_ when the writer last closed a frame
 };
 
 }  // namespace cudapool::log

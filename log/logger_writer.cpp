@@ -3,7 +3,8 @@
 // PIPE_BUF bytes at a time so that a slow reader's progress shows), lines laid out so that no line
 // straddles a page (see consume()); at its end the summary line. A failed write stops the log with
 // one warning, never the program; a descriptor the program closed is opened again by the file's
-// name. Not here: starting and stopping it, and the stall limit (logger.cpp).
+// name. A compressed log's lines go through its stream instead (logger_compressed.cpp). Not here:
+// starting and stopping it, and the stall limit (logger.cpp).
 #include <limits.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -34,8 +35,15 @@ void Logger::run() {
   for (;;) {
     const bool stopping = stop_.load(std::memory_order_acquire);
     const std::size_t n = drain_some();
-    if (n == kDrainBatch) continue;  // more is waiting; the buffer flushes itself when full
+    if (n == kDrainBatch) {  // more is waiting; the buffer flushes itself when full
+      if (compressor_ && close_frames_.load(std::memory_order_relaxed)) {
+        flush_noexcept();
+        turn_noexcept();
+      }
+      continue;
+    }
     flush_noexcept();
+    if (compressor_) turn_noexcept();
     if (n > 0) {
       sleep_us = kMinSleepUs;
       continue;
@@ -50,7 +58,15 @@ void Logger::run() {
   while (drain_some() > 0) {
   }
   flush_noexcept();
-  if (summary_) write_summary_line();
+  if (summary_) {
+    write_summary_line();
+  } else if (compressor_ && !write_failed_.load()) {
+    try {
+      finish_compressed(nullptr, /*quiet=*/false);  // the frame closed: a complete file
+    } catch (...) {
+      write_failed_.store(true);
+    }
+  }
   writer_done_.store(true, std::memory_order_release);
 }
 
@@ -67,6 +83,10 @@ void Logger::write_summary_line() {
     s.write_failed = s.write_failed || failed_before;
     if (events > written) s.records_lost += events - written;
     const std::string line = format_summary(s);
+    if (compressor_) {
+      finish_compressed(&line, /*quiet=*/failed_before);
+      return;
+    }
     if (page_ != 0 && line.size() <= page_ && file_offset_ > 0) {
       // Like an event line, the summary does not straddle a page when it fits in one.
       const std::size_t room = page_ - file_offset_ % page_;
@@ -102,6 +122,14 @@ void Logger::flush_noexcept() {
   }
 }
 
+void Logger::turn_noexcept() {
+  try {
+    compressed_turn();
+  } catch (...) {
+    write_failed_.store(true);
+  }
+}
+
 // Lines never straddle a page boundary of a regular file: when the next line would not fit in
 // what is left of the page, the previous line is padded with spaces (valid JSON) up to the
 // boundary. Why: when the process is killed during a write, the kernel stops copying between
@@ -109,11 +137,13 @@ void Logger::flush_noexcept() {
 // what reached the file ends with a whole line.
 void Logger::consume(const LogRecord& record) {
   if (write_failed_.load(std::memory_order_relaxed)) return;  // discarded, counted at the end
-  if (buffer_bytes_ - buffered_ < page_ + kMaxEventLine) flush();
+  // A compressed log lays out its chunks, not its lines (logger_compressed.cpp).
+  const std::size_t line_page = compressor_ ? 0 : page_;
+  if (buffer_bytes_ - buffered_ < line_page + kMaxEventLine) flush();
   if (write_failed_.load(std::memory_order_relaxed)) return;
   char* at = buffer_.get() + buffered_;
   const std::size_t n = format_event(record, at, buffer_bytes_ - buffered_);
-  if (page_ != 0) {
+  if (line_page != 0) {
     const std::size_t room = page_ - (file_offset_ + buffered_) % page_;
     if (n > room) {
       if (buffered_ > 0) {
@@ -159,6 +189,11 @@ void Logger::flush() {
   if (buffered_ == 0) return;
   const std::size_t lines_end = buffered_;
   buffered_ = 0;
+  if (compressor_ && !write_failed_.load(std::memory_order_relaxed)) {
+    compress_lines(buffer_.get(), lines_end, /*events=*/true);
+    if (!write_failed_.load(std::memory_order_relaxed)) write_ready(/*quiet=*/false);
+    return;
+  }
   // After a failure or a stall (declared while these lines were formatted) nothing more is
   // written.
   const std::size_t done = write_failed_.load(std::memory_order_relaxed)
@@ -181,9 +216,17 @@ bool Logger::wait_written_before_exit(std::uint32_t stall_ms) {
     return false;
   }
   const std::uint64_t target = ring_.appended();
+  // A compressed log: the records in a closed frame (closed_at_ is 1 + the records in the file
+  // when the writer last closed one).
+  const bool compressed = compressor_ != nullptr;
+  if (compressed) close_frames_.store(true, std::memory_order_release);
+  const auto done = [&] {
+    return compressed ? closed_at_.load(std::memory_order_acquire) > target
+                      : in_file_.load(std::memory_order_acquire) >= target;
+  };
   std::uint64_t seen = ring_.progress();
   std::uint32_t still_ms = 0;
-  while (in_file_.load(std::memory_order_acquire) < target) {
+  while (!done()) {
     if (write_failed_.load(std::memory_order_relaxed)) return false;
     ring_.wake_consumer();
     const timespec one_ms{0, 1000000};

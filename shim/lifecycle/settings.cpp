@@ -44,6 +44,7 @@ void read_reporting() {
   r.backtrace_frames = static_cast<int>(count(Env::kBacktrace, 0));
   r.trace_lookups = env_flag(Env::kTraceLookups);
   r.log_buffer = static_cast<std::size_t>(count(Env::kLogBuffer, 0));
+  r.compression_library = env_text(Env::kTestCompressionLibrary);
   r.control = env_text(Env::kControl);
   r.metrics_template = env_text(Env::kMetrics);
   r.metrics_interval_s = static_cast<int>(count(Env::kMetricsInterval, 5));

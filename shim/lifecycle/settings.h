@@ -32,6 +32,8 @@ struct Reporting {
   int backtrace_frames = 0;
   bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
   std::size_t log_buffer = 0;  // CUDAPOOL_LOG_BUFFER: ring capacity in events (0: the default)
+  // CUDAPOOL_TEST_COMPRESSION_LIBRARY (tests only): what a compressed log dlopens ("": the usual).
+  std::string compression_library;
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC at initialization
   // CUDAPOOL_CONTROL (1 or a directory), CUDAPOOL_METRICS (a path template) and
   // CUDAPOOL_METRICS_INTERVAL (seconds): the control endpoint (shim/control/control.h).

@@ -91,6 +91,12 @@ void wait_for_log_at_exit_signal() {
   wait_for_log_before_exit(kExitStallMs);
 }
 
+// Its undo when an exec returned: a compressed log's frames stay open between writes again.
+void resume_log_after_failed_exec() {
+  log::Logger* l = g_logger.load(std::memory_order_acquire);
+  if (l != nullptr) l->resume_after_exit_wait();
+}
+
 log::Logger* start_logger() {
   std::lock_guard<std::mutex> lock(g_start_mutex);
   if (g_tried.load(std::memory_order_relaxed)) return g_logger.load(std::memory_order_relaxed);
@@ -100,13 +106,16 @@ log::Logger* start_logger() {
         reporting().log_buffer != 0 ? reporting().log_buffer : log::Ring::kDefaultCapacity;
     // The log's warnings are the shim's: through its diagnostics (CUDAPOOL_LOG_LEVEL).
     log::set_warning_sink([](std::string_view message) { say_text(Level::kWarn, message); });
+    if (!reporting().compression_library.empty()) {
+      log::set_compression_library(reporting().compression_library.c_str());
+    }
     logger = log::Logger::start(
         reporting().log_template, header_info(), [](const char* name) { return std::getenv(name); },
         capacity);
   }
   g_logger.store(logger, std::memory_order_release);
   g_tried.store(true, std::memory_order_release);
-  if (logger != nullptr) add_end_action(wait_for_log_at_exit_signal);
+  if (logger != nullptr) add_end_action(wait_for_log_at_exit_signal, resume_log_after_failed_exec);
   return logger;
 }
 
@@ -230,8 +239,8 @@ void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t
 }
 
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size, int error,
-               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t ctx,
-               const char* entry, const char* caller) {
+               std::uint64_t stream, std::uint64_t latency_ns, std::uint8_t ctx, const char* entry,
+               const char* caller) {
   log::Logger* l = logger();
   if (l == nullptr) return;
   log::LogRecord r;

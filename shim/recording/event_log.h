@@ -66,9 +66,9 @@ bool log_open();
 void finish_log(log::Summary summary);
 
 // From a signal handler, _exit or an exec about to end the process (or its image): waits until the
-// log's writer has put every event queued so far in the file, or made no progress for stall_ms.
-// Async-signal-safe. Does nothing in a process other than the one that started the log (a fork or
-// vfork child).
+// log's writer has put every event queued so far in the file (a compressed log: with its frame
+// closed, a complete file), or made no progress for stall_ms. Async-signal-safe. Does nothing in a
+// process other than the one that started the log (a fork or vfork child).
 void wait_for_log_before_exit(unsigned stall_ms);
 // Its stall limit at the process's end (a writer blocked on a full pipe, or a record whose append
 // the signal interrupted on the exiting thread, makes no progress).

@@ -8,7 +8,7 @@
 namespace cudapool::shim {
 
 static_assert(sizeof kEnvironment / sizeof kEnvironment[0] ==
-                  static_cast<int>(Env::kMetricsInterval) + 1,
+                  static_cast<int>(Env::kTestCompressionLibrary) + 1,
               "one table row per Env, in order");
 
 const char* env_raw(Env e) {

@@ -34,6 +34,7 @@ enum class Env {
   kControl,
   kMetrics,
   kMetricsInterval,
+  kTestCompressionLibrary,
 };
 
 inline constexpr EnvVar kEnvironment[] = {
@@ -54,6 +55,8 @@ inline constexpr EnvVar kEnvironment[] = {
      "a path template (%p %r %h): a Prometheus textfile rewritten every few seconds"},
     {"CUDAPOOL_METRICS_INTERVAL", EnvKind::kCount, 1, 86400, "seconds", "5",
      "seconds between rewrites of the CUDAPOOL_METRICS file"},
+    {"CUDAPOOL_TEST_COMPRESSION_LIBRARY", EnvKind::kText, 0, 0, "", "",
+     "tests only: the library dlopen loads for a .zst or .gz log instead of libzstd/libz"},
 };
 
 constexpr const EnvVar& env_var(Env e) {

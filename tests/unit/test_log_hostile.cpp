@@ -5,7 +5,8 @@
 // slow reader that keeps reading loses nothing; a program that closes every descriptor and gives
 // the log's number to a file of its own keeps its whole log, and its file gets no log line. Each
 // scenario that could hang runs in a child process with an alarm (a hang guard, not a timing
-// check). Not here: the ordinary lines (test_log_logger.cpp), destinations (test_log_destination).
+// check). The same for a compressed log (log/compression.h): a stalled reader and a full device.
+// Not here: the ordinary lines (test_log_logger.cpp), destinations (test_log_destination).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -20,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "log/compression.h"
 #include "log/descriptor.h"
 #include "log/logger.h"
 #include "tests/unit/catch.h"
@@ -152,13 +154,16 @@ namespace {
 // A logger (stall limit 0.3 s) on a pipe whose reader never reads: appends `events` records, then
 // finish() with `summary`, then the reader closes its end (the writer's write fails, EPIPE: it
 // ends, and the logger can be deleted). In a child; returns its stderr, or the child's status.
-std::string stalled_pipe(std::size_t ring, std::uint64_t events, const Summary& summary) {
+// name: the log's name (".zst", ".gz": written compressed).
+std::string stalled_pipe(std::size_t ring, std::uint64_t events, const Summary& summary,
+                         const std::string& name = "test-pipe") {
   TempDir dir;
   const int status = in_child(dir / "err", [&] {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return 10;
-    Logger* log = Logger::start_on_fd(fds[1], "test-pipe", nullptr, ring, /*stall_ms=*/300);
+    Logger* log = Logger::start_on_fd(fds[1], name, nullptr, ring, /*stall_ms=*/300);
     if (log == nullptr) return 11;
+    if (log->compression() != cudapool::log::compression_of(name)) return 13;
     for (std::uint64_t i = 0; i < events; ++i) log->append(event(i));
     log->finish(summary);
     if (!log->counters().write_failed) return 12;
@@ -169,9 +174,11 @@ std::string stalled_pipe(std::size_t ring, std::uint64_t events, const Summary& 
   return how(status) == "exit 0" ? read_file(dir / "err") : how(status);
 }
 
-const char* const kStallWarning =
-    "cudapool: log test-pipe: reader stalled (nothing written for 0.3 s): logging stopped; the "
-    "program goes on\n";
+std::string stall_warning(const std::string& name) {
+  return "cudapool: log " + name +
+         ": reader stalled (nothing written for 0.3 s): logging stopped; the program goes on\n";
+}
+const std::string kStallWarning = stall_warning("test-pipe");
 
 }  // namespace
 
@@ -183,6 +190,35 @@ TEST_CASE("logger: a reader that stopped reading: appends and finish stop waitin
 TEST_CASE("logger: a reader that stops reading at exit: finish returns after the stall limit") {
   // A summary line of about 450 KiB: the writer blocks in its write at exit.
   CHECK(stalled_pipe(64, 10, with_leaks(3000)) == kStallWarning);
+}
+
+TEST_CASE("compressed log: a reader that stopped reading: the stall limit holds, one warning") {
+  // These lines compress to a few bytes each: 300000 of them fill the pipe whatever the codec.
+  for (const char* name : {"test-pipe.zst", "test-pipe.gz"}) {
+    INFO(name);
+    CHECK(stalled_pipe(16, 300000, Summary{}, name) == stall_warning(name));
+  }
+}
+
+TEST_CASE("compressed log: a full device: one warning, logging stops, the program goes on") {
+  for (const char* name : {"full.jsonl.zst", "full.jsonl.gz"}) {
+    INFO(name);
+    TempDir dir;
+    const int status = in_child(dir / "err", [&] {
+      const int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return 10;
+      Logger* log = Logger::start_on_fd(fd, name, nullptr, 64);
+      if (log == nullptr) return 11;
+      if (log->compression() == cudapool::log::Compression::kNone) return 12;
+      for (std::uint64_t i = 0; i < 100000; ++i) log->append(event(i));
+      log->finish(Summary{});
+      return log->counters().write_failed ? 0 : 13;
+    });
+    CHECK(how(status) == "exit 0");
+    CHECK(read_file(dir / "err") ==
+          std::string("cudapool: log ") + name +
+              ": write failed (No space left on device): logging stopped; the program goes on\n");
+  }
 }
 
 TEST_CASE("logger: a slow reader that keeps reading loses nothing") {
