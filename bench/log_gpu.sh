@@ -78,7 +78,7 @@ done
 # the tools read the compressed log as the plain one (the two runs are the same workload)
 for f in "$work/model.jsonl" "$work/model.jsonl.zst"; do
   [ -s "$f" ] || continue
-  echo "report --json $(basename "$f"): $("$root/scripts/cudapool" report --json --quiet "$f" 2>&1 |
+  echo "report --json $(basename "$f"): $("$root/scripts/cudapool" report --json --quiet "$f" 2>/dev/null |
     "$PY" -c 'import json,sys; d=json.load(sys.stdin)["devices"]["0"]; print("peak_allocated", (d["peak_allocated"] or {}).get("bytes"), "peak_reserved", (d["peak_reserved"] or {}).get("bytes"), "events", d["events"])' 2>&1 | tail -1)"
 done
 
