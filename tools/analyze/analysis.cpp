@@ -76,11 +76,11 @@ void LogAnalysis::feed_too_long(std::uint64_t line_number) {
           true);
 }
 
-void LogAnalysis::feed(std::uint64_t line_number, std::string_view text, bool has_newline) {
+void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
   lines_ = line_number;
-  const Line& l = decoder_.decode(text, has_newline);
+  const Line& l = decoder_.decode(text, true);
   pool_decision_ = false;
-  if (decoder_.object()) {
+  if (watch_pool_decisions && decoder_.object()) {
     const std::string* action = decoder_.action();
     pool_decision_ = action != nullptr &&
                      (*action == "segment_alloc" || *action == "segment_map" ||
@@ -92,6 +92,8 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text, bool ha
       return;
     case LineKind::kMalformed:
       problem(line_number, l.problem, true);
+      last_malformed_ = line_number;
+      last_malformed_text_.assign(text);
       return;
     case LineKind::kHeader:
       header_line(line_number, *l.object);
@@ -228,6 +230,11 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
 }
 
 void LogAnalysis::finish(const LastLine& last) {
+  if (!last.empty && !last.newline && last_malformed_ == lines_ && !problems_.empty() &&
+      problems_.back().line == lines_) {
+    const Line& l = decoder_.decode(last_malformed_text_, false);
+    if (l.kind == LineKind::kMalformed) problems_.back().what = l.problem;
+  }
   for (std::string& note : gate_.notes()) notes_.push_back(std::move(note));
   ending_ = ending(last, lines_,
                    summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt, gaps_);

@@ -71,16 +71,18 @@ class LogAnalysis {
  public:
   explicit LogAnalysis(AnalysisOptions options = {}) : options_(options) {}
 
-  // One line of the log, without its newline (has_newline: the input has one after it).
-  void feed(std::uint64_t line_number, std::string_view line, bool has_newline);
+  // One line of the log, without its newline.
+  void feed(std::uint64_t line_number, std::string_view line);
   // A line longer than the 64 MiB limit (line_reader.h).
   void feed_too_long(std::uint64_t line_number);
   // The input's end: how its last line ends.
   void finish(const LastLine& last);
 
   // Whether the line just fed was a pool decision (replayed.py has_pool_decisions: a JSON
-  // object whose action is segment_alloc or segment_map, or an alloc with a block_size).
+  // object whose action is segment_alloc or segment_map, or an alloc with a block_size); asked
+  // only while watch_pool_decisions is set.
   bool pool_decision() const { return pool_decision_; }
+  bool watch_pool_decisions = false;
   // Whether the input held any header, event or summary line: else it is not a log.
   bool holds_a_log() const { return header_ || events_ != 0 || summary_; }
   std::string first_problem_text() const;
@@ -123,6 +125,10 @@ class LogAnalysis {
 
   LineDecoder decoder_;
   bool pool_decision_ = false;
+  // The last malformed line: a fault at its very end reads one character further when the line
+  // has a newline after it, which only the input's end tells (finish()).
+  std::uint64_t last_malformed_ = 0;
+  std::string last_malformed_text_;
   std::uint64_t skipped_seen_ = 0;
   Device* last_device_ = nullptr;
   int last_dev_ = -1;

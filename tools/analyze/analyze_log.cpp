@@ -19,16 +19,19 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
   // the replay reads along, and is dropped at the first decision.
   auto replay = std::make_unique<RequestReplay>(path);
   bool decided = false;
+  a.watch_pool_decisions = true;
   replay::for_each_line(
       in,
       [&](std::uint64_t n, std::string_view line) {
-        a.feed(n, line, tap.has_newline(n));
+        a.feed(n, line);
         if (decided) return;
         if (n <= kScanLines && a.pool_decision()) {
           decided = true;
+          a.watch_pool_decisions = false;
           replay.reset();
           return;
         }
+        if (n == kScanLines) a.watch_pool_decisions = false;
         replay->feed(n, line);
       },
       [&](std::uint64_t n) {

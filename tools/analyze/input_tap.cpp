@@ -21,7 +21,6 @@ void InputTap::observe(const char* s, std::size_t n) {
     keep_head(current_head_, s, n);
     return;
   }
-  newlines_ += static_cast<std::uint64_t>(std::count(s, last + 1, '\n'));
   const std::size_t at = static_cast<std::size_t>(last - s);
   const char* before = static_cast<const char*>(memrchr(s, '\n', at));
   if (before == nullptr) {  // the line in progress ends here

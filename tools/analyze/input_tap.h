@@ -1,7 +1,6 @@
 // tools/analyze/input_tap.h: a stream buffer that passes a log's bytes through unchanged and
-// notes what the engine needs of them besides the lines: how many bytes and newlines went by
-// (progress; whether a line had a newline after it), and the last line's length and first bytes
-// with whether the input ends in a newline (how the log ends: ending.h), which the Python report
+// notes what the engine needs of them besides the lines: how many bytes went by (progress), and
+// the last line's length and first bytes with whether the input ends in a newline (how the log ends: ending.h), which the Python report
 // found by reading the file backwards; here they come in the same single pass, so stdin and pipes
 // need no copy. Wraps any std::istream (a plain file, stdin, a decompressing stream). Not here:
 // splitting lines (tools/replay/line_reader.h).
@@ -28,11 +27,7 @@ class InputTap : public std::streambuf {
   explicit InputTap(std::istream& source) : source_(source) {}
 
   std::uint64_t bytes() const { return bytes_; }
-  std::uint64_t newlines() const { return newlines_; }
   bool at_end() const { return at_end_; }
-  // Whether line number n (from 1) has a newline after it; exact for every line a reader has
-  // been handed (line_reader.h hands a line only once its newline, or the input's end, was read).
-  bool has_newline(std::uint64_t n) const { return !at_end_ || n <= newlines_; }
   LastLine last_line() const;
   // Whether the source failed (an I/O error, not the end).
   bool failed() const { return source_.bad(); }
@@ -45,7 +40,7 @@ class InputTap : public std::streambuf {
   void observe(const char* s, std::size_t n);
   std::istream& source_;
   char one_[4096];
-  std::uint64_t bytes_ = 0, newlines_ = 0;
+  std::uint64_t bytes_ = 0;
   bool at_end_ = false;
   // The line in progress (since the last newline) and the one the last newline ended.
   std::uint64_t current_length_ = 0, previous_length_ = 0;

@@ -1,6 +1,8 @@
 // tools/analyze/log_line.cpp: see log_line.h.
 #include "tools/analyze/log_line.h"
 
+#include <cstring>
+
 #include "log/record.h"
 #include "tools/analyze/line_verdict.h"
 
@@ -17,8 +19,11 @@ bool is_null(const std::optional<JsonField>& f) {
 }
 
 bool is_int(const JsonField& f) {
-  return f.kind == replay::JsonKind::kNumber &&
-         f.value.find_first_of(".eE") == std::string_view::npos;
+  if (f.kind != replay::JsonKind::kNumber) return false;
+  for (const char c : f.value) {
+    if (c == '.' || c == 'e' || c == 'E') return false;
+  }
+  return true;
 }
 
 // The integer's text as Python prints it (json_value.h integer_text).
@@ -33,9 +38,23 @@ bool negative(const JsonField& f) {
   return f.value.size() > 1 && f.value[0] == '-' && f.value != "-0";
 }
 
+// The common case of an unsigned integer: 1 to 19 digits, which no uint64 overflows.
+std::optional<std::uint64_t> plain_digits(const JsonField& f) {
+  if (f.kind != replay::JsonKind::kNumber || f.value.empty() || f.value.size() > 19) {
+    return std::nullopt;
+  }
+  std::uint64_t v = 0;
+  for (const char c : f.value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
 // check_id: an integer below limit (a device ordinal, a context number), or why not.
 std::optional<std::uint64_t> id_field(const char* name, const JsonField& f, std::uint64_t limit,
                                       std::string* why) {
+  if (const auto v = plain_digits(f); v && *v < limit) return v;
   if (!is_int(f)) {
     *why = std::string(name) + " is not an integer";
     return std::nullopt;
@@ -52,6 +71,25 @@ std::optional<std::uint64_t> id_field(const char* name, const JsonField& f, std:
 
 // check_hex: a hex string below 2^64, or why not.
 std::optional<std::uint64_t> hex_field(const char* name, const JsonField& f, std::string* why) {
+  // The common case: "0x" and 1 to 16 hex digits, no escape.
+  if (f.kind == replay::JsonKind::kString && !f.value_escaped && f.value.size() >= 3 &&
+      f.value.size() <= 18 && f.value[0] == '0' && (f.value[1] == 'x' || f.value[1] == 'X')) {
+    std::uint64_t v = 0;
+    bool digits = true;
+    for (std::size_t i = 2; i < f.value.size(); ++i) {
+      const char c = f.value[i];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) {
+        digits = false;
+        break;
+      }
+      v = v << 4 | static_cast<std::uint64_t>(d);
+    }
+    if (digits) return v;
+  }
   if (f.kind == replay::JsonKind::kString) {
     if (const auto v = replay::parse_hex(f)) return v;
     const std::string text = text_of(f);
@@ -68,68 +106,71 @@ std::optional<std::uint64_t> hex_field(const char* name, const JsonField& f, std
 }  // namespace
 
 void RawFields::clear() {
-  *this = RawFields{};
+  for (auto* f : {&action, &schema, &seq, &t_ns, &tid, &dev, &ctx, &ptr, &size, &block_size,
+                  &segment, &stream, &devices, &cache_hit, &backtrace, &cause}) {
+    f->reset();
+  }
+  for (auto& f : figures) f.reset();
 }
 
 void RawFields::take(const JsonField& f) {
   std::string decoded;
   std::string_view key = f.key;
   if (f.key_escaped) key = decoded = replay::decode_json_string(f.key);
-  if (key.empty()) return;
+  // By length, then by the text: the keys the engine reads (others are skipped).
+  const auto is = [&](const char* name) {
+    return std::memcmp(key.data(), name, key.size()) == 0;
+  };
   std::optional<JsonField>* slot = nullptr;
-  switch (key[0]) {
-    case 'a':
-      slot = key == "action" ? &action : key == "allocated" ? &figures[6] : nullptr;
+  switch (key.size()) {
+    case 3:
+      slot = is("seq") ? &seq : is("tid") ? &tid : is("dev") ? &dev : is("ptr") ? &ptr
+             : is("ctx") ? &ctx : is("cap") ? &figures[4] : nullptr;
       break;
-    case 'b':
-      slot = key == "block_size" ? &block_size : key == "backtrace" ? &backtrace : nullptr;
+    case 4:
+      slot = is("t_ns") ? &t_ns : is("size") ? &size : nullptr;
       break;
-    case 'c':
-      slot = key == "ctx"         ? &ctx
-             : key == "cache_hit" ? &cache_hit
-             : key == "cause"     ? &cause
-             : key == "cap"       ? &figures[4]
-                                  : nullptr;
+    case 5:
+      slot = is("cause") ? &cause : nullptr;
       break;
-    case 'd':
-      slot = key == "dev"            ? &dev
-             : key == "devices"      ? &devices
-             : key == "device_total" ? &figures[2]
-             : key == "device_free"  ? &figures[3]
-                                     : nullptr;
+    case 6:
+      slot = is("action") ? &action : is("schema") ? &schema : is("stream") ? &stream : nullptr;
       break;
-    case 'f':
-      slot = key == "free_blocks" ? &figures[7] : nullptr;
+    case 7:
+      slot = is("segment") ? &segment : is("devices") ? &devices : nullptr;
       break;
-    case 'l':
-      slot = key == "largest_free_block" ? &figures[8] : nullptr;
+    case 8:
+      slot = is("reserved") ? &figures[5] : nullptr;
       break;
-    case 'p':
-      slot = key == "ptr" ? &ptr : nullptr;
+    case 9:
+      slot = is("cache_hit")   ? &cache_hit
+             : is("backtrace") ? &backtrace
+             : is("allocated") ? &figures[6]
+                               : nullptr;
       break;
-    case 'r':
-      slot = key == "reserved" ? &figures[5] : nullptr;
+    case 10:
+      if (is("block_size")) {
+        block_size = f;
+        slot = &figures[0];
+      }
       break;
-    case 's':
-      slot = key == "size"           ? &size
-             : key == "seq"          ? &seq
-             : key == "segment"      ? &segment
-             : key == "stream"       ? &stream
-             : key == "schema"       ? &schema
-             : key == "segment_size" ? &figures[1]
-                                     : nullptr;
+    case 11:
+      slot = is("device_free") ? &figures[3] : is("free_blocks") ? &figures[7] : nullptr;
       break;
-    case 't':
-      slot = key == "t_ns" ? &t_ns : key == "tid" ? &tid : nullptr;
+    case 12:
+      slot = is("segment_size") ? &figures[1] : is("device_total") ? &figures[2] : nullptr;
+      break;
+    case 18:
+      slot = is("largest_free_block") ? &figures[8] : nullptr;
       break;
     default:
       break;
   }
   if (slot != nullptr) *slot = f;
-  if (key == "block_size") figures[0] = f;
 }
 
 std::optional<std::uint64_t> uint_field(const char* name, const JsonField& f, std::string* why) {
+  if (const auto v = plain_digits(f)) return v;
   if (!is_int(f)) {
     *why = std::string(name) + " is not an integer";
     return std::nullopt;
@@ -153,8 +194,8 @@ const Line& LineDecoder::decode(std::string_view text, bool has_newline) {
     line_.problem = "malformed: " + why;
     return line_;
   };
-  if (text.find_first_not_of(" \t\r") == std::string_view::npos &&
-      invalid_utf8_at(text) == std::string_view::npos) {
+  const bool maybe_blank = text.empty() || text[0] == ' ' || text[0] == '\t' || text[0] == '\r';
+  if (maybe_blank && text.find_first_not_of(" \t\r") == std::string_view::npos) {
     line_.kind = LineKind::kBlank;
     return line_;
   }

@@ -39,7 +39,7 @@ ssize_t RequestReplay::write(void* cookie, const char* data, std::size_t size) {
 int RequestReplay::close(void* cookie) {
   RequestReplay* self = static_cast<RequestReplay*>(cookie);
   if (!self->carry_.empty()) {
-    self->analysis_.feed(++self->lines_, self->carry_, false);
+    self->analysis_.feed(++self->lines_, self->carry_);
     self->last_ = LastLine{false, self->carry_.size(), self->carry_.substr(0, kLastLinePeek), false};
     self->carry_.clear();
   }
@@ -59,7 +59,7 @@ void RequestReplay::take(std::string_view bytes) {
       carry_.append(line);
       line = carry_;
     }
-    analysis_.feed(++lines_, line, true);
+    analysis_.feed(++lines_, line);
     last_ = LastLine{false, line.size(), std::string(line.substr(0, kLastLinePeek)), true};
     carry_.clear();
     start = nl + 1;
