@@ -78,7 +78,7 @@ void LogAnalysis::feed_too_long(std::uint64_t line_number) {
 
 void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
   lines_ = line_number;
-  const Line& l = decoder_.decode(text, true);
+  const Line& l = decoder_.decode(text);
   pool_decision_ = false;
   if (watch_pool_decisions && decoder_.object()) {
     const std::string* action = decoder_.action();
@@ -93,7 +93,7 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
     case LineKind::kMalformed:
       problem(line_number, l.problem, true);
       last_malformed_ = line_number;
-      last_malformed_text_.assign(text);
+      last_malformed_if_last_ = l.problem_if_last;
       return;
     case LineKind::kHeader:
       header_line(line_number, *l.object);
@@ -230,10 +230,9 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
 }
 
 void LogAnalysis::finish(const LastLine& last) {
-  if (!last.empty && !last.newline && last_malformed_ == lines_ && !problems_.empty() &&
-      problems_.back().line == lines_) {
-    const Line& l = decoder_.decode(last_malformed_text_, false);
-    if (l.kind == LineKind::kMalformed) problems_.back().what = l.problem;
+  if (!last.empty && !last.newline && last_malformed_ == lines_ &&
+      !last_malformed_if_last_.empty() && !problems_.empty() && problems_.back().line == lines_) {
+    problems_.back().what = last_malformed_if_last_;
   }
   for (std::string& note : gate_.notes()) notes_.push_back(std::move(note));
   ending_ = ending(last, lines_,

@@ -125,10 +125,10 @@ class LogAnalysis {
 
   LineDecoder decoder_;
   bool pool_decision_ = false;
-  // The last malformed line: a fault at its very end reads one character further when the line
-  // has a newline after it, which only the input's end tells (finish()).
+  // The last malformed line and its problem should it be the input's last line without a
+  // newline (a fault at its very end is placed differently), which only the end tells.
   std::uint64_t last_malformed_ = 0;
-  std::string last_malformed_text_;
+  std::string last_malformed_if_last_;
   std::uint64_t skipped_seen_ = 0;
   Device* last_device_ = nullptr;
   int last_dev_ = -1;

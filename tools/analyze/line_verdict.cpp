@@ -3,6 +3,7 @@
 // scanstring_unicode, _match_number_unicode) for where it stops and what it says.
 #include "tools/analyze/line_verdict.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tools/analyze/json_value.h"
@@ -19,9 +20,21 @@ struct Fault {
   bool positioned = true;
 };
 
+// A line as Python's decoder sees it: with its newline, when it has one (not held: read as a
+// '\n' one past the line's end).
+struct Text {
+  std::string_view line;
+  bool newline;
+  std::size_t size() const { return line.size() + (newline ? 1 : 0); }
+  char operator[](std::size_t i) const { return i < line.size() ? line[i] : '\n'; }
+  bool starts(std::size_t i, std::string_view w) const {
+    return i <= line.size() && line.substr(i, w.size()) == w;
+  }
+};
+
 class Decoder {
  public:
-  explicit Decoder(std::string_view text) : s_(text), n_(text.size()) {}
+  explicit Decoder(Text text) : s_(text), n_(text.size()) {}
 
   // The whole text as json.loads() reads it: white space, one value, white space.
   Fault decode() {
@@ -48,7 +61,7 @@ class Decoder {
     fault_ = Fault{message, i, positioned};
     return false;
   }
-  bool word(std::size_t i, std::string_view w) const { return s_.substr(i, w.size()) == w; }
+  bool word(std::size_t i, std::string_view w) const { return s_.starts(i, w); }
 
   bool value(std::size_t i, int depth, std::size_t* next) {
     if (i >= n_) return fail("Expecting value", i);
@@ -208,7 +221,7 @@ class Decoder {
     return true;
   }
 
-  std::string_view s_;
+  Text s_;
   std::size_t n_;
   Fault fault_;
   int max_depth_ = 0;
@@ -252,9 +265,9 @@ bool lone_surrogate(std::string_view s) {
   return low_at != std::string_view::npos;
 }
 
-// The character index of a byte index of valid UTF-8 text.
+// The character index of a byte index of valid UTF-8 text (past its end: its length).
 std::size_t char_index(std::string_view text, std::size_t byte) {
-  return char_count(text.substr(0, byte));
+  return char_count(text.substr(0, std::min(byte, text.size())));
 }
 
 }  // namespace
@@ -303,24 +316,18 @@ LineVerdict judge_line(std::string_view line, bool has_newline) {
     out.verdict = Verdict::kBlank;
     return out;
   }
-  std::string text(line);
-  if (has_newline) text += '\n';
-  Decoder decoder(text);
+  Decoder decoder(Text{line, has_newline});
   const Fault fault = decoder.decode();
   out.verdict = Verdict::kMalformed;
   if (!fault.message.empty()) {
     out.why = "not JSON (" + fault.message;
+    out.at_end = fault.positioned && fault.at >= line.size();
     if (fault.positioned) {
-      const std::size_t pos = char_index(text, fault.at);
-      std::size_t line_no = 1, last_newline = std::string::npos;
-      for (std::size_t k = 0; k < fault.at && k < text.size(); ++k) {
-        if (text[k] == '\n') {
-          ++line_no;
-          last_newline = k;
-        }
-      }
-      const std::size_t column =
-          last_newline == std::string::npos ? pos + 1 : pos - char_index(text, last_newline);
+      // The line holds no newline but its last: a fault past it is on the next line.
+      const std::size_t pos = char_index(line, fault.at) + (fault.at > line.size() ? 1 : 0);
+      const bool next_line = fault.at > line.size();
+      const std::size_t line_no = next_line ? 2 : 1;
+      const std::size_t column = next_line ? pos - char_count(line) : pos + 1;
       char buf[96];
       std::snprintf(buf, sizeof buf, ": line %zu column %zu (char %zu)", line_no, column, pos);
       out.why += buf;
@@ -328,7 +335,7 @@ LineVerdict judge_line(std::string_view line, bool has_newline) {
     out.why += ")";
   } else if (!decoder.top_is_object()) {
     out.why = "not a JSON object";
-  } else if (text.find("\\u") != std::string::npos && lone_surrogate(text)) {
+  } else if (line.find("\\u") != std::string_view::npos && lone_surrogate(line)) {
     out.why = "a string with a lone surrogate escape";
   } else if (decoder.max_depth() > kMaxDepth) {
     out.why = "nested more than " + std::to_string(kMaxDepth) + " levels deep";

@@ -22,6 +22,8 @@ enum class Verdict : unsigned char { kObject, kBlank, kMalformed };
 struct LineVerdict {
   Verdict verdict = Verdict::kObject;
   std::string why;  // for kMalformed, without the "malformed: " the report puts before it
+  // The fault's place is the line's end or past it: its text depends on the newline after it.
+  bool at_end = false;
 };
 
 // line: without its newline; has_newline: whether the file has one after it (Python's decoder

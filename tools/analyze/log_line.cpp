@@ -184,8 +184,9 @@ std::optional<std::uint64_t> uint_field(const char* name, const JsonField& f, st
   return v;
 }
 
-const Line& LineDecoder::decode(std::string_view text, bool has_newline) {
+const Line& LineDecoder::decode(std::string_view text) {
   line_.problem.clear();
+  line_.problem_if_last.clear();
   line_.object.reset();
   raw_.clear();
   object_ = action_set_ = false;
@@ -200,11 +201,12 @@ const Line& LineDecoder::decode(std::string_view text, bool has_newline) {
     return line_;
   }
   if (!replay::scan_flat_object(text, [&](const JsonField& f) { raw_.take(f); })) {
-    LineVerdict v = judge_line(text, has_newline);
+    LineVerdict v = judge_line(text, true);
     if (v.verdict == Verdict::kBlank) {
       line_.kind = LineKind::kBlank;
       return line_;
     }
+    if (v.at_end) line_.problem_if_last = "malformed: " + judge_line(text, false).why;
     return malformed(std::move(v.why));
   }
   object_ = true;

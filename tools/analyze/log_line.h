@@ -55,6 +55,9 @@ struct Line {
   LineKind kind = LineKind::kBlank;
   Event event;
   std::string problem;          // kMalformed: the report's text, "malformed: ..."
+  // When the line is the input's last and has no newline after it: its problem, if another (a
+  // fault at the line's very end is placed one character further with a newline).
+  std::string problem_if_last;
   std::optional<JsonValue> object;  // kHeader, kSummary (and a malformed schema: its value)
 };
 
@@ -65,9 +68,9 @@ std::optional<std::uint64_t> uint_field(const char* name, const JsonField& f, st
 
 class LineDecoder {
  public:
-  // Decodes one line (without its newline; has_newline: the file has one after it). The
-  // returned Line and its views are valid until the next call.
-  const Line& decode(std::string_view text, bool has_newline);
+  // Decodes one line (without its newline). The returned Line and its views are valid until
+  // the next call.
+  const Line& decode(std::string_view text);
   // Whether the line was one JSON object (valid or not as a line of the log), and its fields.
   bool object() const { return object_; }
   const RawFields& raw() const { return raw_; }

@@ -8,8 +8,11 @@
 // status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
 // 2 on a usage error. Not here: the engine (analyze_log.h).
 #include <cstdio>
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -69,7 +72,9 @@ int main(int argc, char** argv) {
     files[i] = std::make_unique<std::ifstream>();
     std::string error;
     if (!cudapool::replay::open_log_stream(paths[i], *files[i], &error)) {
-      std::fprintf(stderr, "cudapool-analyze: cannot read %s\n",
+      // open_log_stream's words: "PATH is a directory, not a log", "PATH: why"
+      const bool directory = error.size() > 25 && error.ends_with("is a directory, not a log");
+      std::fprintf(stderr, "cudapool-analyze: %s%s\n", directory ? "" : "cannot read ",
                    cudapool::config::escape_for_terminal(error).c_str());
       failed = true;
     }
@@ -82,7 +87,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < paths.size(); ++i) {
     std::istream& in = paths[i] == "-" ? std::cin : *files[i];
     const std::string name = display_name(paths[i]);
-    auto r = cudapool::analyze::analyze_log(in, name, paths[i], i, options);
+    std::unique_ptr<cudapool::analyze::LogResult> r;
+    try {
+      r = cudapool::analyze::analyze_log(in, name, paths[i], i, options);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "cudapool-analyze: out of memory reading %s\n", name.c_str());
+      return 1;
+    }
     files[i].reset();
     const auto& a = r->analysis;
     if (r->read_failed) {
@@ -97,7 +108,13 @@ int main(int argc, char** argv) {
     results.push_back(std::move(r));
   }
   if (failed) return 1;
-  const std::string doc = cudapool::analyze::analysis_document(results, page);
+  std::string doc;
+  try {
+    doc = cudapool::analyze::analysis_document(results, page);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cudapool-analyze: out of memory writing the document\n");
+    return 1;
+  }
   std::fwrite(doc.data(), 1, doc.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
