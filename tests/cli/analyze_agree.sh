@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# tests/cli/analyze_agree.sh: the analysis engine (cudapool-analyze, docs/analysis-format.md)
+# says what the Python report says, field by field (tests/cli/analyze_compare.py), on every log the
+# suite has: the fixtures of tests/cli/fixtures (and the hostile ones hostile_logs.py writes), the
+# bundled example (a log of requests only: the engine replays it in process, the Python side
+# through cudapool-replay --write-log), the parity traces, the replay fuzzer's corpus (inputs that
+# are no log at all included: the same refusal), logs made at random and mutated
+# (fixtures/random_logs.py, fixed seeds), a log of the shim itself (a fake-driver program with
+# backtraces) when the shim is built, and two logs as the ranks of one job. Then inputs the
+# engine refuses as the report does (missing, a directory, empty), and stdin.
+set -euo pipefail
+. "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
+bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
+[ -x "$bin" ] || fail "no $bin (build it)"
+compare() { python3 "$src/tests/cli/analyze_compare.py" "$bin" "$@"; }
+
+python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
+  listed unlisted segmented
+python3 "$fx/random_logs.py" "$tmp" 0 30
+logs=("$fx"/*.jsonl "$src"/examples/logs/*.jsonl "$src"/tests/parity/traces/*.jsonl
+      "$src"/tests/fuzz/corpus/replay_fuzz/* "$tmp"/*.jsonl)
+
+# Logs of the shim: fake-driver scenarios under it, with backtraces (leaks, modules, sites), oom
+# events explained, contexts dropped, expandable segments, reuse fences.
+program="$CUDAPOOL_BUILD_DIR/tests/fakecuda/cudart_like"
+if [ -n "${CUDAPOOL_TEST_PRELOAD:-}" ] && [ -x "$program" ]; then
+  for scenario in "oom_explained FAKECUDA_DEVICE_MEMORY=67108864" "context_cycles" \
+      "two_devices_expandable CUDAPOOL_CONF=expandable_segments:True" \
+      "fence_shortcuts CUDAPOOL_CONF=reuse_fence:auto"; do
+    set -- $scenario
+    env "${@:2}" LD_PRELOAD="$CUDAPOOL_TEST_PRELOAD" CUDAPOOL_LOG="$tmp/shim-$1.jsonl" \
+      CUDAPOOL_BACKTRACE=8 LD_LIBRARY_PATH="$CUDAPOOL_BUILD_DIR/tests/fakecuda" \
+      "$program" "$1" shim >/dev/null 2>&1 || fail "the scenario $1 under the shim failed"
+    [ -s "$tmp/shim-$1.jsonl" ] || fail "the scenario $1 wrote no log"
+  done
+  logs+=("$tmp"/shim-*.jsonl)
+fi
+
+compare "${logs[@]}" >"$tmp/out" || { cat "$tmp/out" >&2; fail "the engine and the report differ"; }
+tail -n 1 "$tmp/out"
+compare --several "$fx/viewers.jsonl" "$fx/viewers-rank1.jsonl" "$fx/normal.jsonl" "$fx/killed.jsonl" \
+  >"$tmp/out" || { cat "$tmp/out" >&2; fail "several logs: the engine and the report differ"; }
+
+# Inputs refused: the report's words, exit status 1, nothing on stdout.
+refused() {
+  local want=$1 rc=0
+  shift
+  "$bin" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
+  [ $rc -eq 1 ] || fail "$*: exit $rc, not 1"
+  [ ! -s "$tmp/stdout" ] || fail "$*: something on stdout"
+  grep -qF -- "$want" "$tmp/stderr" || fail "$*: not said: $want (said: $(head -c 300 "$tmp/stderr"))"
+}
+refused "cannot read $tmp/missing.jsonl: No such file or directory" "$tmp/missing.jsonl"
+refused "$tmp is a directory, not a log" "$tmp"
+: >"$tmp/empty.jsonl"
+refused "$tmp/empty.jsonl is empty: not a log (a log has a header line)" "$tmp/empty.jsonl"
+refused "<stdin> is empty: not a log" - </dev/null
+rc=0
+"$bin" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "no log: exit $rc, not 2"
+rc=0
+"$bin" - - </dev/null >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "stdin twice: exit $rc, not 2"
+
+# stdin: the same document as the file, under the name <stdin>.
+"$bin" "$fx/normal.jsonl" >"$tmp/file.json"
+"$bin" - <"$fx/normal.jsonl" >"$tmp/stdin.json"
+python3 - "$tmp/file.json" "$tmp/stdin.json" <<'PY' || fail "stdin: not the file's document"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for d in (a, b):
+    for x in d["logs"]:
+        x["report"]["log"] = x["page"]["log"] = "L"
+    for r in d["ranks"]:
+        r["log"] = "L"
+assert a == b
+PY
+echo "analyze_agree: ok"
