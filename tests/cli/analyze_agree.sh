@@ -5,9 +5,11 @@
 # bundled example (a log of requests only: the engine replays it in process, the Python side
 # through cudapool-replay --write-log), the parity traces, the replay fuzzer's corpus (inputs that
 # are no log at all included: the same refusal), logs made at random and mutated
-# (fixtures/random_logs.py, fixed seeds), a log of the shim itself (a fake-driver program with
-# backtraces) when the shim is built, and two logs as the ranks of one job. Then inputs the
-# engine refuses as the report does (missing, a directory, empty), and stdin.
+# (fixtures/random_logs.py, fixed seeds), a long one whose timelines are downsampled (more changes
+# than the page keeps) and whose peaks lie mid-log (the segment maps at the peak), a log of the
+# shim itself (a fake-driver program with backtraces) when the shim is built, and two logs as the
+# ranks of one job. Then that the comparison catches an engine off by one, inputs the engine
+# refuses as the report does (missing, a directory, empty), and stdin.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
@@ -17,6 +19,7 @@ compare() { python3 "$src/tests/cli/analyze_compare.py" "$bin" "$@"; }
 python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
   listed unlisted segmented
 python3 "$fx/random_logs.py" "$tmp" 0 30
+python3 "$fx/random_logs.py" "$tmp" long 80000
 logs=("$fx"/*.jsonl "$src"/examples/logs/*.jsonl "$src"/tests/parity/traces/*.jsonl
       "$src"/tests/fuzz/corpus/replay_fuzz/* "$tmp"/*.jsonl)
 
@@ -40,6 +43,27 @@ compare "${logs[@]}" >"$tmp/out" || { cat "$tmp/out" >&2; fail "the engine and t
 tail -n 1 "$tmp/out"
 compare --several "$fx/viewers.jsonl" "$fx/viewers-rank1.jsonl" "$fx/normal.jsonl" "$fx/killed.jsonl" \
   >"$tmp/out" || { cat "$tmp/out" >&2; fail "several logs: the engine and the report differ"; }
+
+# The comparison can fail: an engine whose count of events and whose segment map at the peak are
+# off by one is caught, each with its field's path.
+cat >"$tmp/off_by_one" <<EOF
+#!/usr/bin/env bash
+"$bin" "\$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for x in d["logs"]:
+    x["report"]["events"] += 1
+    for dev in x["page"]["devices"].values():
+        dev["maps"]["peak"]["blocks"] += 1
+json.dump(d, sys.stdout)'
+EOF
+chmod +x "$tmp/off_by_one"
+rc=0
+python3 "$src/tests/cli/analyze_compare.py" "$tmp/off_by_one" "$fx/normal.jsonl" >"$tmp/out" || rc=$?
+[ $rc -eq 1 ] || fail "an engine off by one passed the comparison (exit $rc)"
+grep -qF "report.events: python 109 | engine 110" "$tmp/out" || fail "not said: report.events"
+grep -qF "page.devices.0.maps.peak.blocks: python 5 | engine 6" "$tmp/out" ||
+  fail "not said: the peak map's blocks ($(cat "$tmp/out"))"
 
 # Inputs refused: the report's words, exit status 1, nothing on stdout.
 refused() {
