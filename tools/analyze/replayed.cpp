@@ -40,7 +40,8 @@ int RequestReplay::close(void* cookie) {
   RequestReplay* self = static_cast<RequestReplay*>(cookie);
   if (!self->carry_.empty()) {
     self->analysis_.feed(++self->lines_, self->carry_);
-    self->last_ = LastLine{false, self->carry_.size(), self->carry_.substr(0, kLastLinePeek), false};
+    self->last_ =
+        LastLine{false, self->carry_.size(), self->carry_.substr(0, kLastLinePeek), false};
     self->carry_.clear();
   }
   return 0;
@@ -60,7 +61,10 @@ void RequestReplay::take(std::string_view bytes) {
       line = carry_;
     }
     analysis_.feed(++lines_, line);
-    last_ = LastLine{false, line.size(), std::string(line.substr(0, kLastLinePeek)), true};
+    last_.empty = false;  // assigned in place: the head's buffer is reused, not allocated a line
+    last_.length = line.size();
+    last_.head.assign(line.substr(0, kLastLinePeek));
+    last_.newline = true;
     carry_.clear();
     start = nl + 1;
   }
@@ -69,7 +73,8 @@ void RequestReplay::take(std::string_view bytes) {
 void RequestReplay::finish() {
   replayer_->finish();
   log::Summary summary;
-  for (const int dev : replayer_->devices()) summary.devices.emplace_back(dev, replayer_->stats(dev));
+  for (const int dev : replayer_->devices())
+    summary.devices.emplace_back(dev, replayer_->stats(dev));
   std::string error;
   writer_.close(std::move(summary), &error);  // an in-memory stream: nothing fails
   analysis_.finish(last_);
