@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::size_t kImpossibleShown = 6;  // impossible figures named in one device's note
 
-const char* const kImpliedArrays[] = {"allocation",      "allocated_bytes", "active",
-                                      "active_bytes",    "requested_bytes", "reserved_bytes",
+const char* const kImpliedArrays[] = {"allocation",   "allocated_bytes", "active",
+                                      "active_bytes", "requested_bytes", "reserved_bytes",
                                       "segment"};
 const char* const kFields[] = {"current", "peak", "allocated", "freed"};
 
@@ -87,8 +87,9 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
   } else {
     r.stats = implied_stats(d);
     if (d.no_free_completed()) {
-      notes.push_back(name + ": the log has no free_completed events: blocks are taken to stop "
-                             "being active at free_requested");
+      notes.push_back(name +
+                      ": the log has no free_completed events: blocks are taken to stop "
+                      "being active at free_requested");
     }
   }
   if (d.peak_allocated) {
@@ -101,9 +102,10 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
     if (dv != nullptr && dv->layout.reserved_peak_reached()) {
       const bool on_request = d.no_free_completed();
       const Gap g = dv->layout.at_reserved_peak().largest_gap(on_request);
-      Fragmentation f{p.seq, p.t_ns, a.seconds(p.t_ns), p.bytes, p.allocated,
-                      p.bytes - p.allocated, g.bytes, std::nullopt, std::nullopt, std::nullopt,
-                      g.regions, on_request};
+      Fragmentation f{p.seq,        p.t_ns,       a.seconds(p.t_ns),
+                      p.bytes,      p.allocated,  p.bytes - p.allocated,
+                      g.bytes,      std::nullopt, std::nullopt,
+                      std::nullopt, g.regions,    on_request};
       if (g.found) {
         f.largest_at = g.at;
         f.largest_segment = g.seg;
@@ -112,11 +114,11 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
       if (ok) {
         f.fragmentation = 0.0;
         if (f.free_cached > 0) {
-          const double share = f.largest < (UFigure{1} << 53) && f.free_cached < (Figure{1} << 53)
-                                   ? static_cast<double>(f.largest) /
-                                         static_cast<double>(f.free_cached)
-                                   : static_cast<double>(static_cast<long double>(f.largest) /
-                                                         static_cast<long double>(f.free_cached));
+          const double share =
+              f.largest < (UFigure{1} << 53) && f.free_cached < (Figure{1} << 53)
+                  ? static_cast<double>(f.largest) / static_cast<double>(f.free_cached)
+                  : static_cast<double>(static_cast<long double>(f.largest) /
+                                        static_cast<long double>(f.free_cached));
           char buf[64];
           std::snprintf(buf, sizeof buf, "%.6f", 1 - share);
           f.fragmentation = std::strtod(buf, nullptr);
@@ -165,11 +167,10 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
   if (!a.header_) notes.push_back("the log has no header line");
   if (a.summary_) {
     const JsonValue& s = *a.summary_;
-    if (const JsonValue* ev = s.find("events"); ev != nullptr && ev->is_integer() &&
-                                                *ev->integer() != static_cast<Figure>(a.events_)) {
-      notes.push_back("the summary counts " + ev->integer_text() +
-                      " events; the log holds " + std::to_string(a.events_) +
-                      " valid event lines");
+    if (const JsonValue* ev = s.find("events");
+        ev != nullptr && ev->is_integer() && *ev->integer() != static_cast<Figure>(a.events_)) {
+      notes.push_back("the summary counts " + ev->integer_text() + " events; the log holds " +
+                      std::to_string(a.events_) + " valid event lines");
     }
     if (const JsonValue* errors = s.find("log_errors"); errors != nullptr && errors->is_object()) {
       const JsonValue* failed = errors->find("write_failed");
@@ -182,7 +183,8 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
       }
     }
     if (a.events_after_summary_ != 0) {
-      notes.push_back(std::to_string(a.events_after_summary_) + " events come after the summary line");
+      notes.push_back(std::to_string(a.events_after_summary_) +
+                      " events come after the summary line");
     }
   }
   if (a.gaps_.count != 0) {
@@ -194,6 +196,22 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
     std::string list;
     for (const auto& [n, count] : a.unknown_actions_) list += (list.empty() ? "" : ", ") + n;
     notes.push_back("actions this report does not know, counted only: " + list);
+  }
+  // The engine's bounded tables (docs/analysis-format.md, "Memory"): what fell past them.
+  if (a.unknown_action_names_dropped_ != 0) {
+    notes.push_back("more than " + std::to_string(kMaxUnknownActions) +
+                    " unknown action names: " + std::to_string(a.unknown_action_names_dropped_) +
+                    " event(s) of further names are in no row of the actions");
+  }
+  if (a.sizes_not_counted_ != 0) {
+    notes.push_back("more than " + std::to_string(kMaxRequestSizes) +
+                    " distinct request sizes: " + std::to_string(a.sizes_not_counted_) +
+                    " allocation(s) of further sizes are left out of the request-size tables");
+  }
+  if (a.sites_.stacks_over_limit() != 0) {
+    notes.push_back("more than " + std::to_string(kMaxSites) +
+                    " distinct allocation stacks: " + std::to_string(a.sites_.stacks_over_limit()) +
+                    " allocation(s) of further stacks belong to no site");
   }
   // Devices: those with events and those the summary names.
   const JsonValue* summary_devices = a.summary_ ? a.summary_->find("devices") : nullptr;
@@ -240,8 +258,9 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
         groups.emplace_back(x.where, std::vector<std::string>{});
       }
     }
-    std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == x.where; })
-        ->second.push_back(x.what + " = " + text(x.value));
+    std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return g.first == x.where;
+    })->second.push_back(x.what + " = " + text(x.value));
   }
   for (const auto& [where, names] : groups) {
     std::string shown;
