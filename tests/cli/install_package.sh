@@ -34,7 +34,7 @@ ex_src="$src/examples/logs/training-loop.jsonl"
 cmake --install "$build" --prefix "$tmp/p" >"$tmp/install.out" 2>&1 \
   || fail "cmake --install: $(tail -5 "$tmp/install.out")"
 P="$tmp/p"
-for f in bin/cudapool bin/cudapool-config bin/cudapool-replay bin/cudapool-tune bin/cudapool-cat; do
+for f in bin/cudapool bin/cudapool-config bin/cudapool-replay bin/cudapool-tune bin/cudapool-cat bin/cudapool-analyze; do
   [ -f "$P/$f" ] && [ -x "$P/$f" ] || fail "$f: not installed, or not executable"
 done
 for f in share/cudapool/cudapool_analysis/__main__.py \
@@ -191,7 +191,7 @@ if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
     || fail ".deb: Depends lacks python3: $(dpkg-deb -f "$deb" Depends)"
   dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/deb.list"
   want=(./usr/bin/cudapool ./usr/bin/cudapool-config ./usr/bin/cudapool-replay ./usr/bin/cudapool-tune
-        ./usr/bin/cudapool-cat
+        ./usr/bin/cudapool-cat ./usr/bin/cudapool-analyze
         ./usr/share/cudapool/cudapool_analysis/__main__.py
         ./usr/share/cudapool/cudapool_analysis/page/uplot/uPlot.iife.min.js
         ./usr/share/cudapool/examples/training-loop.jsonl

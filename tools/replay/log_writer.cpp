@@ -26,6 +26,12 @@ bool PoolLogWriter::open(const std::string& path, std::string* error) {
   return true;
 }
 
+void PoolLogWriter::attach(std::FILE* file, const std::string& name) {
+  file_ = file;
+  path_ = name;
+  regular_ = false;
+}
+
 void PoolLogWriter::start(const log::HeaderInfo& header) {
   if (file_ == nullptr || started_) return;
   started_ = true;

@@ -25,6 +25,9 @@ class PoolLogWriter : public pool::EventSink {
 
   // Creates path (replacing what is there); false with *error set when it cannot be created.
   bool open(const std::string& path, std::string* error);
+  // Writes to a stream the caller made instead (cudapool-analyze reads the replay's decisions as
+  // they are written, in the same process): closed by close() or discard(), never removed.
+  void attach(std::FILE* file, const std::string& name);
   // The header line, once, when the replay's settings are known (before its first event).
   void start(const log::HeaderInfo& header);
   bool started() const { return started_; }

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""tests/cli/analyze_compare.py ENGINE [--several] LOG...: the analysis engine (cudapool-analyze,
+docs/analysis-format.md) against the Python report on the same logs, field by field. For each
+log: `cudapool report --json`'s object (report.read_log, the same code, in this process) against
+the engine's "report", and the HTML page's data (pagedata.log_data) against its "page"; a log
+that cannot be read must be refused by both, with the same message. --several: the logs as one
+run of several ranks, the cross-rank table and its notes against report.several()'s. Every
+difference is printed with its path, except those KNOWN (a field and the reason it differs:
+docs/analysis-format.md, "Where the engine differs"); exit status 1 when one is left.
+Run by tests/cli/analyze_agree.sh (PYTHONPATH: scripts/)."""
+import json
+import re
+import subprocess
+import sys
+
+from cudapool_analysis import pagedata
+from cudapool_analysis.reader import LogError, check_logs
+from cudapool_analysis.report import read_log, several
+
+# (path pattern, why): differences that are meant. The engine follows the Python report in
+# every field on every log of the suite; none is listed.
+KNOWN = []
+SHOWN = 20
+
+
+def differences(a, b, path, out):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                out.append((path + "." + str(k), a.get(k, "<absent>"), b.get(k, "<absent>")))
+            else:
+                differences(a[k], b[k], path + "." + str(k), out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append((path, "%d entries" % len(a), "%d entries" % len(b)))
+        for i, (x, y) in enumerate(zip(a, b)):
+            differences(x, y, "%s[%d]" % (path, i), out)
+    elif a != b or isinstance(a, bool) != isinstance(b, bool) or (a is None) != (b is None):
+        out.append((path, a, b))
+
+
+def known(path):
+    return any(re.fullmatch(pattern, path) for pattern, _ in KNOWN)
+
+
+def normal(value):
+    """A value as JSON reads it back (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(value))
+
+
+def engine(binary, logs):
+    done = subprocess.run([binary] + logs, capture_output=True)
+    err = done.stderr.decode("utf-8", "replace").strip().replace("cudapool-analyze: ", "")
+    return done.returncode, json.loads(done.stdout) if done.returncode == 0 else None, err
+
+
+def python(log):
+    """(report, page) of one log by the Python side, or the message it refuses it with."""
+    errors = check_logs([log])[1]
+    if errors:
+        return None, None, errors[0]
+    try:
+        rep, _ = read_log(log, 0)
+        page = pagedata.log_data(log, 0)[0]
+    except LogError as e:
+        return None, None, str(e)
+    return normal(rep), normal(page), None
+
+
+def compare_one(binary, log):
+    rep, page, py_error = python(log)
+    rc, doc, en_error = engine(binary, [log])
+    if py_error is not None or rc != 0:
+        if py_error is None or rc == 0:
+            return [("exit", py_error or "read", en_error or "read")]
+        return [] if py_error == en_error else [("message", py_error, en_error)]
+    found = []
+    differences(rep, doc["logs"][0]["report"], "report", found)
+    differences(page, doc["logs"][0]["page"], "page", found)
+    return found
+
+
+def compare_several(binary, logs):
+    reports, rows = [], []
+    for i, log in enumerate(logs):
+        rep, row = read_log(log, i)
+        reports.append(rep)
+        rows.append(row)
+    want = normal(several(reports, rows))
+    rc, doc, err = engine(binary, logs)
+    if rc != 0:
+        return [("exit", "read", err)]
+    found = []
+    differences(want["logs"], [x["report"] for x in doc["logs"]], "logs", found)
+    differences(want["ranks"], doc["ranks"], "ranks", found)
+    differences(want["notes"], doc["notes"], "notes", found)
+    return found
+
+
+def main():
+    binary, args = sys.argv[1], sys.argv[2:]
+    groups = [args[1:]] if args and args[0] == "--several" else [[log] for log in args]
+    failed = 0
+    for logs in groups:
+        found = compare_several(binary, logs) if len(logs) > 1 else compare_one(binary, logs[0])
+        left = [d for d in found if not known(d[0])]
+        if left:
+            failed += 1
+            print("%s: %d difference(s) between the Python report and the engine"
+                  % (" ".join(logs), len(left)))
+            for path, a, b in left[:SHOWN]:
+                print("  %s: python %s | engine %s" % (path, repr(a)[:200], repr(b)[:200]))
+    print("analyze_compare: %d of %d compared, %d with differences"
+          % (len(groups) - failed, len(groups), failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+// tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
+//
+//   cudapool-analyze [--no-page] [--quiet] LOG...
+//
+// reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one JSON document on stdout
+// ("schema": "cudapool.analysis/1", docs/analysis-format.md): per log the report
+// (`cudapool report --json`'s object) and the page's data, then the cross-rank table. Exit
+// status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
+// 2 on a usage error. Not here: the engine (analyze_log.h).
+#include <cstdio>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/terminal_text.h"
+#include "tools/analyze/analyze_log.h"
+#include "log/read/input.h"
+#include "tools/replay/recorded_log.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cudapool-analyze [--no-page] [--quiet] LOG...\n"
+    "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
+    "  prints one JSON document:\n"
+    "  per log the report (what `cudapool report --json` prints) and the HTML page's data\n"
+    "  (timelines, segment maps, allocation sites, leaks), then the cross-rank table.\n"
+    "  --no-page  the reports and the table only\n"
+    "  --quiet    no progress line (drawn on stderr only when it is a terminal)\n"
+    "Exit status: 0; 1 when a log cannot be read; 2 a usage error. docs/analysis-format.md\n";
+
+std::string display_name(const std::string& path) {
+  return path == "-" ? "<stdin>" : cudapool::config::escape_for_terminal(path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool page = true;
+  bool quiet = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--no-page") {
+      page = false;
+    } else if (arg == "--quiet") {
+      quiet = true;
+    } else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      std::fprintf(stderr, "cudapool-analyze: unknown option %s\n%s",
+                   cudapool::config::escape_for_terminal(arg).c_str(), kUsage);
+      return 2;
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  if (paths.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (std::count(paths.begin(), paths.end(), std::string("-")) > 1) {
+    std::fprintf(stderr, "cudapool-analyze: - (stdin) can be given once\n");
+    return 2;
+  }
+  // Every log is opened before any is read: one that cannot be is said at once.
+  std::vector<std::unique_ptr<cudapool::log::LogInput>> files(paths.size());
+  bool failed = false;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    files[i] = std::make_unique<cudapool::log::LogInput>();
+    cudapool::log::InputOptions input_options;
+    input_options.progress = !quiet;
+    input_options.name = display_name(paths[i]);
+    std::string error;
+    if (!files[i]->open(paths[i], &error, input_options)) {
+      // As cudapool report words it: "cannot read PATH: why" (input.h says "PATH: why"), "PATH
+      // is a directory, not a log", a format it does not read.
+      const std::string prefix = input_options.name + ": ";
+      std::fprintf(stderr, "cudapool-analyze: %s%s\n",
+                   error.starts_with(prefix) ? "cannot read " : "", error.c_str());
+      failed = true;
+    }
+  }
+  if (failed) return 1;
+  std::ios::sync_with_stdio(false);
+  cudapool::analyze::AnalysisOptions options;
+  options.sites = page;
+  std::vector<std::unique_ptr<cudapool::analyze::LogResult>> results;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    std::istream& in = files[i]->stream();
+    const cudapool::log::LogInput& input = *files[i];
+    const std::string name = display_name(paths[i]);
+    std::unique_ptr<cudapool::analyze::LogResult> r;
+    try {
+      r = cudapool::analyze::analyze_log(in, name, paths[i], i, options,
+                                         [&input] { return input.ended_early(); });
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "cudapool-analyze: out of memory reading %s\n", name.c_str());
+      return 1;
+    }
+    const std::string read_error = input.error();
+    files[i].reset();
+    const auto& a = r->analysis;
+    if (!read_error.empty()) {  // corrupt compressed data, a read error: its words
+      std::fprintf(stderr, "cudapool-analyze: %s\n", read_error.c_str());
+      failed = true;
+    } else if (r->read_failed) {
+      std::fprintf(stderr, "cudapool-analyze: cannot read %s: %s\n", name.c_str(),
+                   std::strerror(EIO));
+      failed = true;
+    } else if (a.lines_ == 0 || !a.holds_a_log()) {
+      std::fprintf(stderr, "cudapool-analyze: %s\n",
+                   cudapool::replay::not_a_log(name, a.lines_, a.first_problem_text()).c_str());
+      failed = true;
+    }
+    results.push_back(std::move(r));
+  }
+  if (failed) return 1;
+  std::string doc;
+  try {
+    doc = cudapool::analyze::analysis_document(results, page);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cudapool-analyze: out of memory writing the document\n");
+    return 1;
+  }
+  std::fwrite(doc.data(), 1, doc.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}

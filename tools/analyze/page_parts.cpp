@@ -1,0 +1,144 @@
+// tools/analyze/page_parts.cpp: see page_parts.h.
+#include "tools/analyze/page_parts.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tools/analyze/oom_figures.h"
+#include "tools/analyze/report_json.h"
+#include "tools/analyze/sites.h"
+
+namespace cudapool::analyze {
+
+namespace {
+
+std::vector<std::string> texts(const Frames& frames, const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  out.reserve(raw.size());
+  for (const std::string& f : raw) out.push_back(frames.text(f));
+  return out;
+}
+
+void string_list(JsonOut& out, const std::vector<std::string>& items) {
+  out.begin_array();
+  for (const std::string& s : items) out.str(s);
+  out.end_array();
+}
+
+}  // namespace
+
+void write_page_ooms(JsonOut& out, const LogAnalysis& a) {
+  out.key("ooms").begin_array();
+  for (const OomRecord& o : a.ooms_) {
+    out.begin_object().key("dev").num(o.dev).key("size").num(o.size).key("seq").num(o.seq);
+    out.key("time_s").opt_real(a.seconds(o.t_ns)).key("cause");
+    o.figures ? out.str(o.figures->cause) : out.null();
+    out.key("figures");
+    if (o.figures) {
+      write_figures(out, *o.figures);
+    } else {
+      out.null();
+    }
+    out.key("explanation");
+    if (o.figures) {
+      string_list(out, explain(*o.figures, o.dev));
+    } else {
+      out.begin_array().str(!o.malformed.empty()
+                                ? "its figures are malformed (" + o.malformed + ")"
+                                : "the event carries no explanation (not written by the shim)");
+      out.end_array();
+    }
+    out.end_object();
+  }
+  out.end_array();
+}
+
+void write_page_leaks(JsonOut& out, const LogAnalysis& a, const Report& r, const Frames& frames,
+                      std::size_t max_listed) {
+  const LeaksReport& lk = r.leaks;
+  out.key("leaks").begin_object().key("source").str(lk.from_summary ? "summary" : "events");
+  out.key("count").num(lk.count).key("bytes").num(lk.bytes).key("last_seq").opt(lk.last_seq);
+  out.key("listed").num(static_cast<std::uint64_t>(lk.entries.size())).key("not_listed");
+  if (lk.not_listed) {
+    out.begin_object().key("count").num((*lk.not_listed)[0]).key("size").num((*lk.not_listed)[1]);
+    out.key("block_size").num((*lk.not_listed)[2]).end_object();
+  } else {
+    out.null();
+  }
+  out.key("entries").begin_array();
+  for (std::size_t i = 0; i < lk.entries.size() && i < max_listed; ++i) {
+    write_leak_entry(out, lk.entries[i], &frames);
+  }
+  out.end_array();
+  // sites.py leak_groups(): by stack, only what the events bear out, the most bytes first.
+  struct Group {
+    std::vector<std::string> backtrace;
+    std::size_t focus;
+    std::uint64_t count = 0;
+    Figure bytes = 0;
+    JsonValue first_seq;
+  };
+  std::vector<Group> groups;
+  std::map<std::vector<std::string>, std::size_t> index;
+  for (const LeakEntry& e : lk.entries) {
+    const auto block_size = e.counted_block_size();
+    if (!block_size) continue;
+    std::vector<std::string> key;
+    for (const JsonValue& f : e.backtrace.items) key.push_back(f.is_string() ? f.text : "?");
+    auto it = index.find(key);
+    if (it == index.end()) {
+      Group g;
+      g.backtrace = texts(frames, key);
+      g.focus = focus(g.backtrace);
+      g.first_seq = e.seq;
+      it = index.emplace(key, groups.size()).first;
+      groups.push_back(std::move(g));
+    }
+    Group& g = groups[it->second];
+    ++g.count;
+    g.bytes += *block_size;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& x, const Group& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.count > y.count;
+  });
+  out.key("groups").begin_array();
+  for (std::size_t i = 0; i < groups.size() && i < kTopSites; ++i) {
+    const Group& g = groups[i];
+    out.begin_object().key("backtrace");
+    string_list(out, g.backtrace);
+    out.key("focus").num(static_cast<std::uint64_t>(g.focus)).key("count").num(g.count);
+    out.key("bytes").num(g.bytes).key("first_seq").value(g.first_seq).end_object();
+  }
+  out.end_array().end_object();
+  (void)a;
+}
+
+void write_page_sites(JsonOut& out, const LogAnalysis& a, const Frames& frames) {
+  const Sites& sites = a.sites_;
+  std::vector<std::vector<std::string>> named;
+  named.reserve(sites.size());
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    named.push_back(texts(frames, sites.frames(static_cast<std::int32_t>(i))));
+  }
+  out.key("sites").begin_object().key("frames").begin_array();
+  for (const auto& t : named) string_list(out, t);
+  out.end_array().key("focus").begin_array();
+  for (const auto& t : named) out.num(static_cast<std::uint64_t>(focus(t)));
+  out.end_array();
+  std::vector<std::int32_t> order(sites.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+  const std::size_t top = std::min(kTopSites, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [&](std::int32_t x, std::int32_t y) {
+                      return sites.allocs(x) != sites.allocs(y) ? sites.allocs(x) > sites.allocs(y)
+                                                                : x < y;
+                    });
+  out.key("frequent").begin_array();
+  for (std::size_t k = 0; k < top; ++k) {
+    out.begin_object().key("site").num(order[k]).key("count").num(sites.allocs(order[k]));
+    out.key("bytes").num(sites.bytes(order[k])).end_object();
+  }
+  out.end_array().end_object();
+}
+
+}  // namespace cudapool::analyze

@@ -1,0 +1,97 @@
+// tools/analyze/report.h: what `cudapool report` says about a log, built from the engine's pass
+// (analysis.h): the port of scripts/cudapool_analysis/report.py build_report() and its parts
+// (device_reports, impossible, the notes; leaks.h for the leaks). Kept as data so that the report
+// object and the page (report_json.h, page_json.h) say the same. Not here: the JSON (report_json.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/analyze/analysis.h"
+#include "tools/analyze/figure.h"
+#include "tools/analyze/json_value.h"
+
+namespace cudapool::analyze {
+
+struct PeakReport {
+  Figure bytes;
+  std::uint64_t seq, t_ns;
+  std::optional<double> time_s;
+};
+
+struct Fragmentation {
+  std::uint64_t seq, t_ns;
+  std::optional<double> time_s;
+  Figure reserved, allocated, free_cached;
+  UFigure largest;
+  std::optional<UFigure> largest_at;
+  std::optional<std::uint64_t> largest_segment;
+  std::optional<double> fragmentation;  // none: its figures are impossible
+  std::size_t regions;
+  bool free_on_request;
+};
+
+struct DeviceReport {
+  int dev;
+  bool from_summary;
+  std::vector<std::pair<std::string, Figure>> stats;  // in the order written
+  std::uint64_t events;
+  std::optional<PeakReport> peak_allocated, peak_reserved;
+  std::optional<Fragmentation> fragmentation;
+  std::uint64_t ooms;  // oom events (the cross-rank table)
+};
+
+// A leak as listed: the fields as the summary (or the events) have them (null where missing or
+// of the wrong kind), and the events' verdict on it (a summary's entry).
+struct LeakEntry {
+  JsonValue dev, ptr, size, block_size, seq, t_ns, tid, backtrace;
+  std::optional<double> time_s;
+  std::uint64_t order = 0;  // the events' order (leaks of a log without summary)
+  bool checked = false;     // a summary's entry: events_* below say what the events have
+  bool disagrees = false;
+  std::string why;
+  bool counted = false;
+  std::uint64_t events_size = 0, events_block_size = 0;
+  // The block bytes the entry counts for (leaks.py counted_block_size), none when not counted.
+  std::optional<std::uint64_t> counted_block_size() const;
+};
+
+struct LeaksReport {
+  bool from_summary = false;
+  std::optional<std::uint64_t> last_seq;
+  std::uint64_t count = 0;
+  Figure bytes = 0, requested_bytes = 0;
+  std::vector<LeakEntry> entries;
+  std::optional<std::array<Figure, 3>> not_listed;  // count, size, block_size
+  std::optional<std::array<Figure, 3>> omitted;
+  std::uint64_t disagreements = 0;
+};
+
+struct Impossible {
+  std::string where, what;
+  Figure value;
+};
+
+struct Report {
+  std::string log;  // the name shown
+  std::vector<DeviceReport> devices;
+  LeaksReport leaks;
+  std::vector<Impossible> impossible;
+  std::vector<std::string> notes;
+  // The cross-rank row's rank: the header's, else the log's place.
+  std::optional<Figure> header_rank;
+};
+
+Report build_report(const LogAnalysis& a, const std::string& name);
+
+// report.py header_rank(): the header's rank field, else the first set of RANK,
+// OMPI_COMM_WORLD_RANK, SLURM_PROCID in its environment (or env) object.
+std::optional<Figure> header_rank(const JsonValue* header);
+
+LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes);
+
+}  // namespace cudapool::analyze

@@ -1,0 +1,45 @@
+// tools/analyze/report_json.h: the report of one log as the JSON object `cudapool report --json`
+// prints ("schema": "cudapool.report/1", docs/log-format.md "Who reads what"; field by field in
+// docs/analysis-format.md), its row of the cross-rank table, and for several logs the table's
+// notes (report.py several()). Not here: the figures (report.h, analysis.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tools/analyze/analysis.h"
+#include "tools/analyze/json_out.h"
+#include "tools/analyze/report.h"
+
+namespace cudapool::analyze {
+
+class Frames;
+
+inline constexpr const char* kReportSchema = "cudapool.report/1";
+
+void write_report(JsonOut& out, const LogAnalysis& a, const Report& r);
+
+// Parts the page writes too (page_json.h).
+void write_peak(JsonOut& out, const std::optional<PeakReport>& p);
+void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f);
+// lines, events, actions, exited_normally, ending, malformed_lines, problem_count, cache_hits,
+// allocs, notes, problems (the first max_problems).
+void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
+                       std::size_t max_problems);
+// A leak entry; with frames, its backtrace as the frames' texts (frames.h).
+void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames = nullptr);
+
+// One log's row of the cross-rank table; index: its place in the order given.
+struct RankRow {
+  Figure rank;
+  bool from_header;
+  std::string log;
+  std::string json;  // the row, written
+};
+RankRow rank_row(const LogAnalysis& a, const Report& r, std::size_t index);
+
+// The rows sorted by rank (stably) and the notes of ranks several logs name.
+void write_ranks(JsonOut& out, std::vector<RankRow> rows);
+
+}  // namespace cudapool::analyze
