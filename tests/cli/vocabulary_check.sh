@@ -2,11 +2,13 @@
 # tests/cli/vocabulary_check.sh [CUDAPOOL_VOCABULARY]: scripts/cudapool_analysis/vocabulary.py and
 # log_schema.json against the C++ that writes the log, so that the two cannot drift: log_schema.json
 # is the output of cudapool-vocabulary (made from pool/actions.def, log/shim_actions.def,
-# pool/stats.def; regenerated here when the program is given), the actions and statistics in the
-# .def lists are the vocabulary's, the field names of the event formatter (log/format_event.cpp)
-# and of the header and summary formatters (log/format_lines.cpp; the summary's leaks and modules
-# entries included), the statistics of pool/stats.cpp for_each_stat(), the oom causes of
-# pool/oom.cpp, and the action and event-field tables of docs/log-format.md. Also imports every module of the package (each checks at import the names
+# pool/stats.def, log/fields.def; regenerated here when the program is given), the actions and
+# statistics in the .def lists are the vocabulary's, the event formatter (log/format_event.cpp)
+# takes every key from log/fields.def and spells none, the field names of the header and summary
+# formatters (log/format_lines.cpp; the summary's leaks and modules entries included) are
+# log/fields.def's, the statistics of pool/stats.cpp for_each_stat(), the oom causes of
+# pool/oom.cpp, the action table of docs/log-format.md and its event-field table, which must be
+# log/fields.def's row for row. Also imports every module of the package (each checks at import the names
 # it uses against the vocabulary). CPU only, Python 3.
 set -euo pipefail
 src="${CUDAPOOL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
@@ -74,14 +76,23 @@ same("actions (pool/actions.def, log/shim_actions.def)",
      [n for _, n in def_names("pool/actions.def", "CUDAPOOL_POOL_ACTION")
       + def_names("log/shim_actions.def", "CUDAPOOL_SHIM_ACTION")], list(v.ACTIONS))
 
-# 2. field names the formatters write: \"name\": in each function
+# 2. field names the formatters write. The event formatter takes its keys from log/fields.def
+# (c.key(F::kName)): it spells none itself, and writes every event field of the table. The header
+# and summary formatters spell theirs (\"name\": in each function), which must be the table's.
 event_src = read("log/format_event.cpp")
 lines_src = read("log/format_lines.cpp")
 field = re.compile(r'\\"([a-z_]+)\\":')
-event = field.findall(body(event_src, "std::size_t format_event_unchecked(",
-                           "log/format_event.cpp"))
-same("event fields (log/format_event.cpp format_event_unchecked)", sorted(set(event)),
+event_body = body(event_src, "std::size_t format_event_unchecked(", "log/format_event.cpp")
+if field.findall(event_body):
+    failures.append("log/format_event.cpp format_event_unchecked spells field names itself (%s): "
+                    "take them from log/fields.def (c.key(F::k...))" % field.findall(event_body))
+fields_def = read("log/fields.def")
+def_events = re.findall(r'^CUDAPOOL_EVENT_FIELD\((\w+),\s*"([a-z_]+)"', fields_def, re.M)
+same("event fields written (log/format_event.cpp c.key(F::...))",
+     sorted(n for e, n in def_events if e in set(re.findall(r'c\.key\(F::(\w+)', event_body))),
      sorted(names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)))
+same("event fields (log/fields.def)", [n for _, n in def_events],
+     [f["name"] for f in v._SCHEMA["event_fields"]], "log/fields.def")
 header = field.findall(body(lines_src, "std::string format_header(", "log/format_lines.cpp"))
 same("header fields (log/format_lines.cpp format_header)", sorted(set(header)),
      sorted(names_of(v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_DEVICE_FIELDS)))
@@ -109,17 +120,37 @@ oom = body(read("pool/oom.cpp"), "std::string_view oom_cause_name(", "pool/oom.c
 same("oom causes (pool/oom.cpp oom_cause_name)",
      re.findall(r'case\s+OomCause::k\w+\s*:\s*return\s+"([a-z_]+)"', oom), list(v.OOM_CAUSES))
 
-# 5. docs/log-format.md: the rows of the action table and of the event-field table
+# 5. docs/log-format.md: the rows of the action table, and the event-field table, which is
+# log/fields.def's event fields (log_schema.json) row for row: name, kind, presence, meaning.
 doc = read("docs/log-format.md")
 def table(heading, stop):
     part = doc[doc.find(heading):]
-    part = part[:part.find(stop, len(heading))]
-    return re.findall(r'^\| `([a-z_]+)` \|', part, re.M)
-same("the actions table of docs/log-format.md", sorted(table("### Actions", "\n## ")),
+    return part[:part.find(stop, len(heading))]
+same("the actions table of docs/log-format.md",
+     sorted(re.findall(r'^\| `([a-z_]+)` \|', table("### Actions", "\n## "), re.M)),
      sorted(v.ACTIONS), "the docs")
-same("the event fields table of docs/log-format.md", sorted(table("## Events", "### Actions")),
-     sorted(n for n in names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)   # the oom figures: in
-            if n not in v.OOM_FIGURES + ("cause",)), "the docs")   # the oom action's row
+
+
+def presence_text(f):
+    acts = ", ".join("`%s`" % a for a in f["actions"])
+    if f["presence"] == "with figures":
+        return "%s, with its figures" % acts
+    if f["presence"] == "always":
+        return "%s only" % acts if acts else "always"
+    return "%s, when set" % acts if acts else "when set"
+
+
+expected = ["| field | type | present | meaning |", "| --- | --- | --- | --- |"] + [
+    "| `%s` | %s | %s | %s |" % (f["name"], f["kind"], presence_text(f), f["meaning"])
+    for f in v._SCHEMA["event_fields"]]
+events_part = table("## Events", "### Actions")
+doc_rows = [l for l in events_part.splitlines() if l.startswith("|")]
+if doc_rows != expected:
+    wrong = [l for l in doc_rows if l not in expected] + ["(missing) " + l for l in expected
+                                                          if l not in doc_rows]
+    failures.append("the event fields table of docs/log-format.md is not log/fields.def's; "
+                    "rows that differ:\n  %s\nthe table, as it should read:\n%s"
+                    % ("\n  ".join(wrong[:6]), "\n".join(expected)))
 
 # 6. every module imports (each checks the names it uses at import)
 for m in pkgutil.iter_modules(cudapool_analysis.__path__):

@@ -1,12 +1,14 @@
 // tools/vocabulary/main.cpp: cudapool-vocabulary prints the log's vocabulary as JSON, made from
-// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, and the compressed
-// formats of log/read/compressions.def): the file
+// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, the fields of the
+// lines of log/fields.def, and the compressed formats of log/read/compressions.def): the file
 // scripts/cudapool_analysis/log_schema.json, which the Python tools read. The build target
 // refresh-vocabulary rewrites that file; the test cli.vocabulary_schema fails when it differs from
 // this program's output. Not installed; not a reader of logs.
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "log/fields.h"
 
 namespace {
 
@@ -51,8 +53,11 @@ int main() {
 #define CUDAPOOL_SHIM_ACTION(id, name, meaning) \
   actions.item("{\"name\": " + quoted(name) +   \
                ", \"origin\": \"shim\", \"meaning\": " + quoted(meaning) + "}");
-#include "log/shim_actions.def"
+// The pool's actions first, then the shim's (log::LogAction's order; not sorted by clang-format).
+// clang-format off
 #include "pool/actions.def"
+#include "log/shim_actions.def"
+  // clang-format on
   std::printf("\n  ],\n  \"stat_arrays\": [");
   List arrays;
 #define CUDAPOOL_STAT_ARRAY(member, label, format, meaning)               \
@@ -86,6 +91,29 @@ int main() {
 #undef CUDAPOOL_STAT_ARRAY
 #undef CUDAPOOL_STAT_SINGLE
 #undef CUDAPOOL_STAT_COUNTER
+  std::printf("\n  ],\n  \"event_fields\": [");
+  List event_fields;
+  for (const auto& f : cudapool::log::kEventFields) {
+    std::string actions = "[";
+    for (std::string_view list = f.actions; !list.empty();) {
+      const std::size_t space = list.find(' ');
+      actions += (actions.size() > 1 ? ", " : "") + quoted(list.substr(0, space));
+      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+    }
+    event_fields.item("{\"name\": " + quoted(f.name) +
+                      ", \"kind\": " + quoted(cudapool::log::field_kind_text(f.kind)) +
+                      ", \"presence\": " + quoted(cudapool::log::field_presence_text(f.presence)) +
+                      ", \"actions\": " + actions + "], \"meaning\": " + quoted(f.meaning) + "}");
+  }
+  std::printf("\n  ],\n  \"line_fields\": [");
+  List line_fields;
+  for (const auto& f : cudapool::log::kLineFields) {
+    line_fields.item("{\"part\": " + quoted(cudapool::log::line_part_text(f.part)) +
+                     ", \"name\": " + quoted(f.name) +
+                     ", \"kind\": " + quoted(cudapool::log::field_kind_text(f.kind)) +
+                     ", \"presence\": " + quoted(cudapool::log::field_presence_text(f.presence)) +
+                     ", \"meaning\": " + quoted(f.meaning) + "}");
+  }
   std::printf("\n  ],\n  \"compressions\": [");
   List compressions;
 #define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read)                                \
