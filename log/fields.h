@@ -13,6 +13,9 @@
 
 namespace cudapool::log {
 
+// The summary line's action (an event has another).
+inline constexpr std::string_view kSummaryAction = "summary";
+
 enum class FieldKind : std::uint8_t {
   kUint,
   kInt,

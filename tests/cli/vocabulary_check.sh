@@ -42,19 +42,19 @@ def body(text, opening, path):
     return text[start:end if end >= 0 else len(text)]
 
 
-def same(what, cpp, py, where="the C++"):
-    """cpp (what the source has) and py (the vocabulary's), two lists of names, must be equal,
-    order included."""
+def same(what, cpp, py, where="the C++", other="vocabulary.py"):
+    """cpp (what the source has) and py (the vocabulary's, or other's), two lists of names, must
+    be equal, order included."""
     if cpp == py:
         return
     missing = [n for n in cpp if n not in py]
     extra = [n for n in py if n not in cpp]
     if missing or extra:
-        failures.append("%s: in %s, not in vocabulary.py: %s; in vocabulary.py, not in %s: %s"
-                        % (what, where, missing or "none", where, extra or "none"))
+        failures.append("%s: in %s, not in %s: %s; in %s, not in %s: %s"
+                        % (what, where, other, missing or "none", other, where, extra or "none"))
     else:
-        failures.append("%s: the same names in another order:\n  %s: %s\n  vocabulary.py: %s"
-                        % (what, where, cpp, py))
+        failures.append("%s: the same names in another order:\n  %s: %s\n  %s: %s"
+                        % (what, where, cpp, other, py))
 
 
 def names_of(fields):
@@ -88,20 +88,32 @@ if field.findall(event_body):
                     "take them from log/fields.def (c.key(F::k...))" % field.findall(event_body))
 fields_def = read("log/fields.def")
 def_events = re.findall(r'^CUDAPOOL_EVENT_FIELD\((\w+),\s*"([a-z_]+)"', fields_def, re.M)
-same("event fields written (log/format_event.cpp c.key(F::...))",
+same("event fields written (log/format_event.cpp c.key(F::...)), log_schema.json's",
      sorted(n for e, n in def_events if e in set(re.findall(r'c\.key\(F::(\w+)', event_body))),
      sorted(names_of(v.EVENT_FIELDS + v.OPTIONAL_FIELDS)))
 same("event fields (log/fields.def)", [n for _, n in def_events],
      [f["name"] for f in v._SCHEMA["event_fields"]], "log/fields.def")
-header = field.findall(body(lines_src, "std::string format_header(", "log/format_lines.cpp"))
-same("header fields (log/format_lines.cpp format_header)", sorted(set(header)),
-     sorted(names_of(v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_DEVICE_FIELDS)))
-summary = field.findall(body(lines_src, "std::string format_summary(", "log/format_lines.cpp"))
-summary += re.findall(r'"action\\":\\"(summary)\\"', lines_src)   # the action, written as a value
-same("summary fields (log/format_lines.cpp format_summary)", sorted(set(summary)), sorted(set(
-    names_of(v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS + v.SUMMARY_DEVICE_FIELDS
-             + v.LEAK_FIELDS + v.LEAKS_OMITTED_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)
-    + [v.SUMMARY_ACTION])))
+line_defs = re.findall(r'^CUDAPOOL_LINE_FIELD\((\w+),\s*(\w+),\s*"([a-z_]+)"', fields_def, re.M)
+line_ids = {i: n for _, i, n in line_defs}
+for function, what, parts, fields in (
+        ("std::string format_header(", "header", ("kHeader", "kHeaderDevice"),
+         v.HEADER_FIELDS + v.HEADER_OPTIONAL_FIELDS + v.HEADER_DEVICE_FIELDS),
+        ("std::string format_summary(", "summary",
+         ("kSummary", "kSummaryDevice", "kLeak", "kLeaksOmitted", "kModule", "kLogErrors"),
+         v.SUMMARY_FIELDS + v.SUMMARY_OPTIONAL_FIELDS + v.SUMMARY_DEVICE_FIELDS + v.LEAK_FIELDS
+         + v.LEAKS_OMITTED_FIELDS + v.MODULE_FIELDS + v.LOG_ERROR_FIELDS)):
+    code = body(lines_src, function, "log/format_lines.cpp")
+    if field.findall(code):
+        failures.append("log/format_lines.cpp %s spells field names itself (%s): take them from "
+                        "log/fields.def (key(out, L::k...))" % (function, field.findall(code)))
+    used = sorted(set(re.findall(r'key\(\w+, L::(\w+)', code)))
+    same("%s fields written (log/format_lines.cpp %s)" % (what, function), used,
+         sorted(i for p, i, _ in line_defs if p in parts), "the C++", "log/fields.def")
+    same("%s fields (log/fields.def)" % what,
+         sorted(set(n for p, _, n in line_defs if p in parts)), sorted(set(names_of(fields))))
+if 'kSummaryAction = "%s"' % v.SUMMARY_ACTION not in read("log/fields.h"):
+    failures.append("log/fields.h kSummaryAction is not vocabulary.py's SUMMARY_ACTION %r"
+                    % v.SUMMARY_ACTION)
 
 # 3. statistics: the lists of pool/stats.def
 stats_def = read("pool/stats.def")

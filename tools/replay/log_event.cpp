@@ -180,7 +180,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (action_field->kind != JsonKind::kString) return malformed("action is not a string");
   const std::string action = text_of(*action_field);
   out.kind = LineKind::kEvent;
-  if (action == "summary") {  // the summary line at exit: statistics, nothing to replay
+  if (action == log::kSummaryAction) {  // the summary line at exit: statistics, nothing to replay
     if (f.devices && !is_null(f.devices) &&
         !(f.devices->kind == JsonKind::kNested && f.devices->value[0] == '{')) {
       return malformed("summary devices is not an object");
