@@ -97,7 +97,8 @@ int main() {
     std::string actions = "[";
     for (std::string_view list = f.actions; !list.empty();) {
       const std::size_t space = list.find(' ');
-      actions += (actions.size() > 1 ? ", " : "") + quoted(list.substr(0, space));
+      if (actions.size() > 1) actions += ", ";  // appended, not +: GCC 12's -Wstringop-overflow
+      actions += quoted(list.substr(0, space));
       list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
     }
     event_fields.item("{\"name\": " + quoted(f.name) +
