@@ -187,10 +187,24 @@ constexpr const JsonKey& event_key(EventField f) {
 // the names, built at compile time, so that a reader takes a line's keys at millions a second.
 namespace fields_detail {
 inline constexpr std::size_t kSlots = 128;
+// No two names of the table share a slot (multipliers chosen for that; a new name that does only
+// costs a second probe).
 constexpr std::size_t hash(std::string_view key) {
-  return (static_cast<unsigned char>(key.front()) * 7u +
-          static_cast<unsigned char>(key.back()) * 3u + key.size()) %
+  return (static_cast<unsigned char>(key.front()) + static_cast<unsigned char>(key.back()) * 4u +
+          key.size()) %
          kSlots;
+}
+// key == f's name, compared with the name as a constant (an inlined compare of its length).
+constexpr bool is_named(EventField f, std::string_view key) {
+  switch (f) {
+#define CUDAPOOL_EVENT_FIELD(id, name, kind, presence, actions, meaning) \
+  case EventField::id:                                                   \
+    return key == std::string_view(name);
+#include "log/fields.def"
+    case EventField::kCount:
+      break;
+  }
+  return false;
 }
 struct Index {
   std::uint8_t slot[kSlots] = {};  // the field's index + 1; 0: empty
@@ -213,7 +227,8 @@ inline EventField event_field_of(std::string_view key) {
   for (std::size_t h = fields_detail::hash(key);; h = (h + 1) % fields_detail::kSlots) {
     const std::uint8_t s = fields_detail::kIndex.slot[h];
     if (s == 0) return EventField::kCount;
-    if (kEventFields[s - 1].name == key) return static_cast<EventField>(s - 1);
+    const auto f = static_cast<EventField>(s - 1);
+    if (fields_detail::is_named(f, key)) return f;
   }
 }
 

@@ -205,6 +205,9 @@ TEST_CASE("log fields: a reader finds every field by its name, and nothing else"
   for (std::size_t i = 0; i < kEventFieldCount; ++i) {
     INFO(kEventFields[i].name);
     CHECK(event_field_of(kEventFields[i].name) == static_cast<EventField>(i));
+    // At the first probe: no two names share a slot of the hash (the lookup's speed).
+    namespace d = cudapool::log::fields_detail;
+    CHECK(d::kIndex.slot[d::hash(kEventFields[i].name)] == i + 1);
     CHECK(cudapool::log::event_key(static_cast<EventField>(i)).size ==
           kEventFields[i].name.size() + 4);
   }

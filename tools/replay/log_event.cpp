@@ -1,6 +1,7 @@
 // tools/replay/log_event.cpp: see log_event.h.
 #include "tools/replay/log_event.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -99,14 +100,47 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
   return true;
 }
 
+// The event fields the replay reads, each kept in a slot of Fields; the others are only noted as
+// present.
+constexpr log::EventField kRead[] = {
+    log::EventField::kAction,  log::EventField::kSeq,    log::EventField::kTNs,
+    log::EventField::kTid,     log::EventField::kDev,    log::EventField::kCtx,
+    log::EventField::kPtr,     log::EventField::kSize,   log::EventField::kBlockSize,
+    log::EventField::kSegment, log::EventField::kStream, log::EventField::kRequestedBy};
+constexpr std::array<std::int8_t, log::kEventFieldCount> kSlotOf = [] {
+  std::array<std::int8_t, log::kEventFieldCount> slot{};
+  slot.fill(-1);
+  for (std::size_t i = 0; i < std::size(kRead); ++i) {
+    slot[static_cast<std::size_t>(kRead[i])] = static_cast<std::int8_t>(i);
+  }
+  return slot;
+}();
+static_assert(log::kEventFieldCount <= 32);
+constexpr std::uint32_t bit(log::EventField f) {
+  return 1u << static_cast<unsigned>(f);
+}
+// What every event carries, whatever its action (log/fields.def: always, every action).
+constexpr std::uint32_t kRequired = [] {
+  std::uint32_t mask = 0;
+  for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
+    const log::EventFieldInfo& f = log::kEventFields[i];
+    if (f.presence == log::FieldPresence::kAlways && f.actions.empty()) {
+      mask |= bit(static_cast<log::EventField>(i));
+    }
+  }
+  return mask;
+}();
+
 // The last occurrence of each field (a repeated key: the last one counts, as in any JSON reader):
 // the event fields by log/fields.def's lookup, and the header's and summary's schema and devices.
 struct Fields {
-  std::optional<JsonField> event[log::kEventFieldCount];
+  std::optional<JsonField> read[std::size(kRead)];
   std::optional<JsonField> schema, devices;
+  std::uint32_t present = 0;  // bit(f) for each event field the line has
 
+  // f must be one of kRead.
   const std::optional<JsonField>& operator[](log::EventField f) const {
-    return event[static_cast<std::size_t>(f)];
+    return read[static_cast<std::size_t>(kSlotOf[static_cast<std::size_t>(f)])];
   }
 
   void take(const JsonField& f) {
@@ -115,7 +149,9 @@ struct Fields {
     if (f.key_escaped) key = decoded = decode_json_string(f.key);
     const log::EventField id = log::event_field_of(key);
     if (id != log::EventField::kCount) {
-      event[static_cast<std::size_t>(id)] = f;
+      present |= bit(id);
+      const int slot = kSlotOf[static_cast<std::size_t>(id)];
+      if (slot >= 0) read[slot] = f;
     } else if (key == log::line_field_name(log::LineField::kSummarySchema)) {
       schema = f;
     } else if (key == log::line_field_name(log::LineField::kSummaryDevices)) {
@@ -190,11 +226,12 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
 
   // Every event, of any action: the fields log/fields.def says every action carries, each of its
   // kind and range.
-  for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
-    const auto id = static_cast<log::EventField>(i);
-    const log::EventFieldInfo& info = log::event_field(id);
-    if (info.presence == log::FieldPresence::kAlways && info.actions.empty() && !f[id]) {
-      return malformed(action + " event without " + std::string(info.name));
+  if ((f.present & kRequired) != kRequired) {
+    for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
+      const auto id = static_cast<log::EventField>(i);
+      if ((kRequired & bit(id)) != 0 && (f.present & bit(id)) == 0) {
+        return malformed(action + " event without " + std::string(log::event_field_name(id)));
+      }
     }
   }
   using F = log::EventField;
