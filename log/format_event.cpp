@@ -1,9 +1,11 @@
 // log/format_event.cpp: the event line (format_event, see format.h). The formatter writes into raw
 // memory with no bounds checks once it knows the buffer holds kMaxEventLine bytes; smaller buffers
-// go through a stack copy. It allocates nothing (the writer thread calls it). The header and
-// summary lines are in format_lines.cpp, JSON text for std::string in json_text.cpp.
+// go through a stack copy. Its keys are log/fields.def's (fields.h). It allocates nothing (the
+// writer thread calls it). The header and summary lines are in format_lines.cpp, JSON text for
+// std::string in json_text.cpp.
 #include <cstring>
 
+#include "log/fields.h"
 #include "log/format.h"
 #include "log/json_text.h"
 
@@ -66,6 +68,13 @@ struct Cursor {
     std::memcpy(p, s, N - 1);
     p += N - 1;
   }
+  // `,"name":` of a field from log/fields.def (without the comma for the line's first field).
+  void key(EventField f, bool first = false) {
+    const JsonKey& k = event_key(f);
+    const std::size_t skip = first ? 1 : 0;
+    std::memcpy(p, k.text + skip, k.size - skip);
+    p += k.size - skip;
+  }
   void str(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
@@ -127,89 +136,97 @@ struct Cursor {
 };
 
 std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
+  using F = EventField;
   Cursor c{buf};
-  c.lit("{\"seq\":");
+  *c.p++ = '{';
+  c.key(F::kSeq, /*first=*/true);
   c.u64(r.seq);
-  c.lit(",\"t_ns\":");
+  c.key(F::kTNs);
   c.u64(r.t_ns);
-  c.lit(",\"tid\":");
+  c.key(F::kTid);
   c.u64(r.tid);
-  c.lit(",\"dev\":");
+  c.key(F::kDev);
   c.i64(r.device);
   if (r.ctx != 0) {
-    c.lit(",\"ctx\":");
+    c.key(F::kCtx);
     c.u64(r.ctx);
   }
-  c.lit(",\"action\":\"");
+  c.key(F::kAction);
+  *c.p++ = '"';
   c.str(name_of(r.action));
-  c.lit("\",\"ptr\":");
+  *c.p++ = '"';
+  c.key(F::kPtr);
   c.hex(r.ptr);
-  c.lit(",\"size\":");
+  c.key(F::kSize);
   c.u64(r.size);
   if (r.block_size != 0) {
-    c.lit(",\"block_size\":");
+    c.key(F::kBlockSize);
     c.u64(r.block_size);
   }
   if (r.segment != 0) {
-    c.lit(",\"segment\":");
+    c.key(F::kSegment);
     c.hex(r.segment);
   }
   if (r.stream != 0) {
-    c.lit(",\"stream\":");
+    c.key(F::kStream);
     c.hex(r.stream);
   }
   if (r.action == LogAction::kAlloc) {
+    c.key(F::kCacheHit);
     if (r.cache_hit) {
-      c.lit(",\"cache_hit\":true");
+      c.lit("true");
     } else {
-      c.lit(",\"cache_hit\":false");
+      c.lit("false");
     }
   }
   if (r.latency_ns != 0) {
-    c.lit(",\"latency_ns\":");
+    c.key(F::kLatencyNs);
     c.u64(r.latency_ns);
   }
   if (r.error != 0) {
-    c.lit(",\"error\":");
+    c.key(F::kError);
     c.i64(r.error);
   }
   if (r.entry != nullptr) {
-    c.lit(",\"entry\":\"");
+    c.key(F::kEntry);
+    *c.p++ = '"';
     c.safe(r.entry, kMaxEntryText);
     *c.p++ = '"';
   }
   if (r.caller != nullptr) {
-    c.lit(",\"caller\":\"");
+    c.key(F::kCaller);
+    *c.p++ = '"';
     c.safe(r.caller, kMaxCallerText);
     *c.p++ = '"';
   }
   if (r.action == LogAction::kEmptyCache && r.requested_by != 0) {
-    c.lit(",\"requested_by\":");
+    c.key(F::kRequestedBy);
     c.u64(r.requested_by);
   }
   if (r.action == LogAction::kOom && r.oom.cause != 0) {
     const OomFigures& o = r.oom;
-    c.lit(",\"segment_size\":");
+    c.key(F::kSegmentSize);
     c.u64(o.segment_size);
-    c.lit(",\"device_total\":");
+    c.key(F::kDeviceTotal);
     c.u64(o.device_total);
     if (o.device_free_known) {
-      c.lit(",\"device_free\":");
+      c.key(F::kDeviceFree);
       c.u64(o.device_free);
     }
     if (o.cap != 0) {
-      c.lit(",\"cap\":");
+      c.key(F::kCap);
       c.u64(o.cap);
     }
-    c.lit(",\"reserved\":");
+    c.key(F::kReserved);
     c.u64(o.reserved);
-    c.lit(",\"allocated\":");
+    c.key(F::kAllocated);
     c.u64(o.allocated);
-    c.lit(",\"free_blocks\":");
+    c.key(F::kFreeBlocks);
     c.u64(o.free_blocks);
-    c.lit(",\"largest_free_block\":");
+    c.key(F::kLargestFreeBlock);
     c.u64(o.largest_free_block);
-    c.lit(",\"cause\":\"");
+    c.key(F::kCause);
+    *c.p++ = '"';
     c.str(pool::oom_cause_name(static_cast<pool::OomCause>(o.cause - 1)));
     c.lit("\"}\n");
     return static_cast<std::size_t>(c.p - buf);
@@ -218,7 +235,8 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
                              : r.frames < kMaxBacktrace  ? r.frames
                                                          : kMaxBacktrace;
   if (frames > 0) {
-    c.lit(",\"backtrace\":[");
+    c.key(F::kBacktrace);
+    *c.p++ = '[';
     for (std::size_t i = 0; i < frames; ++i) {
       if (i > 0) *c.p++ = ',';
       c.hex(r.backtrace[i]);
@@ -229,15 +247,72 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
   return static_cast<std::size_t>(c.p - buf);
 }
 
-// Widest line: the fixed text plus every number at its widest (20 digits, 11 for int32, 18 for a
-// quoted hex value) and 16 frames.
-constexpr std::size_t kWidestEvent =
-    sizeof(
-        "{\"seq\":,\"t_ns\":,\"tid\":,\"dev\":,\"ctx\":,\"action\":\"\",\"ptr\":,\"size\":"
-        ",\"block_size\":,\"segment\":,\"stream\":,\"cache_hit\":false,\"latency_ns\":"
-        ",\"error\":,\"entry\":\"\",\"caller\":\"\",\"backtrace\":[]}\n") +
-    kMaxEntryText + kMaxCallerText + 20 * 3 + 11 + 3 /* ctx */ + 16 /* longest action name */ + 20 +
-    18 + 20 + 18 + 18 + 20 + 11 + kMaxBacktrace * (18 + 1);
+// The widest value of each field (20 digits for an unsigned integer, 11 for an int32, 18 for a
+// quoted hex value, strings and lists with their quotes and brackets). An oom event's figures
+// never come with a backtrace (record.h's union).
+constexpr std::size_t widest_value(EventField f) {
+  using F = EventField;
+  switch (f) {
+    case F::kDev:
+    case F::kError:
+      return 11;
+    case F::kCtx:
+      return 3;
+    case F::kAction:
+      return 2 + 16;  // the longest action name
+    case F::kPtr:
+    case F::kSegment:
+    case F::kStream:
+      return 18;
+    case F::kCacheHit:
+      return 5;
+    case F::kEntry:
+      return 2 + kMaxEntryText;
+    case F::kCaller:
+      return 2 + kMaxCallerText;
+    case F::kCause:
+      return 2 + 20;
+    case F::kBacktrace:
+      return 2 + kMaxBacktrace * (18 + 1);
+    case F::kSeq:
+    case F::kTNs:
+    case F::kTid:
+    case F::kSize:
+    case F::kBlockSize:
+    case F::kLatencyNs:
+    case F::kRequestedBy:
+    case F::kSegmentSize:
+    case F::kDeviceTotal:
+    case F::kDeviceFree:
+    case F::kCap:
+    case F::kReserved:
+    case F::kAllocated:
+    case F::kFreeBlocks:
+    case F::kLargestFreeBlock:
+    case F::kCount:
+      return 20;
+  }
+  return 20;
+}
+
+// The widest line: '{', every field's key and widest value but the oom figures (or the backtrace,
+// whichever is wider), "}\n".
+constexpr std::size_t widest_event() {
+  std::size_t common = 1 + 2, figures = 0;
+  for (std::size_t i = 0; i < kEventFieldCount; ++i) {
+    const auto f = static_cast<EventField>(i);
+    const std::size_t width = event_key(f).size + widest_value(f);
+    if (kEventFields[i].actions == "oom") {
+      figures += width;
+    } else if (f != EventField::kBacktrace) {
+      common += width;
+    }
+  }
+  const std::size_t backtrace =
+      event_key(EventField::kBacktrace).size + widest_value(EventField::kBacktrace);
+  return common + (figures > backtrace ? figures : backtrace);
+}
+constexpr std::size_t kWidestEvent = widest_event();
 static_assert(kWidestEvent <= kMaxEventLine);
 
 }  // namespace

@@ -1,62 +1,86 @@
 // log/format_lines.cpp: the header and summary lines (format_header, format_summary, see
-// format.h), one std::string each, written once at start and at exit. The event line is in
+// format.h), one std::string each, written once at start and at exit, their keys log/fields.def's
+// (fields.h). The event line is in
 // format_event.cpp, the JSON text helpers in json_text.cpp. No I/O here.
 #include <algorithm>
 
+#include "log/fields.h"
 #include "log/format.h"
 #include "log/json_text.h"
 
 namespace cudapool::log {
 
+namespace {
+
+using L = LineField;
+
+// `,"name":` of a field of log/fields.def; the first of an object without the comma.
+void key(std::string& out, LineField field, bool first = false) {
+  if (!first) out.push_back(',');
+  out.push_back('"');
+  out += line_field_name(field);
+  out += "\":";
+}
+
+// The longest "leaks_omitted" object: three numbers of up to 20 digits.
+constexpr std::size_t kOmittedBytes = 100;
+
+}  // namespace
+
 std::string format_header(const HeaderInfo& h) {
   std::string out;
   out.reserve(512);
-  out += "{\"schema\":";
+  out.push_back('{');
+  key(out, L::kHeaderSchema, true);
   append_json_string(out, kSchema);
-  out += ",\"version\":";
+  key(out, L::kHeaderVersion);
   append_json_string(out, h.version);
-  out += ",\"pid\":";
+  key(out, L::kHeaderPid);
   append_u64(out, h.pid);
-  out += ",\"host\":";
+  key(out, L::kHeaderHost);
   append_json_string(out, h.host);
-  out += ",\"executable\":";
+  key(out, L::kHeaderExecutable);
   append_json_string(out, h.executable);
-  out += ",\"argv\":";
+  key(out, L::kHeaderArgv);
   append_string_array(out, h.argv);
-  out += ",\"start_time\":";
+  key(out, L::kHeaderStartTime);
   append_json_string(out, iso8601_utc(h.start_unix_ns));
-  out += ",\"start_unix_ns\":";
+  key(out, L::kHeaderStartUnixNs);
   append_u64(out, h.start_unix_ns);
   if (h.start_t_ns != 0) {
-    out += ",\"start_t_ns\":";
+    key(out, L::kHeaderStartTNs);
     append_u64(out, h.start_t_ns);
   }
   if (h.rank >= 0) {
-    out += ",\"rank\":";
+    key(out, L::kHeaderRank);
     append_u64(out, static_cast<std::uint64_t>(h.rank));
-    out += ",\"rank_from\":";
+    key(out, L::kHeaderRankFrom);
     append_json_string(out, h.rank_from);
   }
-  out += ",\"conf\":";
+  key(out, L::kHeaderConf);
   append_json_string(out, h.conf);
-  out += ",\"conf_source\":";
+  key(out, L::kHeaderConfSource);
   append_json_string(out, h.conf_source);
-  out += ",\"options\":{";
+  key(out, L::kHeaderOptions);
+  out.push_back('{');
   for (std::size_t i = 0; i < h.options.size(); ++i) {
     if (i > 0) out.push_back(',');
     append_json_string(out, h.options[i].first);
     out.push_back(':');
     out += h.options[i].second.empty() ? std::string("null") : h.options[i].second;
   }
-  out += "},\"devices\":[";
+  out.push_back('}');
+  key(out, L::kHeaderDevices);
+  out.push_back('[');
   for (std::size_t i = 0; i < h.devices.size(); ++i) {
     const DeviceInfo& d = h.devices[i];
     if (i > 0) out.push_back(',');
-    out += "{\"id\":";
+    out.push_back('{');
+    key(out, L::kHeaderDeviceId, true);
     out += std::to_string(d.id);
-    out += ",\"name\":";
+    key(out, L::kHeaderDeviceName);
     append_json_string(out, d.name);
-    out += ",\"total_memory\":";
+    key(out, L::kHeaderDeviceTotalMemory);
     append_u64(out, d.total_memory);
     out.push_back('}');
   }
@@ -64,35 +88,30 @@ std::string format_header(const HeaderInfo& h) {
   return out;
 }
 
-namespace {
-
-// The longest "leaks_omitted" object: three numbers of up to 20 digits.
-constexpr std::size_t kOmittedBytes = 100;
-
-}  // namespace
-
 std::string format_summary(const Summary& s) {
   // One entry of "leaks".
   const auto append_leak = [](std::string& out, const Leak& l) {
-    out += "{\"dev\":";
+    out.push_back('{');
+    key(out, L::kLeakDev, true);
     out += std::to_string(l.dev);
-    out += ",\"ptr\":";
+    key(out, L::kLeakPtr);
     append_hex(out, l.ptr);
-    out += ",\"size\":";
+    key(out, L::kLeakSize);
     append_u64(out, l.size);
-    out += ",\"block_size\":";
+    key(out, L::kLeakBlockSize);
     append_u64(out, l.block_size);
-    out += ",\"seq\":";
+    key(out, L::kLeakSeq);
     append_u64(out, l.seq);
-    out += ",\"t_ns\":";
+    key(out, L::kLeakTNs);
     append_u64(out, l.t_ns);
-    out += ",\"tid\":";
+    key(out, L::kLeakTid);
     append_u64(out, l.tid);
     if (!l.symbols.empty()) {
-      out += ",\"backtrace\":";
+      key(out, L::kLeakBacktrace);
       append_string_array(out, l.symbols);
     } else if (!l.frames.empty()) {
-      out += ",\"backtrace\":[";
+      key(out, L::kLeakBacktrace);
+      out.push_back('[');
       for (std::size_t k = 0; k < l.frames.size(); ++k) {
         if (k > 0) out.push_back(',');
         append_hex(out, l.frames[k]);
@@ -106,42 +125,52 @@ std::string format_summary(const Summary& s) {
   std::string tail;
   if (!s.modules.empty()) {
     tail.reserve(120 * s.modules.size());
-    tail += ",\"modules\":[";
+    key(tail, L::kSummaryModules);
+    tail.push_back('[');
     for (std::size_t i = 0; i < s.modules.size(); ++i) {
       if (i > 0) tail.push_back(',');
-      tail += "{\"base\":";
+      tail.push_back('{');
+      key(tail, L::kModuleBase, true);
       append_hex(tail, s.modules[i].base);
-      tail += ",\"end\":";
+      key(tail, L::kModuleEnd);
       append_hex(tail, s.modules[i].end);
-      tail += ",\"path\":";
+      key(tail, L::kModulePath);
       append_json_string(tail, s.modules[i].path);
       tail.push_back('}');
     }
     tail += "]";
   }
-  tail += ",\"log_errors\":{\"write_failed\":";
+  key(tail, L::kSummaryLogErrors);
+  tail.push_back('{');
+  key(tail, L::kLogErrorsWriteFailed, true);
   tail += s.write_failed ? "true" : "false";
-  tail += ",\"records_lost\":";
+  key(tail, L::kLogErrorsRecordsLost);
   append_u64(tail, s.records_lost);
   tail += "}}\n";
 
   const std::size_t listed_at_most = std::min(s.leaks.size(), kMaxSummaryLeaks);
   std::string out;
   out.reserve(4096 + 160 * listed_at_most + tail.size());
-  out += "{\"schema\":";
+  out.push_back('{');
+  key(out, L::kSummarySchema, true);
   append_json_string(out, kSchema);
-  out += ",\"action\":\"summary\",\"seq\":";
+  key(out, L::kSummaryAction);
+  append_json_string(out, kSummaryAction);
+  key(out, L::kSummarySeq);
   append_u64(out, s.seq);
-  out += ",\"t_ns\":";
+  key(out, L::kSummaryTNs);
   append_u64(out, s.t_ns);
-  out += ",\"events\":";
+  key(out, L::kSummaryEvents);
   append_u64(out, s.events);
-  out += ",\"devices\":{";
+  key(out, L::kSummaryDevices);
+  out.push_back('{');
   for (std::size_t i = 0; i < s.devices.size(); ++i) {
     if (i > 0) out.push_back(',');
     out += "\"";
     out += std::to_string(s.devices[i].first);
-    out += "\":{\"stats\":{";
+    out += "\":{";
+    key(out, L::kSummaryDeviceStats, true);
+    out.push_back('{');
     bool first = true;
     pool::for_each_stat(s.devices[i].second, [&](std::string_view name, std::int64_t value) {
       if (!first) out.push_back(',');
@@ -152,7 +181,8 @@ std::string format_summary(const Summary& s) {
     });
     out += "}";
     if (i < s.fences.size() && !s.fences[i].empty()) {
-      out += ",\"fences\":{";
+      key(out, L::kSummaryDeviceFences);
+      out.push_back('{');
       for (std::size_t k = 0; k < s.fences[i].size(); ++k) {
         if (k > 0) out.push_back(',');
         append_json_string(out, s.fences[i][k].first);
@@ -163,7 +193,9 @@ std::string format_summary(const Summary& s) {
     }
     out += "}";
   }
-  out += "},\"leaks\":[";
+  out.push_back('}');
+  key(out, L::kSummaryLeaks);
+  out.push_back('[');
   // The first blocks, as many as kMaxSummaryLeaks and the line's limit allow.
   const std::size_t room = out.size() + tail.size() + kOmittedBytes + 1 < kMaxSummaryLine
                                ? kMaxSummaryLine - tail.size() - kOmittedBytes - 1
@@ -184,11 +216,13 @@ std::string format_summary(const Summary& s) {
       size += s.leaks[i].size;
       block_size += s.leaks[i].block_size;
     }
-    out += ",\"leaks_omitted\":{\"count\":";
+    key(out, L::kSummaryLeaksOmitted);
+    out.push_back('{');
+    key(out, L::kLeaksOmittedCount, true);
     append_u64(out, s.leaks.size() - listed);
-    out += ",\"size\":";
+    key(out, L::kLeaksOmittedSize);
     append_u64(out, size);
-    out += ",\"block_size\":";
+    key(out, L::kLeaksOmittedBlockSize);
     append_u64(out, block_size);
     out += "}";
   }

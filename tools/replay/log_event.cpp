@@ -1,12 +1,14 @@
 // tools/replay/log_event.cpp: see log_event.h.
 #include "tools/replay/log_event.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
+#include "log/fields.h"
 #include "log/read/line_reader.h"
 #include "log/record.h"
 #include "tools/replay/flat_json.h"
@@ -51,6 +53,8 @@ std::string without_overflowing_numbers(std::string_view line) {
 }
 
 bool parse_header(std::string_view line, LogHeader& header, std::string& problem) {
+  using L = log::LineField;
+  const auto key = [](L field) { return std::string(log::line_field_name(field)); };
   auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
     json = nlohmann::json::parse(without_overflowing_numbers(line), nullptr, false);
@@ -59,35 +63,35 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
     problem = "header is not valid JSON";
     return false;
   }
-  header.schema = json.value("schema", "");
-  if (auto it = json.find("options"); it != json.end() && it->is_object()) {
+  header.schema = json.value(key(L::kHeaderSchema), "");
+  if (auto it = json.find(key(L::kHeaderOptions)); it != json.end() && it->is_object()) {
     header.fences_logged = it->contains("reuse_fence");
   }
-  if (auto it = json.find("host"); it != json.end() && it->is_string()) {
+  if (auto it = json.find(key(L::kHeaderHost)); it != json.end() && it->is_string()) {
     header.host = it->get<std::string>();
   }
-  const auto number = [&](const char* key, std::uint64_t& out) {
-    if (auto it = json.find(key); it != json.end() && it->is_number_unsigned()) {
+  const auto number = [&](const std::string& name, std::uint64_t& out) {
+    if (auto it = json.find(name); it != json.end() && it->is_number_unsigned()) {
       out = it->get<std::uint64_t>();
     }
   };
-  number("pid", header.pid);
-  number("start_unix_ns", header.start_unix_ns);
-  number("start_t_ns", header.start_t_ns);
-  if (auto it = json.find("conf"); it != json.end() && it->is_string()) {
+  number(key(L::kHeaderPid), header.pid);
+  number(key(L::kHeaderStartUnixNs), header.start_unix_ns);
+  number(key(L::kHeaderStartTNs), header.start_t_ns);
+  if (auto it = json.find(key(L::kHeaderConf)); it != json.end() && it->is_string()) {
     header.conf = it->get<std::string>();
   }
-  if (auto it = json.find("devices"); it != json.end() && it->is_array()) {
+  if (auto it = json.find(key(L::kHeaderDevices)); it != json.end() && it->is_array()) {
     for (const auto& dev : *it) {
       if (!dev.is_object()) continue;
-      const auto id = dev.find("id");
+      const auto id = dev.find(key(L::kHeaderDeviceId));
       if (id == dev.end() || !id->is_number_integer()) continue;
       // A device ordinal (0 to 65535), as an event's dev; an entry with another is left out.
       const bool in_range = id->is_number_unsigned() && id->get<std::uint64_t>() < kDeviceLimit;
       if (!in_range) continue;
       const int n = static_cast<int>(id->get<std::uint64_t>());
       header.listed_devices.insert(n);
-      const auto total = dev.find("total_memory");
+      const auto total = dev.find(key(L::kHeaderDeviceTotalMemory));
       if (total != dev.end() && total->is_number_unsigned()) {
         header.device_memory[n] = total->get<std::uint64_t>();
       }
@@ -96,52 +100,63 @@ bool parse_header(std::string_view line, LogHeader& header, std::string& problem
   return true;
 }
 
-// The last occurrence of each field the replay reads (a repeated key: the last one counts, as in
-// any JSON reader).
+// The event fields the replay reads, each kept in a slot of Fields; the others are only noted as
+// present.
+constexpr log::EventField kRead[] = {
+    log::EventField::kAction,  log::EventField::kSeq,    log::EventField::kTNs,
+    log::EventField::kTid,     log::EventField::kDev,    log::EventField::kCtx,
+    log::EventField::kPtr,     log::EventField::kSize,   log::EventField::kBlockSize,
+    log::EventField::kSegment, log::EventField::kStream, log::EventField::kRequestedBy};
+constexpr std::array<std::int8_t, log::kEventFieldCount> kSlotOf = [] {
+  std::array<std::int8_t, log::kEventFieldCount> slot{};
+  slot.fill(-1);
+  for (std::size_t i = 0; i < std::size(kRead); ++i) {
+    slot[static_cast<std::size_t>(kRead[i])] = static_cast<std::int8_t>(i);
+  }
+  return slot;
+}();
+static_assert(log::kEventFieldCount <= 32);
+constexpr std::uint32_t bit(log::EventField f) {
+  return 1u << static_cast<unsigned>(f);
+}
+// What every event carries, whatever its action (log/fields.def: always, every action).
+constexpr std::uint32_t kRequired = [] {
+  std::uint32_t mask = 0;
+  for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
+    const log::EventFieldInfo& f = log::kEventFields[i];
+    if (f.presence == log::FieldPresence::kAlways && f.actions.empty()) {
+      mask |= bit(static_cast<log::EventField>(i));
+    }
+  }
+  return mask;
+}();
+
+// The last occurrence of each field (a repeated key: the last one counts, as in any JSON reader):
+// the event fields by log/fields.def's lookup, and the header's and summary's schema and devices.
 struct Fields {
-  std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
-      stream, devices, requested_by;
+  std::optional<JsonField> read[std::size(kRead)];
+  std::optional<JsonField> schema, devices;
+  std::uint32_t present = 0;  // bit(f) for each event field the line has
+
+  // f must be one of kRead.
+  const std::optional<JsonField>& operator[](log::EventField f) const {
+    return read[static_cast<std::size_t>(kSlotOf[static_cast<std::size_t>(f)])];
+  }
 
   void take(const JsonField& f) {
     std::string decoded;
     std::string_view key = f.key;
     if (f.key_escaped) key = decoded = decode_json_string(f.key);
-    if (key.empty()) return;
-    std::optional<JsonField>* slot = nullptr;
-    switch (key[0]) {
-      case 'a':
-        slot = key == "action" ? &action : nullptr;
-        break;
-      case 'b':
-        slot = key == "block_size" ? &block_size : nullptr;
-        break;
-      case 'c':
-        slot = key == "ctx" ? &ctx : nullptr;
-        break;
-      case 'd':
-        slot = key == "dev" ? &dev : key == "devices" ? &devices : nullptr;
-        break;
-      case 'p':
-        slot = key == "ptr" ? &ptr : nullptr;
-        break;
-      case 'r':
-        slot = key == "requested_by" ? &requested_by : nullptr;
-        break;
-      case 's':
-        slot = key == "size"      ? &size
-               : key == "seq"     ? &seq
-               : key == "segment" ? &segment
-               : key == "stream"  ? &stream
-               : key == "schema"  ? &schema
-                                  : nullptr;
-        break;
-      case 't':
-        slot = key == "t_ns" ? &t_ns : key == "tid" ? &tid : nullptr;
-        break;
-      default:
-        break;
+    const log::EventField id = log::event_field_of(key);
+    if (id != log::EventField::kCount) {
+      present |= bit(id);
+      const int slot = kSlotOf[static_cast<std::size_t>(id)];
+      if (slot >= 0) read[slot] = f;
+    } else if (key == log::line_field_name(log::LineField::kSummarySchema)) {
+      schema = f;
+    } else if (key == log::line_field_name(log::LineField::kSummaryDevices)) {
+      devices = f;
     }
-    if (slot != nullptr) *slot = f;
   }
 };
 
@@ -184,7 +199,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if (!scan_flat_object(line, [&](const JsonField& field) { f.take(field); })) {
     return malformed("not one JSON object (strict JSON, at most 64 levels deep)");
   }
-  if (!f.action || is_null(f.action)) {  // no action: a header, or nothing
+  const auto& action_field = f[log::EventField::kAction];
+  if (!action_field || is_null(action_field)) {  // no action: a header, or nothing
     if (!f.schema) return malformed("a JSON object without action");
     const std::string schema = f.schema->kind == JsonKind::kString ? text_of(*f.schema) : "";
     if (schema.rfind("cudapool.log/", 0) != 0) {
@@ -197,10 +213,10 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     }
     return out;
   }
-  if (f.action->kind != JsonKind::kString) return malformed("action is not a string");
-  const std::string action = text_of(*f.action);
+  if (action_field->kind != JsonKind::kString) return malformed("action is not a string");
+  const std::string action = text_of(*action_field);
   out.kind = LineKind::kEvent;
-  if (action == "summary") {  // the summary line at exit: statistics, nothing to replay
+  if (action == log::kSummaryAction) {  // the summary line at exit: statistics, nothing to replay
     if (f.devices && !is_null(f.devices) &&
         !(f.devices->kind == JsonKind::kNested && f.devices->value[0] == '{')) {
       return malformed("summary devices is not an object");
@@ -208,44 +224,49 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     return out;
   }
 
-  // Every event, of any action: the required fields, each of its kind and range.
-  const std::pair<const char*, const std::optional<JsonField>*> required[] = {
-      {"seq", &f.seq}, {"t_ns", &f.t_ns}, {"tid", &f.tid},
-      {"dev", &f.dev}, {"ptr", &f.ptr},   {"size", &f.size}};
-  for (const auto& [name, field] : required) {
-    if (!*field) return malformed(action + " event without " + name);
+  // Every event, of any action: the fields log/fields.def says every action carries, each of its
+  // kind and range.
+  if ((f.present & kRequired) != kRequired) {
+    for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
+      const auto id = static_cast<log::EventField>(i);
+      if ((kRequired & bit(id)) != 0 && (f.present & bit(id)) == 0) {
+        return malformed(action + " event without " + std::string(log::event_field_name(id)));
+      }
+    }
   }
-  const auto uint = [&](const char* name, const std::optional<JsonField>& field,
-                        std::uint64_t limit, std::uint64_t& value) {
-    const auto v = parse_uint(*field);
+  using F = log::EventField;
+  // The field's value as an unsigned integer below limit (0: 2^64), when it is there.
+  const auto uint = [&](F id, std::uint64_t limit, std::uint64_t& value) {
+    if (!f[id]) return std::string();
+    const auto v = parse_uint(*f[id]);
     if (!v || (limit != 0 && *v >= limit)) {
-      return std::string(name) + " is not an integer from 0 to " +
+      return std::string(log::event_field_name(id)) + " is not an integer from 0 to " +
              (limit == 0 ? "2^64-1" : std::to_string(limit - 1));
     }
     value = *v;
     return std::string();
   };
-  const auto hex = [&](const char* name, const std::optional<JsonField>& field,
-                       std::uint64_t& value) {
-    const auto v = parse_hex(*field);
-    if (!v) return std::string(name) + " is not a hex string below 2^64";
+  const auto hex = [&](F id, std::uint64_t& value) {
+    if (!f[id]) return std::string();
+    const auto v = parse_hex(*f[id]);
+    if (!v) return std::string(log::event_field_name(id)) + " is not a hex string below 2^64";
     value = *v;
     return std::string();
   };
   LogEvent& e = out.event;
   std::uint64_t seq = 0, dev = 0, ctx = 0, tid = 0, block_size = 0, segment = 0;
-  std::string why = uint("seq", f.seq, 0, seq);
-  if (why.empty()) why = uint("t_ns", f.t_ns, 0, e.t_ns);
-  if (why.empty()) why = uint("tid", f.tid, 0, tid);
-  if (why.empty()) why = uint("dev", f.dev, kDeviceLimit, dev);
-  if (why.empty()) why = uint("size", f.size, 0, e.size);
-  if (why.empty()) why = hex("ptr", f.ptr, e.ptr);
-  if (why.empty() && f.ctx) why = uint("ctx", f.ctx, kContextLimit, ctx);
-  if (why.empty() && f.block_size) why = uint("block_size", f.block_size, 0, block_size);
-  if (why.empty() && f.segment) why = hex("segment", f.segment, segment);
-  if (why.empty() && f.stream) why = hex("stream", f.stream, e.stream);
+  std::string why = uint(F::kSeq, 0, seq);
+  if (why.empty()) why = uint(F::kTNs, 0, e.t_ns);
+  if (why.empty()) why = uint(F::kTid, 0, tid);
+  if (why.empty()) why = uint(F::kDev, kDeviceLimit, dev);
+  if (why.empty()) why = uint(F::kSize, 0, e.size);
+  if (why.empty()) why = hex(F::kPtr, e.ptr);
+  if (why.empty()) why = uint(F::kCtx, kContextLimit, ctx);
+  if (why.empty()) why = uint(F::kBlockSize, 0, block_size);
+  if (why.empty()) why = hex(F::kSegment, segment);
+  if (why.empty()) why = hex(F::kStream, e.stream);
   std::uint64_t requested_by = 0;
-  if (why.empty() && f.requested_by) why = uint("requested_by", f.requested_by, 0, requested_by);
+  if (why.empty()) why = uint(F::kRequestedBy, 0, requested_by);
   if (!why.empty()) return malformed(action + " event: " + why);
   e.device = static_cast<int>(dev);
   e.ctx = static_cast<int>(ctx);

@@ -1,12 +1,14 @@
 // tools/vocabulary/main.cpp: cudapool-vocabulary prints the log's vocabulary as JSON, made from
-// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, and the compressed
-// formats of log/read/compressions.def): the file
+// the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, the fields of the
+// lines of log/fields.def, and the compressed formats of log/read/compressions.def): the file
 // scripts/cudapool_analysis/log_schema.json, which the Python tools read. The build target
 // refresh-vocabulary rewrites that file; the test cli.vocabulary_schema fails when it differs from
 // this program's output. Not installed; not a reader of logs.
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "log/fields.h"
 
 namespace {
 
@@ -89,6 +91,30 @@ int main() {
 #undef CUDAPOOL_STAT_ARRAY
 #undef CUDAPOOL_STAT_SINGLE
 #undef CUDAPOOL_STAT_COUNTER
+  std::printf("\n  ],\n  \"event_fields\": [");
+  List event_fields;
+  for (const auto& f : cudapool::log::kEventFields) {
+    std::string actions = "[";
+    for (std::string_view list = f.actions; !list.empty();) {
+      const std::size_t space = list.find(' ');
+      if (actions.size() > 1) actions += ", ";  // appended, not +: GCC 12's -Wstringop-overflow
+      actions += quoted(list.substr(0, space));
+      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+    }
+    event_fields.item("{\"name\": " + quoted(f.name) +
+                      ", \"kind\": " + quoted(cudapool::log::field_kind_text(f.kind)) +
+                      ", \"presence\": " + quoted(cudapool::log::field_presence_text(f.presence)) +
+                      ", \"actions\": " + actions + "], \"meaning\": " + quoted(f.meaning) + "}");
+  }
+  std::printf("\n  ],\n  \"line_fields\": [");
+  List line_fields;
+  for (const auto& f : cudapool::log::kLineFields) {
+    line_fields.item("{\"part\": " + quoted(cudapool::log::line_part_text(f.part)) +
+                     ", \"name\": " + quoted(f.name) +
+                     ", \"kind\": " + quoted(cudapool::log::field_kind_text(f.kind)) +
+                     ", \"presence\": " + quoted(cudapool::log::field_presence_text(f.presence)) +
+                     ", \"meaning\": " + quoted(f.meaning) + "}");
+  }
   std::printf("\n  ],\n  \"compressions\": [");
   List compressions;
 #define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read)                                \
