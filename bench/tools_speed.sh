@@ -20,6 +20,7 @@
 #   --requests-only    logs of requests only (make_training_log --requests-only)
 #   --gen "ARGS"       more arguments for make_training_log (e.g. "--backtrace 8 --vary-shapes")
 #   --tools "NAME ..." a subset of: replay report report-json report-html perfetto memory-viz tune
+#                      analyze (cudapool-analyze: the engine's one pass, its document to a file)
 #   --limit SECONDS    a tool still running then is stopped: "> SECONDS s" (default 600)
 #   --memory-limit GB  each tool's address space (ulimit -v; default 8)
 #   --work DIR         where the logs and outputs go (default: a new folder in $TMPDIR or /tmp,
@@ -71,6 +72,7 @@ tool_command() {
     perfetto) cmd=("$c" export --perfetto "$work/out.json" "$2") ;;
     memory-viz) cmd=("$c" export --memory-viz "$work/out.pickle" "$2") ;;
     tune) cmd=("$c" tune --json "${tune_tries[@]}" "$2") ;;
+    analyze) cmd=("${CUDAPOOL_BUILD_DIR:-$root/build}/tools/cudapool-analyze" "$2") ;;
     *) echo "tools_speed.sh: unknown tool '$1'" >&2; exit 2 ;;
   esac
 }
