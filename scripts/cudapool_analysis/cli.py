@@ -7,17 +7,19 @@
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
-{"logs": [...], "ranks": [...]}). LOG: a file, plain or compressed (gzip, zstd: decoded.py), or -
-for stdin (once); stdin, a FIFO or a device is read once, into a private copy (inputs.py), and
-every LOG is checked by the reader before the long work (reader.check_log). On a terminal each
-pass over a log draws a progress line on stderr (progress.py); --quiet: none. export: one log as a PyTorch memory_viz snapshot (memviz.py), or
-logs as one Perfetto trace (perfetto.py). report --html: the logs as one self-contained HTML page
+{"logs": [...], "ranks": [...]}), its figures from one run of the analysis engine (engine.py:
+cudapool-analyze reads each LOG once, checks it and draws the progress line). LOG: a file, plain
+or compressed (gzip, zstd), or - for stdin (once). report --html and export: stdin, a FIFO or a
+device is read once, into a private copy (inputs.py), and every LOG is checked by the reader
+before the long work (reader.check_log). On a terminal each pass over a log draws a progress line
+on stderr (progress.py); --quiet: none. export: one log as a PyTorch memory_viz snapshot
+(memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one self-contained HTML page
 (htmlreport.py). OUT (of --html and export) follows outfile.py's rule: never an input or a log,
 written whole or not at all, mode 0600.
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
-each, nothing on stdout), 2 on a usage error. Not here: what the report computes (report.py) or
-prints (text.py).
+each, nothing on stdout), 2 on a usage error. Not here: what the report computes (the engine;
+report.py is its Python oracle) or prints (text.py).
 """
 
 import argparse
@@ -27,9 +29,9 @@ import signal
 import sys
 
 from . import progress
-from .reader import LogError, check_logs
-from .report import read_log, several
+from .engine import EngineError, LogsRefused, reports
 from .text import several_text, text_report
+from .tools import ToolError
 from .exportcli import export, export_parser
 from .controlcli import COMMANDS as CONTROL_COMMANDS, control_parsers, run as run_control
 
@@ -63,26 +65,15 @@ def report(args):
         return html_report(args)
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
-    errors = check_logs(args.logs)[1]   # before the long work
-    reports, rows = [], []
-    if not errors:
-        for i, path in enumerate(args.logs):
-            try:
-                rep, row = read_log(path, i)
-            except LogError as e:
-                errors.append(str(e))
-                continue
-            reports.append(rep)
-            rows.append(row)
-    if errors:
-        for e in errors:
-            print("cudapool report: %s" % e, file=sys.stderr)
+    try:
+        out = reports(args.logs)     # one run of cudapool-analyze (engine.py)
+    except LogsRefused:              # its messages are on stderr
         return 1
-    if len(reports) == 1:
-        out = reports[0] if args.json else text_report(reports[0])
-    else:
-        multi = several(reports, rows)
-        out = multi if args.json else several_text(multi)
+    except (EngineError, ToolError) as e:
+        print("cudapool report: %s" % e, file=sys.stderr)
+        return 1
+    if not args.json:
+        out = text_report(out) if len(args.logs) == 1 else several_text(out)
     try:
         if args.json:
             json.dump(out, sys.stdout, indent=1)

@@ -1,12 +1,14 @@
-"""cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-replay for logs of
-requests only, replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat
+"""cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-analyze for the
+figures of `report` and `report --json`, engine.py; cudapool-replay for logs of requests only,
+replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat
 for compressed logs, decoded.py), which stay the source of the pool's decisions and the one
 decoder of compressed logs, and the one way they are run (run_tool, or start_tool for a child
 read as it goes).
 
 A tool is looked for, in this order (the first executable file wins):
 
-  1. the environment's override: $CUDAPOOL_REPLAY, $CUDAPOOL_TUNE, $CUDAPOOL_CAT (the binary)
+  1. the environment's override: $CUDAPOOL_ANALYZE, $CUDAPOOL_REPLAY, $CUDAPOOL_TUNE,
+     $CUDAPOOL_CAT (the binary)
   2. $CUDAPOOL_BUILD_DIR/tools/
   3. the source tree's build/tools/ (when the package runs from scripts/ of the repository)
   4. beside an installed package: PREFIX/bin, the package being in PREFIX/share/cudapool/
@@ -28,7 +30,7 @@ import subprocess
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 OVERRIDES = {"cudapool-replay": "CUDAPOOL_REPLAY", "cudapool-tune": "CUDAPOOL_TUNE",
-             "cudapool-cat": "CUDAPOOL_CAT"}
+             "cudapool-cat": "CUDAPOOL_CAT", "cudapool-analyze": "CUDAPOOL_ANALYZE"}
 PR_SET_PDEATHSIG = 1
 
 
@@ -55,7 +57,7 @@ def places(name):
 
 
 def find_tool(name):
-    """The path of the tool `name` (cudapool-replay, cudapool-tune, cudapool-cat), or None when
+    """The path of the tool `name` (cudapool-analyze, -replay, -tune, -cat), or None when
     none is found."""
     for p in places(name):
         if os.path.isfile(p) and os.access(p, os.X_OK):

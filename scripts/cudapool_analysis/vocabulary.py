@@ -25,6 +25,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "log_schema.j
 LOG_SCHEMA = "cudapool.log/1"
 LOG_SCHEMA_PREFIX = "cudapool.log/"     # any major version is read (the report warns)
 REPORT_SCHEMA = "cudapool.report/1"     # what `cudapool report --json` prints
+ANALYSIS_SCHEMA = "cudapool.analysis/1"  # what cudapool-analyze prints (engine.py reads it)
 SUMMARY_ACTION = "summary"              # the summary line's action: not an event
 
 # ---- kinds of values ---------------------------------------------------------------------------

@@ -1,38 +1,41 @@
 // tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
 //
-//   cudapool-analyze [--no-page] [--quiet] LOG...
+//   cudapool-analyze [--no-page] [--quiet] [--as NAME] LOG...
 //
-// reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one JSON document on stdout
+// reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one
+// JSON document on stdout
 // ("schema": "cudapool.analysis/1", docs/analysis-format.md): per log the report
 // (`cudapool report --json`'s object) and the page's data, then the cross-rank table. Exit
 // status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
-// 2 on a usage error. Not here: the engine (analyze_log.h).
-#include <cstdio>
+// 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
+// for its figures: scripts/cudapool_analysis/engine.py). Not here: the engine (analyze_log.h).
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <new>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "config/terminal_text.h"
-#include "tools/analyze/analyze_log.h"
 #include "log/read/input.h"
+#include "tools/analyze/analyze_log.h"
 #include "tools/replay/recorded_log.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cudapool-analyze [--no-page] [--quiet] LOG...\n"
+    "usage: cudapool-analyze [--no-page] [--quiet] [--as NAME] LOG...\n"
     "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
     "  prints one JSON document:\n"
     "  per log the report (what `cudapool report --json` prints) and the HTML page's data\n"
     "  (timelines, segment maps, allocation sites, leaks), then the cross-rank table.\n"
     "  --no-page  the reports and the table only\n"
     "  --quiet    no progress line (drawn on stderr only when it is a terminal)\n"
+    "  --as NAME  begin the messages with NAME (default: cudapool-analyze)\n"
     "Exit status: 0; 1 when a log cannot be read; 2 a usage error. docs/analysis-format.md\n";
 
 std::string display_name(const std::string& path) {
@@ -44,6 +47,7 @@ std::string display_name(const std::string& path) {
 int main(int argc, char** argv) {
   bool page = true;
   bool quiet = false;
+  std::string self = "cudapool-analyze";
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -51,11 +55,13 @@ int main(int argc, char** argv) {
       page = false;
     } else if (arg == "--quiet") {
       quiet = true;
+    } else if (arg == "--as" && i + 1 < argc) {
+      self = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (arg.size() > 1 && arg[0] == '-') {
-      std::fprintf(stderr, "cudapool-analyze: unknown option %s\n%s",
+      std::fprintf(stderr, "%s: unknown option %s\n%s", self.c_str(),
                    cudapool::config::escape_for_terminal(arg).c_str(), kUsage);
       return 2;
     } else {
@@ -67,7 +73,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (std::count(paths.begin(), paths.end(), std::string("-")) > 1) {
-    std::fprintf(stderr, "cudapool-analyze: - (stdin) can be given once\n");
+    std::fprintf(stderr, "%s: - (stdin) can be given once\n", self.c_str());
     return 2;
   }
   // Every log is opened before any is read: one that cannot be is said at once.
@@ -83,7 +89,7 @@ int main(int argc, char** argv) {
       // As cudapool report words it: "cannot read PATH: why" (input.h says "PATH: why"), "PATH
       // is a directory, not a log", a format it does not read.
       const std::string prefix = input_options.name + ": ";
-      std::fprintf(stderr, "cudapool-analyze: %s%s\n",
+      std::fprintf(stderr, "%s: %s%s\n", self.c_str(),
                    error.starts_with(prefix) ? "cannot read " : "", error.c_str());
       failed = true;
     }
@@ -102,21 +108,21 @@ int main(int argc, char** argv) {
       r = cudapool::analyze::analyze_log(in, name, paths[i], i, options,
                                          [&input] { return input.ended_early(); });
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "cudapool-analyze: out of memory reading %s\n", name.c_str());
+      std::fprintf(stderr, "%s: out of memory reading %s\n", self.c_str(), name.c_str());
       return 1;
     }
     const std::string read_error = input.error();
     files[i].reset();
     const auto& a = r->analysis;
     if (!read_error.empty()) {  // corrupt compressed data, a read error: its words
-      std::fprintf(stderr, "cudapool-analyze: %s\n", read_error.c_str());
+      std::fprintf(stderr, "%s: %s\n", self.c_str(), read_error.c_str());
       failed = true;
     } else if (r->read_failed) {
-      std::fprintf(stderr, "cudapool-analyze: cannot read %s: %s\n", name.c_str(),
+      std::fprintf(stderr, "%s: cannot read %s: %s\n", self.c_str(), name.c_str(),
                    std::strerror(EIO));
       failed = true;
     } else if (a.lines_ == 0 || !a.holds_a_log()) {
-      std::fprintf(stderr, "cudapool-analyze: %s\n",
+      std::fprintf(stderr, "%s: %s\n", self.c_str(),
                    cudapool::replay::not_a_log(name, a.lines_, a.first_problem_text()).c_str());
       failed = true;
     }
@@ -127,7 +133,7 @@ int main(int argc, char** argv) {
   try {
     doc = cudapool::analyze::analysis_document(results, page);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "cudapool-analyze: out of memory writing the document\n");
+    std::fprintf(stderr, "%s: out of memory writing the document\n", self.c_str());
     return 1;
   }
   std::fwrite(doc.data(), 1, doc.size(), stdout);

@@ -48,18 +48,83 @@ void figures3(JsonOut& out, const std::optional<std::array<Figure, 3>>& v) {
 }
 
 void ending_json(JsonOut& out, const Ending& e) {
-  out.begin_object().key("summary").str(e.summary).key("line").opt(e.line).key("clues").begin_array();
+  out.begin_object()
+      .key("summary")
+      .str(e.summary)
+      .key("line")
+      .opt(e.line)
+      .key("clues")
+      .begin_array();
   for (const std::string& c : e.clues) out.str(c);
   out.end_array().key("text").str(e.text).end_object();
 }
 
 }  // namespace
 
+namespace {
+
+void write_actions(JsonOut& out, const LogAnalysis& a) {
+  std::map<std::string, std::uint64_t> actions(a.unknown_actions_.begin(),
+                                               a.unknown_actions_.end());
+  for (std::size_t i = 0; i < kActions; ++i) {
+    if (a.action_counts_[i] != 0) {
+      actions[log::action_name(static_cast<log::LogAction>(i))] = a.action_counts_[i];
+    }
+  }
+  out.key("actions").begin_object();
+  for (const auto& [name, count] : actions) out.key(name).num(count);
+  out.end_object();
+}
+
+void write_problems(JsonOut& out, const LogAnalysis& a, std::size_t max_problems) {
+  out.key("problems").begin_array();
+  for (std::size_t i = 0; i < a.problems_.size() && i < max_problems; ++i) {
+    const Problem& p = a.problems_[i];
+    out.begin_object().key("line").num(p.line).key("what").str(p.what).end_object();
+  }
+  out.end_array();
+}
+
+void write_notes(JsonOut& out, const Report& r) {
+  out.key("notes").begin_array();
+  for (const std::string& n : r.notes) out.str(n);
+  out.end_array();
+}
+
+std::uint64_t allocs(const LogAnalysis& a) {
+  return a.action_counts_[static_cast<std::size_t>(log::LogAction::kAlloc)];
+}
+
+}  // namespace
+
+void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
+                       std::size_t max_problems) {
+  out.key("lines").num(a.lines_).key("events").num(a.events_);
+  write_actions(out, a);
+  out.key("exited_normally").boolean(a.ending_.summary != "none");
+  out.key("ending");
+  ending_json(out, a.ending_);
+  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
+  out.key("cache_hits").num(a.cache_hits_);
+  out.key("allocs").num(allocs(a));
+  write_notes(out, r);
+  write_problems(out, a, max_problems);
+}
+
 void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
   out.begin_object().key("schema").str(kReportSchema).key("log").str(r.log);
   out.key("header");
   a.header_ ? out.value(*a.header_) : out.null();
-  write_run_tallies(out, a, r, kMaxProblems);
+  // build_report's order (scripts/cudapool_analysis/report.py): `cudapool report --json` prints
+  // this object as it is
+  out.key("exited_normally").boolean(a.ending_.summary != "none");
+  out.key("ending");
+  ending_json(out, a.ending_);
+  out.key("lines").num(a.lines_).key("events").num(a.events_);
+  write_actions(out, a);
+  out.key("cache_hits").num(a.cache_hits_);
+  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
+  write_problems(out, a, kMaxProblems);
   out.key("summary");
   if (a.summary_) {
     out.begin_object();
@@ -86,6 +151,7 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
     out.end_object();
   }
   out.end_object();
+  out.key("allocs").num(allocs(a));
   out.key("distinct_request_sizes").num(static_cast<std::uint64_t>(a.size_counts_.size()));
   std::vector<std::pair<std::uint64_t, std::uint64_t>> sizes(a.size_counts_.begin(),
                                                              a.size_counts_.end());
@@ -141,36 +207,9 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
     out.begin_object().key("where").str(x.where).key("what").str(x.what).key("value").num(x.value);
     out.end_object();
   }
-  out.end_array().end_object();
-}
-
-void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
-                       std::size_t max_problems) {
-  out.key("lines").num(a.lines_).key("events").num(a.events_);
-  std::map<std::string, std::uint64_t> actions(a.unknown_actions_.begin(),
-                                               a.unknown_actions_.end());
-  for (std::size_t i = 0; i < kActions; ++i) {
-    if (a.action_counts_[i] != 0) {
-      actions[log::action_name(static_cast<log::LogAction>(i))] = a.action_counts_[i];
-    }
-  }
-  out.key("actions").begin_object();
-  for (const auto& [name, count] : actions) out.key(name).num(count);
-  out.end_object();
-  out.key("exited_normally").boolean(a.ending_.summary != "none");
-  out.key("ending");
-  ending_json(out, a.ending_);
-  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
-  out.key("cache_hits").num(a.cache_hits_);
-  out.key("allocs").num(a.action_counts_[static_cast<std::size_t>(log::LogAction::kAlloc)]);
-  out.key("notes").begin_array();
-  for (const std::string& n : r.notes) out.str(n);
-  out.end_array().key("problems").begin_array();
-  for (std::size_t i = 0; i < a.problems_.size() && i < max_problems; ++i) {
-    const Problem& p = a.problems_[i];
-    out.begin_object().key("line").num(p.line).key("what").str(p.what).end_object();
-  }
   out.end_array();
+  write_notes(out, r);
+  out.end_object();
 }
 
 void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames) {
@@ -182,7 +221,8 @@ void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames) {
     out.value(e.backtrace);
   } else {
     out.begin_array();
-    for (const JsonValue& f : e.backtrace.items) out.str(f.is_string() ? frames->text(f.text) : "?");
+    for (const JsonValue& f : e.backtrace.items)
+      out.str(f.is_string() ? frames->text(f.text) : "?");
     out.end_array();
   }
   if (e.checked) {
@@ -200,10 +240,14 @@ void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames) {
 }
 
 RankRow rank_row(const LogAnalysis& a, const Report& r, std::size_t index) {
-  RankRow row{r.header_rank.value_or(static_cast<Figure>(index)), r.header_rank.has_value(), r.log,
-              {}};
+  RankRow row{
+      r.header_rank.value_or(static_cast<Figure>(index)), r.header_rank.has_value(), r.log, {}};
   JsonOut out;
-  out.begin_object().key("rank").num(row.rank).key("rank_from").str(row.from_header ? "header" : "order");
+  out.begin_object()
+      .key("rank")
+      .num(row.rank)
+      .key("rank_from")
+      .str(row.from_header ? "header" : "order");
   out.key("log").str(r.log);
   const JsonValue* host = a.header_ ? a.header_->find("host") : nullptr;
   const JsonValue* pid = a.header_ ? a.header_->find("pid") : nullptr;
@@ -238,7 +282,8 @@ void write_ranks(JsonOut& out, std::vector<RankRow> rows) {
   out.end_array().key("notes").begin_array();
   std::vector<std::pair<Figure, std::vector<std::string>>> logs_of;
   for (const RankRow& row : rows) {
-    if (logs_of.empty() || logs_of.back().first != row.rank) logs_of.emplace_back(row.rank, std::vector<std::string>{});
+    if (logs_of.empty() || logs_of.back().first != row.rank)
+      logs_of.emplace_back(row.rank, std::vector<std::string>{});
     logs_of.back().second.push_back(row.log);
   }
   for (const auto& [rank, logs] : logs_of) {

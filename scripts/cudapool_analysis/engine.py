@@ -1,0 +1,82 @@
+"""cudapool_analysis/engine.py: the figures of `cudapool report` and `cudapool report --json`, from
+one run of the analysis engine (cudapool-analyze, docs/analysis-format.md, found by tools.py;
+$CUDAPOOL_ANALYZE overrides): each log read once, in C++, its document ("cudapool.analysis/1")
+turned into the report's own objects: one log's report (`cudapool report --json`'s object), or for
+several logs {"schema": "cudapool.report/1", "logs", "ranks", "notes"} (what report.several()
+makes).
+
+The engine reads the logs itself: a file, plain or compressed, or - for this process's stdin
+(inherited, read once); it draws the progress line on stderr when that is a terminal (--quiet
+passed on) and says why a log cannot be read in the report's own words, on stderr, starting with
+"cudapool report" (--as). Not here: printing (text.py, cli.py); the Python computation of the same
+figures (report.read_log), kept as the oracle tests/cli/analyze_agree.sh compares the engine with.
+"""
+
+import json
+import subprocess
+import sys
+
+from . import progress
+from . import vocabulary as v
+from .tools import _dies_with_parent, tool_command
+
+NAME = "cudapool report"
+
+
+class EngineError(Exception):
+    """The engine could not be run, or failed without saying why a log cannot be read; the
+    message says which program and what happened."""
+
+
+class LogsRefused(Exception):
+    """The engine refused a log: its message(s) are already on stderr (exit status 1)."""
+
+
+def run_engine(paths, page=False):
+    """The engine's document (a dict) for the logs at paths, in one run. Raises LogsRefused when
+    a log cannot be read (said on stderr), EngineError when the engine cannot run or fails."""
+    cmd = tool_command("cudapool-analyze") + ["--as", NAME]
+    if not page:
+        cmd.append("--no-page")
+    if not progress.ENABLED:
+        cmd.append("--quiet")
+    cmd += list(paths)
+    # stderr a terminal: the engine draws its progress line there itself; else its messages are
+    # read here (and passed on) so that a failure without one is still said.
+    terminal = progress._stderr_is_terminal()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=None if terminal else subprocess.PIPE,
+                                preexec_fn=_dies_with_parent())
+    except OSError as e:
+        raise EngineError("cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
+    out, err = proc.communicate()
+    if err:
+        sys.stderr.write(err.decode("utf-8", "replace"))
+        sys.stderr.flush()
+    rc = proc.returncode
+    if rc == 1 and (terminal or err):
+        raise LogsRefused()
+    if rc != 0:
+        how = "was killed by signal %d" % -rc if rc < 0 else "exited with status %d" % rc
+        raise EngineError("the analysis engine %s %s%s; no report" % (
+            cmd[0], how, "" if terminal or err else " without a message"))
+    try:
+        doc = json.loads(out)
+        if doc.get("schema") != v.ANALYSIS_SCHEMA or len(doc["logs"]) != len(paths):
+            raise ValueError("not a %s document of %d log(s)" % (v.ANALYSIS_SCHEMA, len(paths)))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise EngineError("the analysis engine %s printed no document this report reads (%s); "
+                          "no report" % (cmd[0], str(e)[:200])) from None
+    return doc
+
+
+def reports(paths):
+    """`cudapool report --json`'s object of the logs at paths: one log's report, or for several
+    the reports, the cross-rank table and its notes. Raises what run_engine() raises."""
+    doc = run_engine(paths)
+    if len(paths) == 1:
+        return doc["logs"][0]["report"]
+    return {"schema": v.REPORT_SCHEMA, "logs": [x["report"] for x in doc["logs"]],
+            "ranks": doc["ranks"], "notes": doc["notes"]}
+

@@ -1,0 +1,103 @@
+"""tests/python/test_engine.py: engine.py, the report's figures from one run of cudapool-analyze:
+the report and the text printed from its document are what the Python computation (report.py,
+the oracle) gives, byte for byte, for one log and for several (the cross-rank table); stdin is
+handed to the engine; a refusal is said once in the report's words; an engine that fails or
+prints something else is an EngineError naming it. Needs the build's cudapool-analyze (found as
+tools.py finds it); skipped without one."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, SOURCE
+from cudapool_analysis import engine, progress, tools
+from cudapool_analysis.report import read_log, several
+from cudapool_analysis.text import several_text, text_report
+
+LOGS = [os.path.join(FIXTURES, n) for n in ("normal.jsonl", "killed.jsonl", "expandable.jsonl",
+                                             "viewers.jsonl", "viewers-rank1.jsonl")]
+
+
+@pytest.fixture(autouse=True)
+def needs_engine(monkeypatch):
+    monkeypatch.setattr(progress, "ENABLED", False)
+    if tools.find_tool("cudapool-analyze") is None:
+        pytest.skip("no cudapool-analyze built")
+
+
+def dumped(value):
+    return json.dumps(value, indent=1)
+
+
+@pytest.mark.parametrize("log", LOGS)
+def test_one_log_as_python_computes_it(log):
+    rep = engine.reports([log])
+    mine, _ = read_log(log, 0)
+    assert dumped(rep) == dumped(mine)
+    assert text_report(rep) == text_report(mine)
+
+
+def test_several_logs_the_cross_rank_table():
+    multi = engine.reports(LOGS)
+    mine = several(*zip(*(read_log(p, i) for i, p in enumerate(LOGS))))
+    assert multi["schema"] == "cudapool.report/1"
+    assert dumped(multi) == dumped(mine)
+    assert several_text(multi) == several_text(mine)
+
+
+def test_stdin_is_the_engines():
+    """`report -`: the engine reads this process's stdin itself, once."""
+    with open(LOGS[0], "rb") as f:
+        done = subprocess.run([sys.executable, "-m", "cudapool_analysis", "report", "--json", "-"],
+                              stdin=f, capture_output=True,
+                              env=dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "scripts")))
+    assert done.returncode == 0, done.stderr
+    rep = json.loads(done.stdout)
+    assert rep["log"] == "<stdin>"
+    mine, _ = read_log(LOGS[0], 0)
+    mine["log"] = "<stdin>"
+    assert rep == json.loads(dumped(mine))
+
+
+def test_refused_in_the_reports_words(tmp_path, capfd):
+    missing = str(tmp_path / "missing.jsonl")
+    with pytest.raises(engine.LogsRefused):
+        engine.reports([missing])
+    err = capfd.readouterr().err
+    assert err == "cudapool report: cannot read %s: No such file or directory\n" % missing
+
+
+def fake_engine(tmp_path, monkeypatch, script):
+    path = tmp_path / "engine"
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(0o755)
+    monkeypatch.setenv("CUDAPOOL_ANALYZE", str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("script, said", [
+    ("exit 4", "exited with status 4 without a message; no report"),
+    ("kill -9 $$", "was killed by signal 9"),
+    ("echo '[1, 2]'", "printed no document this report reads"),
+    ("echo '{\"schema\": \"cudapool.report/1\", \"logs\": [{}]}'",
+     "not a cudapool.analysis/1 document of 1 log(s)"),
+])
+def test_an_engine_that_fails_is_named(tmp_path, monkeypatch, script, said):
+    path = fake_engine(tmp_path, monkeypatch, script)
+    with pytest.raises(engine.EngineError) as e:
+        engine.reports(LOGS[:1])
+    assert path in str(e.value) and said in str(e.value)
+
+
+def test_the_engine_is_asked_for_the_report_only(tmp_path, monkeypatch):
+    """--as names the report in its messages, --no-page leaves out the page's data, --quiet
+    follows the report's --quiet, the logs in the order given."""
+    args = tmp_path / "args"
+    fake_engine(tmp_path, monkeypatch, 'printf "%%s\\n" "$@" >%s; exit 3' % args)
+    with pytest.raises(engine.EngineError):
+        engine.reports(LOGS[:2])
+    assert args.read_text().splitlines() == ["--as", "cudapool report", "--no-page", "--quiet"] \
+        + LOGS[:2]
