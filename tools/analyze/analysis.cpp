@@ -2,8 +2,8 @@
 // accounting.py's first_pass() in one, with layout.py's and the page's hooks at the same event.
 #include "tools/analyze/analysis.h"
 
-#include "tools/analyze/line_checks.h"
 #include "log/read/line_reader.h"
+#include "tools/analyze/line_checks.h"
 
 namespace cudapool::analyze {
 
@@ -14,26 +14,9 @@ constexpr int id(A a) {
   return static_cast<int>(a);
 }
 
-// timeline.py STATE_ACTIONS and MARKED.
-bool changes_state(int action) {
-  switch (action) {
-    case id(A::kAlloc):
-    case id(A::kFreeRequested):
-    case id(A::kFreeCompleted):
-    case id(A::kSegmentAlloc):
-    case id(A::kSegmentFree):
-    case id(A::kSegmentMap):
-    case id(A::kSegmentUnmap):
-    case id(A::kContextDropped):
-      return true;
-    default:
-      return false;
-  }
-}
-
+// timeline.py MARKED (STATE_ACTIONS: changes_state, device_layout.h).
 bool marks_a_moment(int action) {
-  return action == id(A::kOom) || action == id(A::kEmptyCache) ||
-         action == id(A::kSegmentRefused);
+  return action == id(A::kOom) || action == id(A::kEmptyCache) || action == id(A::kSegmentRefused);
 }
 
 }  // namespace
@@ -71,9 +54,10 @@ Device& LogAnalysis::device(int dev) {
 void LogAnalysis::feed_too_long(std::uint64_t line_number) {
   lines_ = line_number;
   pool_decision_ = false;
-  problem(line_number, "malformed: longer than 64 MiB (" + std::to_string(cudapool::log::kMaxLineBytes) +
-                           " bytes)",
-          true);
+  problem(
+      line_number,
+      "malformed: longer than 64 MiB (" + std::to_string(cudapool::log::kMaxLineBytes) + " bytes)",
+      true);
 }
 
 void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
@@ -82,9 +66,9 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
   pool_decision_ = false;
   if (watch_pool_decisions && decoder_.object()) {
     const std::string* action = decoder_.action();
-    pool_decision_ = action != nullptr &&
-                     (*action == "segment_alloc" || *action == "segment_map" ||
-                      (*action == "alloc" && decoder_.raw().block_size.has_value()));
+    pool_decision_ =
+        action != nullptr && (*action == "segment_alloc" || *action == "segment_map" ||
+                              (*action == "alloc" && decoder_.raw().block_size.has_value()));
   }
   switch (l.kind) {
     case LineKind::kBlank:
@@ -114,8 +98,7 @@ void LogAnalysis::header_line(std::uint64_t line, JsonValue obj) {
   const JsonValue* schema = obj.find("schema");
   if (schema == nullptr || !schema->is_string() || schema->text.rfind("cudapool.log/", 0) != 0) {
     problem(line,
-            "malformed: schema " + (schema ? py_repr(*schema) : "None") +
-                " is not cudapool.log/N",
+            "malformed: schema " + (schema ? py_repr(*schema) : "None") + " is not cudapool.log/N",
             true);
     return;
   }
@@ -127,12 +110,14 @@ void LogAnalysis::header_line(std::uint64_t line, JsonValue obj) {
     problem(line, "a header line after events: ignored");
     return;
   }
-  if (line != 1) notes_.push_back("the header is on line " + std::to_string(line) + ", not the first line");
+  if (line != 1)
+    notes_.push_back("the header is on line " + std::to_string(line) + ", not the first line");
   if (schema->text != "cudapool.log/1") {
     notes_.push_back("schema " + schema->text +
                      ": this report reads cudapool.log/1 (fields it does not know are ignored)");
   }
-  check_header(obj, [&](const std::string& what) { problem(line, what); }, gate_);
+  check_header(
+      obj, [&](const std::string& what) { problem(line, what); }, gate_);
   header_ = std::move(obj);
   header_line_ = line;
 }
@@ -142,7 +127,8 @@ void LogAnalysis::summary_line(std::uint64_t line, JsonValue obj) {
     problem(line, "a second summary line: ignored");
     return;
   }
-  check_summary(obj, [&](const std::string& what) { problem(line, what); }, gate_);
+  check_summary(
+      obj, [&](const std::string& what) { problem(line, what); }, gate_);
   summary_ = std::move(obj);
   summary_line_ = line;
 }
@@ -181,8 +167,9 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
       backtrace->value[0] == '[') {
     bt = backtraces_.hold(backtrace->value);
   }
-  const Accounted moved = account(d, e, line, bt, backtraces_,
-                                  [&](std::uint64_t l, std::string what) { problem(l, std::move(what)); });
+  const Accounted moved =
+      account(d, e, line, bt, backtraces_,
+              [&](std::uint64_t l, std::string what) { problem(l, std::move(what)); });
   std::int32_t site = -1;
   if (alloc) {
     if (e.cache_hit) ++cache_hits_;
@@ -235,9 +222,9 @@ void LogAnalysis::finish(const LastLine& last, const std::string& cut) {
     problems_.back().what = last_malformed_if_last_;
   }
   for (std::string& note : gate_.notes()) notes_.push_back(std::move(note));
-  ending_ = ending(last, lines_,
-                   summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt, gaps_,
-                   cut);
+  ending_ =
+      ending(last, lines_, summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt,
+             gaps_, cut);
 }
 
 }  // namespace cudapool::analyze

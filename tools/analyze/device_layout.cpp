@@ -15,6 +15,22 @@ MapKey address(std::uint64_t ptr) {
 }
 }  // namespace
 
+bool changes_state(int action) {
+  switch (action) {
+    case id(A::kAlloc):
+    case id(A::kFreeRequested):
+    case id(A::kFreeCompleted):
+    case id(A::kSegmentAlloc):
+    case id(A::kSegmentFree):
+    case id(A::kSegmentMap):
+    case id(A::kSegmentUnmap):
+    case id(A::kContextDropped):
+      return true;
+    default:
+      return false;
+  }
+}
+
 void SiteHeld::apply(const Op& op) {
   if (op.index >= held.size()) held.resize(op.index + 1);
   held[op.index].first += op.count;
@@ -46,19 +62,7 @@ void DeviceLayout::emit(const LayoutOp& op) {
 
 void DeviceLayout::event(const Event& e, std::int32_t site) {
   const MapKey segment_key{e.has_segment, e.segment};
-  switch (e.action) {
-    case id(A::kAlloc):
-    case id(A::kFreeRequested):
-    case id(A::kFreeCompleted):
-    case id(A::kSegmentAlloc):
-    case id(A::kSegmentFree):
-    case id(A::kSegmentMap):
-    case id(A::kSegmentUnmap):
-    case id(A::kContextDropped):
-      break;
-    default:
-      return;
-  }
+  if (!changes_state(e.action)) return;
   if (e.ctx != 0) tags_[e.action == id(A::kSegmentMap) ? segment_key : address(e.ptr)] = e.ctx;
   LayoutOp op;
   op.at = e.ptr;
@@ -90,8 +94,8 @@ void DeviceLayout::event(const Event& e, std::int32_t site) {
       op.end = UFigure(e.ptr) + e.size;
       return emit(op);
     case id(A::kSegmentUnmap):
-      op.type = live_.has_ranges(segment_key) ? LayoutOp::kRemoveRange
-                                              : LayoutOp::kRemoveRangeEverywhere;
+      op.type =
+          live_.has_ranges(segment_key) ? LayoutOp::kRemoveRange : LayoutOp::kRemoveRangeEverywhere;
       op.key = segment_key;
       op.end = UFigure(e.ptr) + e.size;
       return emit(op);

@@ -20,6 +20,10 @@
 
 namespace cudapool::analyze {
 
+// Whether an action changes a device's layout and counters (timeline.py's STATE_ACTIONS): the
+// events DeviceLayout::event follows.
+bool changes_state(int action);
+
 // Blocks allocated (not fenced) and their bytes, per allocation site (index site + 1: 0 holds the
 // blocks without a site).
 struct SiteHeld {
