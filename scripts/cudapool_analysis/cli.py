@@ -9,12 +9,12 @@ which `scripts/cudapool report` runs. report: one log's report (text, or with --
 or for several logs (the ranks of one job) a section per log and the cross-rank table (--json:
 {"logs": [...], "ranks": [...]}), its figures from one run of the analysis engine (engine.py:
 cudapool-analyze reads each LOG once, checks it and draws the progress line). LOG: a file, plain
-or compressed (gzip, zstd), or - for stdin (once). report --html and export: stdin, a FIFO or a
-device is read once, into a private copy (inputs.py), and every LOG is checked by the reader
-before the long work (reader.check_log). On a terminal each pass over a log draws a progress line
-on stderr (progress.py); --quiet: none. export: one log as a PyTorch memory_viz snapshot
-(memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one self-contained HTML page
-(htmlreport.py). OUT (of --html and export) follows outfile.py's rule: never an input or a log,
+or compressed (gzip, zstd), or - for stdin (once). export: stdin, a FIFO or a device is read
+once, into a private copy (inputs.py), and every LOG is checked by the reader before the long
+work (reader.check_log). On a terminal each pass over a log draws a progress line on stderr
+(progress.py; the engine's own); --quiet: none. export: one log as a PyTorch memory_viz snapshot
+(memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one
+self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and export) follows outfile.py's rule: never an input or a log,
 written whole or not at all, mode 0600.
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for

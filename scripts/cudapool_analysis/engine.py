@@ -13,6 +13,7 @@ figures (report.read_log), kept as the oracle tests/cli/analyze_agree.sh compare
 """
 
 import json
+import re
 import subprocess
 import sys
 
@@ -32,27 +33,34 @@ class LogsRefused(Exception):
     """The engine refused a log: its message(s) are already on stderr (exit status 1)."""
 
 
-def run_engine(paths, page=False):
+def run_engine(paths, page=False, names=None, started=None):
     """The engine's document (a dict) for the logs at paths, in one run. Raises LogsRefused when
-    a log cannot be read (said on stderr), EngineError when the engine cannot run or fails."""
+    a log cannot be read (said on stderr), EngineError when the engine cannot run or fails.
+    names: {path: the name to show} for logs handed over as /dev/fd/N (their descriptors are
+    passed on; fanout.py): the document and the messages call them by that name, and the engine
+    draws no progress line (the copying thread does). started: called once the engine's process
+    runs (before its output is read)."""
+    names = names or {}
     cmd = tool_command("cudapool-analyze") + ["--as", NAME]
     if not page:
         cmd.append("--no-page")
-    if not progress.ENABLED:
+    if not progress.ENABLED or names:
         cmd.append("--quiet")
     cmd += list(paths)
     # stderr a terminal: the engine draws its progress line there itself; else its messages are
     # read here (and passed on) so that a failure without one is still said.
-    terminal = progress._stderr_is_terminal()
+    terminal = progress._stderr_is_terminal() and not names
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                 stderr=None if terminal else subprocess.PIPE,
-                                preexec_fn=_dies_with_parent())
+                                pass_fds=_descriptors(names), preexec_fn=_dies_with_parent())
     except OSError as e:
         raise EngineError("cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
+    if started is not None:
+        started()
     out, err = proc.communicate()
     if err:
-        sys.stderr.write(err.decode("utf-8", "replace"))
+        sys.stderr.write(_named(err.decode("utf-8", "replace"), names))
         sys.stderr.flush()
     rc = proc.returncode
     if rc == 1 and (terminal or err):
@@ -68,7 +76,28 @@ def run_engine(paths, page=False):
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError("the analysis engine %s printed no document this report reads (%s); "
                           "no report" % (cmd[0], str(e)[:200])) from None
+    if names:
+        for x in doc["logs"]:
+            for part in ("report", "page"):
+                if isinstance(x.get(part), dict) and x[part].get("log") in names:
+                    x[part]["log"] = names[x[part]["log"]]
+        for row in doc.get("ranks") or []:
+            if row.get("log") in names:
+                row["log"] = names[row["log"]]
+        doc["notes"] = [_named(n, names) for n in doc.get("notes") or []]
     return doc
+
+
+def _descriptors(names):
+    """The descriptors N of the paths /dev/fd/N in names."""
+    return tuple(int(p[len("/dev/fd/"):]) for p in names)
+
+
+def _named(text, names):
+    """text with every /dev/fd/N of names replaced by its name."""
+    if not names:
+        return text
+    return re.sub(r"/dev/fd/[0-9]+", lambda m: names.get(m.group(0), m.group(0)), text)
 
 
 def reports(paths):

@@ -5,29 +5,35 @@ The page is page/report.html with, inlined at write time: the charting library u
 (pinned in web/package.json, installed by `npm ci --prefix web`, which scripts/cudapool's setup
 step runs; an install has it in page/uplot/), page/report.css and page/report.js (which draw
 everything: the timelines with uPlot, the segment maps on canvases of their own), and the data as
-JSON in a <script type="application/json"> (every "<" escaped). The data per log is
-pagedata.log_data()'s, their charts on one time axis (pagedata.one_clock(): several logs count
-from the earliest start among them); several logs add report.several()'s cross-rank table;
---tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a note
-instead). The file is written by outfile.py's rule (never over an input or a log, whole or not at
-all, mode 0600).
+JSON in a <script type="application/json"> (every "<" escaped). The data comes from one run of
+the analysis engine (engine.run_engine, page=True: cudapool-analyze reads each log once, plain or
+compressed, stdin and FIFOs included, says why a log cannot be read and draws the progress line):
+per log its `page` object, their charts on one time axis (pagedata.one_clock(): several logs count
+from the earliest start among them); several logs add its cross-rank table (`ranks`, `notes`).
+--tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a
+note instead), run beside the engine; an input readable once (stdin, a FIFO) is then read here
+once and handed to both through pipes (fanout.py). The file is written by outfile.py's rule
+(never over an input or a log, whole or not at all, mode 0600).
 
-Not here: the figures (report.py and the passes under it), the drawing (page/report.js).
+Not here: the figures (the engine; pagedata.log_data is its Python oracle, for the agreement
+tests only), the drawing (page/report.js).
 """
 
 import datetime
 import json
 import os
 import re
+import subprocess
 import sys
+import threading
 
 from . import vocabulary as v
-from .pagedata import log_data, one_clock
-from .inputs import LogError, display_name, tool_argument
+from .engine import EngineError, LogsRefused, run_engine
+from .fanout import Fanout, needs_fanout
+from .pagedata import one_clock
+from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
-from .reader import check_logs
-from .report import several
-from .tools import ToolError, run_tool, tool_command
+from .tools import ToolError, _dies_with_parent, tool_command
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "page")
 WEB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(PAGE_DIR))), "web")
@@ -87,65 +93,136 @@ def assets():
     return out
 
 
-def tune_json(paths):
-    """`cudapool tune --json LOG...` as a dict, the logs named as given. Raises PageError."""
+def tune_command(args):
+    """The argv of `cudapool tune --json` of the logs handed to it as args. Raises PageError."""
     try:
-        cmd = tool_command("cudapool-tune") + ["--json"]
+        return tool_command("cudapool-tune") + ["--json"] + list(args)
     except ToolError as e:
         raise PageError("--tune: %s" % e) from None
-    names, fds = {}, []
-    for path in paths:                   # a log read from stdin or a FIFO: its copy (inputs.py)
-        arg, passed = tool_argument(path)
-        names[arg] = display_name(path)
-        cmd.append(arg)
-        fds.extend(passed)
-    try:
-        p = run_tool(cmd, pass_fds=fds)
-    except OSError as e:
-        raise PageError("--tune: cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
-    if p.returncode != 0:
-        raise PageError("--tune: `%s` failed (exit %d): %s" % (
-            " ".join(cmd[:3]), p.returncode,
-            p.stderr.decode("utf-8", "replace").strip()[-600:]))
-    try:
-        tune = json.loads(p.stdout)
-    except ValueError as e:
-        raise PageError("--tune: cudapool tune printed no JSON (%s)" % e) from None
-    for log in tune.get("logs") or [] if isinstance(tune, dict) else []:
-        if isinstance(log, dict) and log.get("path") in names:
-            log["path"] = names[log["path"]]
-    return tune
 
 
-def tune_or_note(paths):
-    """tune_json(), or when it fails {"error": why} (the page says so instead of the tuning
-    section) and one line on stderr: a page without its tuning is still the page."""
+class Tuning:
+    """cudapool tune running beside the engine, its output read by a thread of its own (so that
+    it never waits on a full pipe). Raises PageError when it cannot run."""
+
+    def __init__(self, cmd, fds, names):
+        self.cmd, self.names, self.done = cmd, names, {}
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, pass_fds=tuple(fds),
+                                         preexec_fn=_dies_with_parent())
+        except OSError as e:
+            raise PageError("--tune: cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        self.done["out"], self.done["err"] = self.proc.communicate()
+
+    def end(self):
+        """Ends it (the page is not written)."""
+        self.proc.kill()
+        self.reader.join()
+
+    def result(self):
+        """tune's JSON (a dict), the logs named as given. Raises PageError."""
+        self.reader.join()
+        rc, out, err = self.proc.returncode, self.done["out"], self.done["err"]
+        if rc != 0:
+            raise PageError("--tune: `%s` failed (exit %d): %s" % (
+                " ".join(self.cmd[:3]), rc, err.decode("utf-8", "replace").strip()[-600:]))
+        try:
+            tune = json.loads(out)
+        except ValueError as e:
+            raise PageError("--tune: cudapool tune printed no JSON (%s)" % e) from None
+        for log in tune.get("logs") or [] if isinstance(tune, dict) else []:
+            if isinstance(log, dict) and log.get("path") in self.names:
+                log["path"] = self.names[log["path"]]
+        return tune
+
+
+def analysed(paths, tune=False):
+    """(the engine's document of the logs at paths; with --tune, tune's JSON or {"error": why}
+    when it fails, else None): one run of the engine, and with --tune cudapool tune beside it.
+    An input that can be read only once (stdin, a FIFO) is then read here once and handed to
+    both through pipes (fanout.py). Raises engine.LogsRefused, engine.EngineError, ToolError,
+    LogError."""
+    if not tune:
+        return run_engine(paths, page=True), None
+    fans = []
     try:
-        return tune_json(paths)
-    except PageError as e:
+        engine_args, tune_args, names, fanned, tune_fds = [], [], {}, {}, []
+        for path in paths:
+            shown = display_name(path)
+            if needs_fanout(path):
+                fan = Fanout(path, shown, 2)
+                fans.append(fan)
+                e, t = ("/dev/fd/%d" % fd for fd in fan.fds)
+                fanned[e] = shown
+                tune_fds.append(fan.fds[1])
+            else:
+                e = t = path
+            engine_args.append(e)
+            tune_args.append(t)
+            names[t] = shown
+        try:
+            tuning = Tuning(tune_command(tune_args), tune_fds, names)
+        except PageError as e:      # its read ends are closed with the others: no reader there
+            tuning = e
+
+        def started():              # both programs hold their read ends: the copying begins
+            for fan in fans:
+                fan.start()
+        try:
+            doc = run_engine(engine_args, page=True, names=fanned, started=started)
+            for fan in fans:
+                fan.join()
+                if fan.error():
+                    raise LogError(fan.error())
+        except BaseException:
+            if isinstance(tuning, Tuning):
+                tuning.end()
+            raise
+    finally:
+        for fan in fans:
+            fan.close()
+    try:
+        if isinstance(tuning, PageError):
+            raise tuning
+        return doc, tuning.result()
+    except PageError as e:          # a page without its tuning is still the page
         print("cudapool report: %s; the page has no tuning section" % e, file=sys.stderr)
-        return {"error": str(e)}
+        return doc, {"error": str(e)}
 
 
 def page_data(paths, tune=False):
-    """The page's data: every log's (pagedata.log_data()), the time axis (pagedata.one_clock()),
-    the cross-rank table for several, tune's JSON with --tune ({"error": why} when it fails).
-    Raises reader.LogError."""
-    logs, reports, rows = [], [], []
-    for i, path in enumerate(paths):
-        data, rep, row = log_data(path, i)
-        logs.append(data)
-        reports.append(rep)
-        rows.append(row)
-    multi = several(reports, rows) if len(paths) > 1 else None
+    """The page's data: every log's (the engine's page objects), the time axis
+    (pagedata.one_clock()), the cross-rank table for several, tune's JSON with --tune
+    ({"error": why} when it fails). Raises what analysed() raises."""
+    doc, tuned = analysed(paths, tune)
+    logs = [x["page"] for x in doc["logs"]]
+    for log in logs:
+        for devices in (log["devices"], (log.get("replay") or {}).get("devices") or {}):
+            for d in devices.values():
+                if d.get("timeline"):
+                    d["timeline"]["marks"] = marks_in_order(d["timeline"]["marks"])
+    multi = len(paths) > 1
     clock = one_clock(logs)
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,
             "generated": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%d %H:%M:%S UTC"),
             "logs": logs, "clock": clock,
-            "ranks": multi["ranks"] if multi else None,
-            "rank_notes": multi["notes"] if multi else [],
-            "tune": tune_or_note(paths) if tune else None}
+            "ranks": doc["ranks"] if multi else None,
+            "rank_notes": doc["notes"] if multi else [],
+            "tune": tuned}
+
+
+def marks_in_order(marks):
+    """A timeline's marks ({action: [time_s]}), their actions in the order their first marks
+    come (stable: equal times keep the engine's order, by name). The engine lists them by name;
+    the Python pass (pagedata.log_data) as first seen, which this is wherever the log's times
+    do not go back: the page's bytes stay the same."""
+    return dict(sorted(marks.items(), key=lambda kv: kv[1][0] if kv[1] else float("inf")))
 
 
 def script_json(data):
@@ -195,12 +272,13 @@ def html_report(args):
         check_output(args.html, args.logs, "--html")
     except OutputRefused as e:
         args.parser.error(str(e))
-    errors = check_logs(args.logs)[1]   # before the long work, and before any replay
-    if not errors:
-        try:
-            size = write_page(args.html, args.logs, args.tune)
-        except (LogError, PageError, OutputError) as e:
-            errors.append(str(e))
+    errors = []
+    try:
+        size = write_page(args.html, args.logs, args.tune)
+    except LogsRefused:             # the engine's messages are on stderr
+        return 1
+    except (LogError, PageError, OutputError, EngineError, ToolError) as e:
+        errors.append(str(e))
     if errors:
         for e in errors:
             print("cudapool report: %s" % e, file=sys.stderr)

@@ -11,6 +11,10 @@ has no segment layout of its own: its maps, and the reserved bytes over time, ar
 C++ replay of the log under its own settings (replayed.pool_events(), which writes that replay as
 a log), read the same way and labelled as the replay's.
 
+log_data() is the Python oracle of the analysis engine's `page` object (cudapool-analyze,
+docs/analysis-format.md), which the page is drawn from: tests/cli/analyze_agree.sh compares them
+on every log of the suite; `report --html` runs no pass of its own. one_clock() is the page's.
+
 Not here: the figures (accounting.py, layout.py, report.py), naming a frame (frames.py), the
 wall clock (clock.py), writing the page (htmlreport.py).
 """
