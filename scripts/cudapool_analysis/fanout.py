@@ -51,13 +51,10 @@ class Fanout:
     def __init__(self, path, name, n):
         self.name = name
         self._error = None
-        if path == "-":
-            self.src = os.dup(0)
-        else:
-            try:
-                self.src = os.open(path, os.O_RDONLY)
-            except OSError as e:
-                raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
+        try:
+            self.src = os.dup(0) if path == "-" else os.open(path, os.O_RDONLY)
+        except OSError as e:
+            raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
         self.fds, self._sinks = [], []
         for _ in range(n):
             r, w = os.pipe()
