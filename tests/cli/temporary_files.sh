@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/cli/temporary_files.sh: nothing a command makes outlives it, however it ends (issue 26
-# item 16; replayed.py, inputs.py, tools.run_tool): a `report --html` or `export` of a log of
-# requests only, killed (SIGKILL, SIGTERM, SIGHUP) while its replay runs, leaves nothing in TMPDIR
-# (the replayed log and the copy of stdin are files without a name) and no temporary file beside
-# OUT, and its replay ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
-# little to its --write-log, says it started, and waits: the kill always lands during the replay.
+# item 16; replayed.py, inputs.py, tools.run_tool): an `export` of a log of requests only, killed
+# (SIGKILL, SIGTERM, SIGHUP) while its replay runs, and a `report --html` (with --tune, of stdin:
+# fanout.py's pipes) killed while its analysis engine runs, leave nothing in TMPDIR (the replayed
+# log and the copy of stdin are files without a name) and no temporary file beside OUT, and the
+# replay or the engine ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
+# little to its --write-log, says it started, and waits; the engine's (CUDAPOOL_ANALYZE) says it
+# started and waits: the kill always lands during their work.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -19,7 +21,13 @@ head -c 100000 "$3" >"$2"
 echo $$ >"$STARTED.tmp" && mv "$STARTED.tmp" "$STARTED"
 exec sleep 600
 STUB
-chmod +x "$tmp/replay"
+cat >"$tmp/analyze" <<'STUB'
+#!/usr/bin/env bash
+# a stand-in for cudapool-analyze: says it started, then a wait
+echo $$ >"$STARTED.tmp" && mv "$STARTED.tmp" "$STARTED"
+exec sleep 600
+STUB
+chmod +x "$tmp/replay" "$tmp/analyze"
 mkdir "$tmp/t" "$tmp/out"
 
 # killed SIGNAL HOW ARGS...: `cudapool ARGS` (HOW: file, or stdin: the log piped in as -) killed
@@ -30,15 +38,16 @@ killed() {
   export STARTED="$tmp/started"
   rm -f "$STARTED"
   if [ "$how" = stdin ]; then
-    cat "$ex" | TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" python3 -m cudapool_analysis "$@" \
-      2>"$tmp/err" &
+    cat "$ex" | TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" CUDAPOOL_ANALYZE="$tmp/analyze" \
+      python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
   else
-    TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
+    TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" CUDAPOOL_ANALYZE="$tmp/analyze" \
+      python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
   fi
   pid=$!
   until [ -s "$STARTED" ]; do      # the hang guard: 300 s
     n=$((n + 1))
-    [ $n -lt 3000 ] && kill -0 "$pid" 2>/dev/null || fail "$*: the replay did not start: $(cat "$tmp/err")"
+    [ $n -lt 3000 ] && kill -0 "$pid" 2>/dev/null || fail "$*: the stand-in did not start: $(cat "$tmp/err")"
     sleep 0.1
   done
   stub=$(cat "$STARTED")
@@ -50,13 +59,14 @@ killed() {
   n=0
   while kill -0 "$stub" 2>/dev/null; do
     n=$((n + 1))
-    [ $n -lt 600 ] || fail "$sig, $how, $*: the replay outlived the command"
+    [ $n -lt 600 ] || fail "$sig, $how, $*: the replay or the engine outlived the command"
     sleep 0.1
   done
 }
 for sig in KILL TERM HUP; do
   killed $sig file report --html "$tmp/out/page.html" "$ex"
   killed $sig stdin report --html "$tmp/out/page.html" -
+  killed $sig stdin report --html "$tmp/out/page.html" --tune -
 done
 killed KILL file export --memory-viz "$tmp/out/snap.pickle" "$ex"
 killed KILL stdin export --perfetto "$tmp/out/trace.json" -
