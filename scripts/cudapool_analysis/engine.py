@@ -33,13 +33,14 @@ class LogsRefused(Exception):
     """The engine refused a log: its message(s) are already on stderr (exit status 1)."""
 
 
-def run_engine(paths, page=False, names=None, started=None):
+def run_engine(paths, page=False, names=None, started=None, stdin=None):
     """The engine's document (a dict) for the logs at paths, in one run. Raises LogsRefused when
     a log cannot be read (said on stderr), EngineError when the engine cannot run or fails.
     names: {path: the name to show} for logs handed over as /dev/fd/N (their descriptors are
     passed on; fanout.py): the document and the messages call them by that name, and the engine
     draws no progress line (the copying thread does). started: called once the engine's process
-    runs (before its output is read)."""
+    runs (before its output is read). stdin: the descriptor the engine reads - from (default:
+    this process's stdin)."""
     names = names or {}
     cmd = tool_command("cudapool-analyze") + ["--as", NAME]
     if not page:
@@ -51,7 +52,7 @@ def run_engine(paths, page=False, names=None, started=None):
     # read here (and passed on) so that a failure without one is still said.
     terminal = progress._stderr_is_terminal() and not names
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
                                 stderr=None if terminal else subprocess.PIPE,
                                 pass_fds=_descriptors(names), preexec_fn=_dies_with_parent())
     except OSError as e:

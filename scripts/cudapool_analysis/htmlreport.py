@@ -152,9 +152,15 @@ def analysed(paths, tune=False):
     fans = []
     try:
         engine_args, tune_args, names, fanned, tune_fds = [], [], {}, {}, []
+        stdin = None
         for path in paths:
             shown = display_name(path)
-            if needs_fanout(path):
+            if path == "-":         # the engine's stdin: its own name, its own progress line
+                fan = Fanout(path, shown, 2, progress=False)
+                fans.append(fan)
+                e, t, stdin = "-", "/dev/fd/%d" % fan.fds[1], fan.fds[0]
+                tune_fds.append(fan.fds[1])
+            elif needs_fanout(path):
                 fan = Fanout(path, shown, 2)
                 fans.append(fan)
                 e, t = ("/dev/fd/%d" % fd for fd in fan.fds)
@@ -174,7 +180,7 @@ def analysed(paths, tune=False):
             for fan in fans:
                 fan.start()
         try:
-            doc = run_engine(engine_args, page=True, names=fanned, started=started)
+            doc = run_engine(engine_args, page=True, names=fanned, started=started, stdin=stdin)
             for fan in fans:
                 fan.join()
                 if fan.error():

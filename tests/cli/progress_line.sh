@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/cli/progress_line.sh: the progress line (issue 27; docs/log-format.md, "Progress") of every
-# tool that reads a log: cudapool-replay, cudapool-tune, cudapool-cat, report, report --html,
+# tool that reads a log: cudapool-replay, cudapool-tune, cudapool-cat, report, report --html
+# (with --tune too: stdin read once for the engine and tune, fanout.py, the engine's line),
 # export --memory-viz, export --perfetto. With stderr a terminal (a pseudo-terminal here) the line
 # is drawn in place (a carriage return, the name, how far, events, events/s; the time left for a
 # file) and cleared at the end; with stderr a pipe or a file, or with --quiet, not one byte of it.
-# Plain and zstd logs, a file and stdin.
+# Plain and zstd logs, a file and stdin; a FIFO with report --html --tune.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -70,6 +71,7 @@ $bin/cudapool-tune --threads 2 @LOG
 $bin/cudapool-cat @LOG
 python3 -m cudapool_analysis report @LOG
 python3 -m cudapool_analysis report --html $tmp/page.html @LOG
+python3 -m cudapool_analysis report --html $tmp/page.html --tune @LOG
 python3 -m cudapool_analysis export --memory-viz $tmp/snap.pickle @LOG
 python3 -m cudapool_analysis export --perfetto $tmp/trace.json @LOG
 TOOLS
@@ -94,4 +96,19 @@ while read -r -a cmd; do
     none "$tmp/err" "$what, stderr a file"
   done
 done < <(tools)
+# a FIFO with --tune: read once by the report (fanout.py), which draws its line (no size: no %)
+rm -f "$tmp/page.html"
+mkfifo "$tmp/fifo"
+cat "$log" >"$tmp/fifo" &
+on_terminal "$tmp/tty" python3 -m cudapool_analysis report --html "$tmp/page.html" --tune "$tmp/fifo"
+wait
+python3 - "$tmp/tty" "$tmp/fifo" <<'PY' || fail "a FIFO with --tune: no progress line: $(od -c "$tmp/tty" | tail -5)"
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+drawn = [l for l in re.findall(r"\r([^\r\n]*?)\x1b\[K", text) if l]
+assert drawn, "nothing drawn"
+assert all(l.startswith(sys.argv[2] + ": ") and re.search(r", [0-9.]+( [kMG])? events", l)
+           for l in drawn), drawn
+assert text.rfind("\r\x1b[K") == text.rfind("\x1b[K") - 1, "not cleared last"
+PY
 echo "progress_line: ok"
