@@ -7,7 +7,8 @@ the pipes' own buffers and a chunk: the slower reader sets the pace. A program t
 (it refused the log, or failed) is dropped and the others are still fed.
 
     needs_fanout(path)      whether the input at path is one that can be read only once
-    Fanout(path, name, n[, progress])   opened at once (LogError: missing, not permitted); .fds[i] the read
+    Fanout(path, name, n, draws=True)
+                            opened at once (LogError: missing, not permitted); .fds[i] the read
                             end for program i (hand it over as /dev/fd/N); .start() once the
                             programs run (their read ends are then closed here); .join(), then
                             .error(): None, or why the input could not be read; .close() for
@@ -15,7 +16,7 @@ the pipes' own buffers and a chunk: the slower reader sets the pace. A program t
 
 With a terminal on stderr the thread draws the input's progress line (progress.py: the bytes and
 lines read; none for a compressed input, whose lines only its readers see), since the programs
-read pipes under another name; progress=False: none (a program that reads the pipe as its stdin,
+read pipes under another name; draws=False: none (a program that reads the pipe as its stdin,
 under the input's own name, draws it).
 
 Not here: running the programs (engine.py, htmlreport.py), the copy of an input read several times
@@ -49,8 +50,8 @@ def needs_fanout(path):
 class Fanout:
     """The input at path read once into n pipes (module docstring)."""
 
-    def __init__(self, path, name, n, progress=True):
-        self.name, self.progress = name, progress
+    def __init__(self, path, name, n, draws=True):
+        self.name, self.draws = name, draws
         self._error = None
         try:
             self.src = os.dup(0) if path == "-" else os.open(path, os.O_RDONLY)
@@ -86,7 +87,7 @@ class Fanout:
 
     def _copy(self):
         line = progress.Line(self.name)
-        line.on = line.on and self.progress
+        line.on = line.on and self.draws
         read = lines = 0
         plain = None
         try:

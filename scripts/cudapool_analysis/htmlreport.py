@@ -156,7 +156,7 @@ def analysed(paths, tune=False):
         for path in paths:
             shown = display_name(path)
             if path == "-":         # the engine's stdin: its own name, its own progress line
-                fan = Fanout(path, shown, 2, progress=False)
+                fan = Fanout(path, shown, 2, draws=False)
                 fans.append(fan)
                 e, t, stdin = "-", "/dev/fd/%d" % fan.fds[1], fan.fds[0]
                 tune_fds.append(fan.fds[1])
