@@ -86,12 +86,22 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
       summary_line(line_number, *l.object);
       return;
     case LineKind::kEvent:
-      ++events_;
-      if (summary_) ++events_after_summary_;
-      if (!gate_.admit(l.event.dev, line_number)) return;
-      event(line_number, l.event);
+      event_line(line_number, l.event);
       return;
   }
+}
+
+void LogAnalysis::feed_event(std::uint64_t line_number, const Event& e) {
+  lines_ = line_number;
+  pool_decision_ = false;
+  event_line(line_number, e);
+}
+
+void LogAnalysis::event_line(std::uint64_t line_number, const Event& e) {
+  ++events_;
+  if (summary_) ++events_after_summary_;
+  if (!gate_.admit(e.dev, line_number)) return;
+  event(line_number, e);
 }
 
 void LogAnalysis::header_line(std::uint64_t line, JsonValue obj) {

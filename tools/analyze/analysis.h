@@ -73,6 +73,9 @@ class LogAnalysis {
 
   // One line of the log, without its newline.
   void feed(std::uint64_t line_number, std::string_view line);
+  // An event line already decoded (the in-process replay's decisions, replayed.h): as feed() of
+  // its line, which decodes to e.
+  void feed_event(std::uint64_t line_number, const Event& e);
   // A line longer than the 64 MiB limit (line_reader.h).
   void feed_too_long(std::uint64_t line_number);
   // The input's end: how its last line ends.
@@ -120,6 +123,7 @@ class LogAnalysis {
   void problem(std::uint64_t line, std::string what, bool malformed = false);
   void header_line(std::uint64_t line, JsonValue obj);
   void summary_line(std::uint64_t line, JsonValue obj);
+  void event_line(std::uint64_t line, const Event& e);  // a valid event line: counted, admitted
   void event(std::uint64_t line, const Event& e);
   Device& device(int dev);
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "log/record.h"
+#include "tools/analyze/fast_line.h"
 #include "tools/analyze/line_verdict.h"
 
 namespace cudapool::analyze {
@@ -94,8 +95,7 @@ std::optional<std::uint64_t> hex_field(const char* name, const JsonField& f, std
     if (const auto v = replay::parse_hex(f)) return v;
     const std::string text = text_of(f);
     if (is_hex_digits(text)) {
-      *why = std::string(name) + " " + std::string(first_chars(text, 40)) +
-             " is not below 2**64";
+      *why = std::string(name) + " " + std::string(first_chars(text, 40)) + " is not below 2**64";
       return std::nullopt;
     }
   }
@@ -118,14 +118,17 @@ void RawFields::take(const JsonField& f) {
   std::string_view key = f.key;
   if (f.key_escaped) key = decoded = replay::decode_json_string(f.key);
   // By length, then by the text: the keys the engine reads (others are skipped).
-  const auto is = [&](const char* name) {
-    return std::memcmp(key.data(), name, key.size()) == 0;
-  };
+  const auto is = [&](const char* name) { return std::memcmp(key.data(), name, key.size()) == 0; };
   std::optional<JsonField>* slot = nullptr;
   switch (key.size()) {
     case 3:
-      slot = is("seq") ? &seq : is("tid") ? &tid : is("dev") ? &dev : is("ptr") ? &ptr
-             : is("ctx") ? &ctx : is("cap") ? &figures[4] : nullptr;
+      slot = is("seq")   ? &seq
+             : is("tid") ? &tid
+             : is("dev") ? &dev
+             : is("ptr") ? &ptr
+             : is("ctx") ? &ctx
+             : is("cap") ? &figures[4]
+                         : nullptr;
       break;
     case 4:
       slot = is("t_ns") ? &t_ns : is("size") ? &size : nullptr;
@@ -188,6 +191,13 @@ const Line& LineDecoder::decode(std::string_view text) {
   line_.problem.clear();
   line_.problem_if_last.clear();
   line_.object.reset();
+  if (fast_event_line(text, raw_, &action_, line_.event)) {  // the writers' event lines
+    object_ = action_set_ = true;
+    line_.kind = LineKind::kEvent;
+    line_.event.action_name = action_;
+    line_.event.raw = &raw_;
+    return line_;
+  }
   raw_.clear();
   object_ = action_set_ = false;
   const auto malformed = [&](std::string why) -> const Line& {
@@ -246,9 +256,11 @@ void LineDecoder::event_fields(const std::string& action) {
   for (const auto& [name, field] : required) {
     if (!*field) return bad(std::string("event without '") + name + "'");
   }
-  const std::pair<const char*, const std::optional<JsonField>*> integers[] = {
-      {"seq", &raw_.seq}, {"t_ns", &raw_.t_ns}, {"tid", &raw_.tid},
-      {"dev", &raw_.dev}, {"size", &raw_.size}};
+  const std::pair<const char*, const std::optional<JsonField>*> integers[] = {{"seq", &raw_.seq},
+                                                                              {"t_ns", &raw_.t_ns},
+                                                                              {"tid", &raw_.tid},
+                                                                              {"dev", &raw_.dev},
+                                                                              {"size", &raw_.size}};
   for (const auto& [name, field] : integers) {
     if (!is_int(**field)) return bad(std::string(name) + " is not an integer");
   }

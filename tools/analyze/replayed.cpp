@@ -11,17 +11,43 @@
 
 namespace cudapool::analyze {
 
-RequestReplay::RequestReplay(const std::string& name) {
-  cookie_io_functions_t io{};
-  io.write = &RequestReplay::write;
-  io.close = &RequestReplay::close;
-  std::FILE* stream = fopencookie(this, "w", io);
-  if (stream != nullptr) {
-    setvbuf(stream, nullptr, _IOFBF, 1 << 16);
-    writer_.attach(stream, "the replay's log");
+namespace {
+
+// An event of the replay carries no backtrace and no oom figures: no raw fields.
+const RawFields kNoFields{};
+
+}  // namespace
+
+bool event_of_record(const log::LogRecord& r, Event* e) {
+  // What format_event writes and LineDecoder::event_fields reads back: dev as a signed number
+  // (a device ordinal below kDeviceLimit), ctx when not 0, block_size, segment and stream when
+  // not 0 (a missing block_size reads as size), cache_hit on an alloc.
+  if (r.action == log::LogAction::kOom || r.action > log::kLastLogAction || r.device < 0 ||
+      static_cast<std::uint64_t>(r.device) >= kDeviceLimit) {
+    return false;
   }
+  *e = Event{};
+  e->seq = r.seq;
+  e->t_ns = r.t_ns;
+  e->tid = r.tid;
+  e->ptr = r.ptr;
+  e->size = r.size;
+  e->block_size = r.block_size != 0 ? r.block_size : r.size;
+  e->dev = r.device;
+  e->ctx = r.ctx;
+  e->has_segment = r.segment != 0;
+  e->segment = r.segment;
+  e->action = static_cast<int>(r.action);
+  e->action_name = log::action_name(r.action);
+  e->cache_hit = r.action == log::LogAction::kAlloc && r.cache_hit;
+  e->raw = &kNoFields;
+  return true;
+}
+
+RequestReplay::RequestReplay(const std::string& name) {
+  writer_.attach(this);
   replay::ReplaySettings settings;
-  settings.write_log = stream != nullptr ? &writer_ : nullptr;
+  settings.write_log = &writer_;
   settings.version = CUDAPOOL_VERSION;
   settings.argv = {"cudapool-replay", "--write-log", "-", name};
   replayer_ = std::make_unique<replay::Replayer>(settings);
@@ -31,43 +57,25 @@ RequestReplay::~RequestReplay() {
   writer_.discard();
 }
 
-ssize_t RequestReplay::write(void* cookie, const char* data, std::size_t size) {
-  static_cast<RequestReplay*>(cookie)->take(std::string_view(data, size));
-  return static_cast<ssize_t>(size);
+void RequestReplay::line(std::string_view text) {
+  // One line (the header, the summary) with its newline.
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  analysis_.feed(++lines_, text);
+  last_.empty = false;
+  last_.length = text.size();
+  last_.head.assign(text.substr(0, kLastLinePeek));
+  last_.newline = true;
 }
 
-int RequestReplay::close(void* cookie) {
-  RequestReplay* self = static_cast<RequestReplay*>(cookie);
-  if (!self->carry_.empty()) {
-    self->analysis_.feed(++self->lines_, self->carry_);
-    self->last_ =
-        LastLine{false, self->carry_.size(), self->carry_.substr(0, kLastLinePeek), false};
-    self->carry_.clear();
+void RequestReplay::record(const log::LogRecord& r) {
+  Event e;
+  if (event_of_record(r, &e)) {
+    analysis_.feed_event(++lines_, e);  // never the last line: the summary is (close())
+    return;
   }
-  return 0;
-}
-
-void RequestReplay::take(std::string_view bytes) {
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t nl = bytes.find('\n', start);
-    if (nl == std::string_view::npos) {
-      carry_.append(bytes.substr(start));
-      return;
-    }
-    std::string_view line = bytes.substr(start, nl - start);
-    if (!carry_.empty()) {
-      carry_.append(line);
-      line = carry_;
-    }
-    analysis_.feed(++lines_, line);
-    last_.empty = false;  // assigned in place: the head's buffer is reused, not allocated a line
-    last_.length = line.size();
-    last_.head.assign(line.substr(0, kLastLinePeek));
-    last_.newline = true;
-    carry_.clear();
-    start = nl + 1;
-  }
+  char text[log::kMaxEventLine];
+  const std::size_t n = log::format_event(r, text, sizeof text);
+  if (n > 0) line(std::string_view(text, n));
 }
 
 void RequestReplay::finish() {
@@ -76,7 +84,7 @@ void RequestReplay::finish() {
   for (const int dev : replayer_->devices())
     summary.devices.emplace_back(dev, replayer_->stats(dev));
   std::string error;
-  writer_.close(std::move(summary), &error);  // an in-memory stream: nothing fails
+  writer_.close(std::move(summary), &error);  // to this sink: nothing fails
   analysis_.finish(last_);
   report_ = build_report(analysis_, "the replay's log");
 }

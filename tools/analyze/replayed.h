@@ -3,19 +3,20 @@
 // another tool's trace) says nothing of segments and blocks; the replay does
 // (tools/replay/replayer.h over pool/DevicePool, under the log's own settings). Here it runs in
 // the same process and the same pass as the analysis: every line of the log goes to the
-// Replayer too, which writes its decisions as a cudapool.log/1 stream (log_writer.h, as
-// `cudapool-replay --write-log` does), and that stream goes line by line, as it is written, into
-// a second LogAnalysis: no temporary file, and the same figures as reading the replay's log
-// (scripts/cudapool_analysis/replayed.py). Not here: deciding whether a log needs it (a pool
-// decision in its first kScanLines lines, analysis.h pool_decision()).
+// Replayer too, whose writer (log_writer.h, as `cudapool-replay --write-log` writes) hands its
+// decisions over as records, not lines: each goes into a second LogAnalysis as the event its line
+// would decode to (the header, the summary and an oom event with its figures go as their lines).
+// No temporary file, no formatting and parsing again, and the same figures as reading the
+// replay's log (scripts/cudapool_analysis/replayed.py). Not here: deciding whether a log needs it
+// (a pool decision in its first kScanLines lines, analysis.h pool_decision()).
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "log/record.h"
 #include "tools/analyze/analysis.h"
 #include "tools/analyze/report.h"
 #include "tools/replay/log_writer.h"
@@ -25,32 +26,37 @@ namespace cudapool::analyze {
 
 inline constexpr std::uint64_t kScanLines = 5000;  // replayed.py SCAN_LINES
 
-class RequestReplay {
+// The event a record's line decodes to (log_line.h), when it has one that needs no line: false
+// for an oom event (its figures are read from the line's fields) and a device the log cannot
+// name (read as the malformed line it is).
+bool event_of_record(const log::LogRecord& r, Event* e);
+
+class RequestReplay : private replay::RecordSink {
  public:
   // name: the log's, for the replay log's header.
   explicit RequestReplay(const std::string& name);
-  ~RequestReplay();
+  ~RequestReplay() override;
   RequestReplay(const RequestReplay&) = delete;
   RequestReplay& operator=(const RequestReplay&) = delete;
 
-  void feed(std::uint64_t line_number, std::string_view line) { replayer_->feed(line_number, line); }
+  void feed(std::uint64_t line_number, std::string_view line) {
+    replayer_->feed(line_number, line);
+  }
   void feed_too_long(std::uint64_t line_number) { replayer_->feed_too_long(line_number); }
-  // The log's end: the replay finishes, its log is closed and read to its end.
+  // The log's end: the replay finishes, its summary goes in and the analysis ends.
   void finish();
 
   const LogAnalysis& analysis() const { return analysis_; }
   const Report& report() const { return report_; }
 
  private:
-  static ssize_t write(void* cookie, const char* data, std::size_t size);
-  static int close(void* cookie);
-  void take(std::string_view bytes);
+  void line(std::string_view text) override;
+  void record(const log::LogRecord& r) override;
 
   replay::PoolLogWriter writer_;
   std::unique_ptr<replay::Replayer> replayer_;
   LogAnalysis analysis_{AnalysisOptions{false, false}};
   Report report_;
-  std::string carry_;
   std::uint64_t lines_ = 0;
   LastLine last_;
 };

@@ -32,14 +32,24 @@ void PoolLogWriter::attach(std::FILE* file, const std::string& name) {
   regular_ = false;
 }
 
+void PoolLogWriter::attach(RecordSink* sink) {
+  sink_ = sink;
+  path_ = "the replay's log";
+  regular_ = false;
+}
+
 void PoolLogWriter::start(const log::HeaderInfo& header) {
-  if (file_ == nullptr || started_) return;
+  if ((file_ == nullptr && sink_ == nullptr) || started_) return;
   started_ = true;
   const std::string line = log::format_header(header);
   write(line.data(), line.size());
 }
 
 void PoolLogWriter::write(const char* data, std::size_t bytes) {
+  if (sink_ != nullptr) {
+    sink_->line(std::string_view(data, bytes));
+    return;
+  }
   if (failed_) return;
   if (std::fwrite(data, 1, bytes, file_) != bytes) {
     failed_ = true;
@@ -48,24 +58,32 @@ void PoolLogWriter::write(const char* data, std::size_t bytes) {
 }
 
 void PoolLogWriter::on_pool_event(const pool::PoolEvent& event) {
-  if (file_ == nullptr || failed_ || !started_) return;
+  if ((file_ == nullptr && sink_ == nullptr) || failed_ || !started_) return;
   log::LogRecord r = log::record_of(event);
   r.seq = ++seq_;
   r.t_ns = t_ns_;
   r.tid = tid_;
   r.ctx = static_cast<std::uint8_t>(ctx_);
+  if (sink_ != nullptr) {
+    sink_->record(r);
+    return;
+  }
   char line[log::kMaxEventLine];
   const std::size_t n = log::format_event(r, line, sizeof line);
   if (n > 0) write(line, n);
 }
 
 bool PoolLogWriter::close(log::Summary summary, std::string* error) {
-  if (file_ == nullptr) return false;
+  if (file_ == nullptr && sink_ == nullptr) return false;
   if (summary.seq == 0) summary.seq = seq_ + 1;
   if (summary.t_ns == 0) summary.t_ns = t_ns_;
   if (summary.events == 0) summary.events = seq_;
   const std::string line = log::format_summary(summary);
   write(line.data(), line.size());
+  if (sink_ != nullptr) {
+    sink_ = nullptr;
+    return true;
+  }
   if (std::fflush(file_) != 0 && !failed_) {
     failed_ = true;
     errno_ = errno;
@@ -85,6 +103,7 @@ bool PoolLogWriter::close(log::Summary summary, std::string* error) {
 }
 
 void PoolLogWriter::discard() {
+  sink_ = nullptr;
   if (file_ == nullptr) return;
   std::fclose(file_);
   file_ = nullptr;

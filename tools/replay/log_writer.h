@@ -2,19 +2,30 @@
 // replay written as a cudapool.log/1 file (docs/log-format.md, "Written by the replay"), so that a
 // log of requests alone (alloc and free, no segments) can be read by every tool that draws
 // segments and blocks. Each pool event gets the time, thread and context of the log event that
-// caused it and a fresh seq; pointers are the simulation's. Not here: the replay (replayer.h) and
-// the line format (log/format.h).
+// caused it and a fresh seq; pointers are the simulation's. The events can go, unformatted, to a
+// RecordSink instead of a file (cudapool-analyze reads them as records in the same process). Not
+// here: the replay (replayer.h) and the line format (log/format.h).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "log/format.h"
 #include "pool/events.h"
 #include "tools/replay/log_event.h"
 
 namespace cudapool::replay {
+
+// Where the written log goes instead of a file: the header and summary lines as text (each with
+// its newline), every event as its record, seq, time, thread and context filled (never formatted).
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void line(std::string_view text) = 0;
+  virtual void record(const log::LogRecord& record) = 0;
+};
 
 class PoolLogWriter : public pool::EventSink {
  public:
@@ -28,6 +39,8 @@ class PoolLogWriter : public pool::EventSink {
   // Writes to a stream the caller made instead (cudapool-analyze reads the replay's decisions as
   // they are written, in the same process): closed by close() or discard(), never removed.
   void attach(std::FILE* file, const std::string& name);
+  // Hands the lines and records to sink (not owned) instead: close() and discard() detach it.
+  void attach(RecordSink* sink);
   // The header line, once, when the replay's settings are known (before its first event).
   void start(const log::HeaderInfo& header);
   bool started() const { return started_; }
@@ -50,6 +63,7 @@ class PoolLogWriter : public pool::EventSink {
   void write(const char* data, std::size_t bytes);
 
   std::FILE* file_ = nullptr;
+  RecordSink* sink_ = nullptr;
   std::string path_;
   bool failed_ = false, started_ = false;
   bool regular_ = false;  // a regular file: removed when a write failed (never /dev/full)
