@@ -18,10 +18,12 @@ import os
 import sys
 
 from . import memviz, perfetto
+from .engine import EngineError, LogsRefused
 from .export import ExportError, check_logs, pool_log
 from .inputs import LogError, display_name, ended_early, open_log
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .terminal import MAX_NOTE, cut
+from .tools import ToolError
 
 
 def export_parser(commands):
@@ -93,8 +95,8 @@ def usage_checks(args):
 def export(args):
     out = usage_checks(args)
     try:
-        check_logs(args.logs)
         if args.memory_viz is not None:
+            check_logs(args.logs)
             log = args.logs[0]
             name = display_name(log)
             max_entries = memviz.LARGE_TRACE if args.max_entries is None else args.max_entries
@@ -115,7 +117,7 @@ def export(args):
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (
                 len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
-        else:
+        else:      # the engine reads and checks the logs (perfetto.export)
             with write_output(out, "w") as f:
                 notes = perfetto.export(
                     args.logs, f,
@@ -123,7 +125,9 @@ def export(args):
                     perfetto.MAX_INSTANTS if args.max_instants is None else args.max_instants)
             what = "a Perfetto trace of %d log%s" % (len(args.logs),
                                                     "" if len(args.logs) == 1 else "s")
-    except (LogError, ExportError, OutputError) as e:
+    except LogsRefused:              # the engine said why on stderr
+        return 1
+    except (LogError, ExportError, OutputError, EngineError, ToolError) as e:
         print("cudapool export: %s" % e, file=sys.stderr)
         return 1
     except OSError as e:

@@ -90,6 +90,7 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
       if (summary_) ++events_after_summary_;
       if (!gate_.admit(l.event.dev, line_number)) return;
       event(line_number, l.event);
+      if (hook != nullptr) hook->event(line_number, text, l.event, last_device_->state);
       return;
   }
 }

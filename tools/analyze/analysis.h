@@ -25,6 +25,7 @@
 #include "tools/analyze/device_gate.h"
 #include "tools/analyze/device_layout.h"
 #include "tools/analyze/ending.h"
+#include "tools/analyze/event_hook.h"
 #include "tools/analyze/json_value.h"
 #include "tools/analyze/log_line.h"
 #include "tools/analyze/oom_figures.h"
@@ -65,6 +66,9 @@ struct LargeRequest {
 struct AnalysisOptions {
   bool sites = true;          // allocation sites (the page of a log; not of a replay's log)
   bool request_sizes = true;  // the table of request sizes
+  // The Perfetto trace's data (perfetto_trace.h), with its limits.
+  bool perfetto = false;
+  std::size_t perfetto_points = 20000, perfetto_instants = 2000;
 };
 
 class LogAnalysis {
@@ -83,6 +87,8 @@ class LogAnalysis {
   // only while watch_pool_decisions is set.
   bool pool_decision() const { return pool_decision_; }
   bool watch_pool_decisions = false;
+  // Given every event taken, after it is counted (an export that follows the log: event_hook.h).
+  EventHook* hook = nullptr;
   // Whether the input held any header, event or summary line: else it is not a log.
   bool holds_a_log() const { return header_ || events_ != 0 || summary_; }
   std::string first_problem_text() const;

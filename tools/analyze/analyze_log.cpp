@@ -19,6 +19,15 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
   // Until a pool decision shows in the first kScanLines lines, the log may be one of requests:
   // the replay reads along, and is dropped at the first decision.
   auto replay = std::make_unique<RequestReplay>(path);
+  std::unique_ptr<PerfettoTrace> replay_trace;
+  if (options.perfetto) {
+    result->perfetto =
+        std::make_unique<PerfettoTrace>(options.perfetto_points, options.perfetto_instants);
+    a.hook = result->perfetto.get();
+    replay_trace =
+        std::make_unique<PerfettoTrace>(options.perfetto_points, options.perfetto_instants);
+    replay->hook(replay_trace.get());
+  }
   bool decided = false;
   a.watch_pool_decisions = true;
   cudapool::log::for_each_line(
@@ -30,6 +39,7 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
           decided = true;
           a.watch_pool_decisions = false;
           replay.reset();
+          replay_trace.reset();
           return;
         }
         if (n == kScanLines) a.watch_pool_decisions = false;
@@ -39,12 +49,17 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
         a.feed_too_long(n);
         if (!decided) replay->feed_too_long(n);
       });
-  a.finish(tap.last_line(), cut ? cut() : std::string());
+  result->cut = cut ? cut() : std::string();
+  a.finish(tap.last_line(), result->cut);
   result->bytes = tap.bytes();
   result->read_failed = tap.failed();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);
+    if (replay_trace) {
+      a.hook = nullptr;
+      result->perfetto = std::move(replay_trace);
+    }
   }
   result->report = build_report(a, name);
   result->row = rank_row(a, result->report, index);
@@ -67,6 +82,11 @@ std::string analysis_document(const std::vector<std::unique_ptr<LogResult>>& log
         replay.report = &r.replay->report();
       }
       write_page(out, r.analysis, r.report, r.row, i, replay);
+    }
+    if (r.perfetto) {
+      out.key("perfetto");
+      const LogAnalysis& followed = r.replay ? r.replay->analysis() : r.analysis;
+      r.perfetto->write(out, followed, r.analysis.header_, r.replay != nullptr, r.cut);
     }
     out.end_object();
     rows.push_back(r.row);

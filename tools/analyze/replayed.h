@@ -39,6 +39,8 @@ class RequestReplay {
   void finish();
 
   const LogAnalysis& analysis() const { return analysis_; }
+  // Given each event of the replay's log (an export that follows it: event_hook.h).
+  void hook(EventHook* h) { analysis_.hook = h; }
   const Report& report() const { return report_; }
 
  private:

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tests/cli/perfetto_agree.sh: `cudapool export --perfetto` from the analysis engine
+# (cudapool-analyze --perfetto) writes the same trace, byte for byte, and the same notes as the
+# Python pass it replaced (perfetto_oracle.py), on every log analyze_agree.sh reads: the fixtures
+# (and the hostile ones), the bundled example (a log of requests only: the engine replays it in
+# process, the oracle through cudapool-replay --write-log), the parity traces, the replay fuzzer's
+# corpus, logs made at random and mutated, a long one whose counters are downsampled, logs of the
+# shim when it is built, and several logs as the ranks of one job (tests/cli/perfetto_compare.py).
+# Then that the comparison catches an engine one byte off, and that a log on stdin (compressed)
+# gives the trace of the same file.
+set -euo pipefail
+. "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
+bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
+[ -x "$bin" ] || fail "no $bin (build it)"
+export CUDAPOOL_ANALYZE="$bin"
+compare() { python3 "$src/tests/cli/perfetto_compare.py" "$@"; }
+
+python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
+  listed unlisted segmented
+python3 "$fx/random_logs.py" "$tmp" 0 30
+python3 "$fx/random_logs.py" "$tmp" long 80000
+logs=("$fx"/*.jsonl "$src"/examples/logs/*.jsonl "$src"/tests/parity/traces/*.jsonl
+      "$src"/tests/fuzz/corpus/replay_fuzz/* "$tmp"/*.jsonl)
+
+program="$CUDAPOOL_BUILD_DIR/tests/fakecuda/cudart_like"
+if [ -n "${CUDAPOOL_TEST_PRELOAD:-}" ] && [ -x "$program" ]; then
+  for scenario in "oom_explained FAKECUDA_DEVICE_MEMORY=67108864" "context_cycles" \
+      "two_devices_expandable CUDAPOOL_CONF=expandable_segments:True"; do
+    set -- $scenario
+    env "${@:2}" LD_PRELOAD="$CUDAPOOL_TEST_PRELOAD" CUDAPOOL_LOG="$tmp/shim-$1.jsonl" \
+      LD_LIBRARY_PATH="$CUDAPOOL_BUILD_DIR/tests/fakecuda" \
+      "$program" "$1" shim >/dev/null 2>&1 || fail "the scenario $1 under the shim failed"
+    [ -s "$tmp/shim-$1.jsonl" ] || fail "the scenario $1 wrote no log"
+  done
+  logs+=("$tmp"/shim-*.jsonl)
+fi
+
+compare "${logs[@]}" >"$tmp/out" || { cat "$tmp/out" >&2; fail "the engine's trace differs"; }
+tail -n 1 "$tmp/out"
+compare --several "$fx/viewers-rank1.jsonl" "$fx/viewers.jsonl" "$fx/normal.jsonl" \
+  "$src"/examples/logs/*.jsonl >"$tmp/out" ||
+  { cat "$tmp/out" >&2; fail "several logs: the engine's trace differs"; }
+
+# The comparison can fail: an engine whose first counter point is one byte off is caught.
+cat >"$tmp/off_by_one" <<EOF2
+#!/usr/bin/env bash
+"$bin" "\$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for x in d["logs"]:
+    x["perfetto"]["devices"][0]["points"][0][1] += 1
+json.dump(d, sys.stdout)'
+EOF2
+chmod +x "$tmp/off_by_one"
+rc=0
+CUDAPOOL_ANALYZE="$tmp/off_by_one" compare "$fx/normal.jsonl" >"$tmp/out" || rc=$?
+[ $rc -eq 1 ] || fail "an engine one byte off passed the comparison (exit $rc)"
+has "normal.jsonl: line 4: python" "$tmp/out"
+
+# stdin, compressed: the trace of the file, its name <stdin>.
+if command -v zstd >/dev/null; then
+  zstd -q -c "$fx/viewers.jsonl" >"$tmp/v.zst"
+  cudapool export --perfetto "$tmp/file.json" "$fx/viewers.jsonl" 2>/dev/null
+  cudapool export --perfetto "$tmp/stdin.json" - <"$tmp/v.zst" 2>"$tmp/err" ||
+    fail "stdin: exit $?: $(cat "$tmp/err")"
+  sed "s|\"log\":\"$fx/viewers.jsonl\"|\"log\":\"<stdin>\"|" "$tmp/file.json" >"$tmp/want.json"
+  cmp -s "$tmp/want.json" "$tmp/stdin.json" || fail "stdin: not the file's trace"
+fi
+echo "perfetto_agree: ok"
