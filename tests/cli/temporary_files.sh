@@ -5,6 +5,8 @@
 # (the replayed log and the copy of stdin are files without a name) and no temporary file beside
 # OUT, and its replay ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
 # little to its --write-log, says it started, and waits: the kill always lands during the replay.
+# `export --perfetto` replays in its analysis engine (cudapool-analyze): killed while a stand-in
+# engine (CUDAPOOL_ANALYZE) waits, it leaves nothing beside OUT either, and the engine ends with it.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -19,7 +21,13 @@ head -c 100000 "$3" >"$2"
 echo $$ >"$STARTED.tmp" && mv "$STARTED.tmp" "$STARTED"
 exec sleep 600
 STUB
-chmod +x "$tmp/replay"
+cat >"$tmp/analyze" <<'STUB'
+#!/usr/bin/env bash
+# a stand-in for cudapool-analyze: says it started, then waits
+echo $$ >"$STARTED.tmp" && mv "$STARTED.tmp" "$STARTED"
+exec sleep 600
+STUB
+chmod +x "$tmp/replay" "$tmp/analyze"
 mkdir "$tmp/t" "$tmp/out"
 
 # killed SIGNAL HOW ARGS...: `cudapool ARGS` (HOW: file, or stdin: the log piped in as -) killed
@@ -30,10 +38,11 @@ killed() {
   export STARTED="$tmp/started"
   rm -f "$STARTED"
   if [ "$how" = stdin ]; then
-    cat "$ex" | TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" python3 -m cudapool_analysis "$@" \
-      2>"$tmp/err" &
+    cat "$ex" | TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" CUDAPOOL_ANALYZE="$tmp/analyze" \
+      python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
   else
-    TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
+    TMPDIR="$tmp/t" CUDAPOOL_REPLAY="$tmp/replay" CUDAPOOL_ANALYZE="$tmp/analyze" \
+      python3 -m cudapool_analysis "$@" 2>"$tmp/err" &
   fi
   pid=$!
   until [ -s "$STARTED" ]; do      # the hang guard: 300 s
