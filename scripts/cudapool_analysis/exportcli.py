@@ -18,9 +18,9 @@ import os
 import sys
 
 from . import memviz, perfetto
-from .engine import EngineError, LogsRefused
-from .export import ExportError, check_logs, pool_log
-from .inputs import LogError, display_name, ended_early, open_log
+from .engine import EngineError, LogsRefused, run_engine
+from .export import ExportError
+from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .terminal import MAX_NOTE, cut
 from .tools import ToolError
@@ -63,6 +63,22 @@ def say_trace_bound(max_entries, by_default):
               "snapshot grow with the log", file=sys.stderr)
 
 
+def memviz_snapshot(log, max_entries):
+    """(snapshot, notes) of the log at path log (- for stdin), from one run of the engine (it
+    reads the log and replays one of requests only). Raises what engine.run_engine raises, and
+    ExportError (memviz.from_engine)."""
+    name = display_name(log)
+    part = run_engine([log], extra=["--memory-viz", str(max_entries)],
+                      name="cudapool export", what="export")["logs"][0]["memviz"]
+    snap, notes = memviz.from_engine(part, max_entries, name)
+    if part["ended_early"]:
+        notes.insert(0, part["ended_early"])
+    if part["replayed"]:
+        notes.insert(0, "%s has no pool decisions: its requests were replayed under its settings "
+                     "(cudapool replay); the segments and blocks are the replay's" % name)
+    return snap, notes
+
+
 def usage_checks(args):
     """The usage errors (argparse's exit 2), before anything is read."""
     error = args.parser.error
@@ -96,23 +112,10 @@ def export(args):
     out = usage_checks(args)
     try:
         if args.memory_viz is not None:
-            check_logs(args.logs)
             log = args.logs[0]
-            name = display_name(log)
             max_entries = memviz.LARGE_TRACE if args.max_entries is None else args.max_entries
             say_trace_bound(max_entries, args.max_entries is None)
-            with pool_log(log) as path:
-                try:
-                    with open_log(path) as f:
-                        snap, notes = memviz.build(f, max_entries, name)
-                except OSError as e:
-                    raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
-                if ended_early(log):          # said by the pass, or by the replay
-                    notes.insert(0, ended_early(log))
-                if path != log:
-                    notes.insert(0, "%s has no pool decisions: its requests were replayed "
-                                 "under its settings (cudapool replay); the segments and blocks "
-                                 "are the replay's" % name)
+            snap, notes = memviz_snapshot(log, max_entries)
             with write_output(out) as f:
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (

@@ -69,6 +69,9 @@ struct AnalysisOptions {
   // The Perfetto trace's data (perfetto_trace.h), with its limits.
   bool perfetto = false;
   std::size_t perfetto_points = 20000, perfetto_instants = 2000;
+  // Or the memory_viz snapshot's (memviz_trace.h): each device's last memviz_entries (0: all).
+  bool memviz = false;
+  std::size_t memviz_entries = 100000;
 };
 
 class LogAnalysis {
