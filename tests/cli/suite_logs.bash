@@ -6,7 +6,8 @@
 # no log at all included), logs made at random and mutated (fixtures/random_logs.py, fixed seeds),
 # a long one (80000 events: timelines downsampled, peaks mid-log), and, when the shim is built,
 # logs of fake-driver scenarios under it with backtraces (oom events explained, contexts dropped,
-# expandable segments, reuse fences). Writes into $tmp.
+# expandable segments, reuse fences). Writes into $tmp. edited_engine OUT CODE writes OUT, an
+# engine ($bin) whose document d is changed by the Python CODE: a comparison must catch it.
 suite_logs() {
   python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
     listed unlisted segmented
@@ -27,4 +28,16 @@ suite_logs() {
     done
     logs+=("$tmp"/shim-*.jsonl)
   fi
+}
+
+edited_engine() {
+  cat >"$1" <<EOF
+#!/usr/bin/env bash
+"$bin" "\$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+$2
+json.dump(d, sys.stdout)'
+EOF
+  chmod +x "$1"
 }

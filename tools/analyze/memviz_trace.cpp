@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "tools/analyze/device_layout.h"
+
 namespace cudapool::analyze {
 
 namespace {
@@ -22,22 +24,9 @@ constexpr const char* kMetas[] = {"",
                                   "implied: the log has no free_completed for this block"};
 constexpr std::uint8_t kDriverTook = 1, kNoFree = 2, kNoFreeRequested = 3, kNoFreeCompleted = 4;
 
-// memviz.py MAPPED.
+// memviz.py MAPPED: what changes the state (device_layout.h), and oom.
 bool mapped(int action) {
-  switch (action) {
-    case id(A::kAlloc):
-    case id(A::kFreeRequested):
-    case id(A::kFreeCompleted):
-    case id(A::kSegmentAlloc):
-    case id(A::kSegmentFree):
-    case id(A::kSegmentMap):
-    case id(A::kSegmentUnmap):
-    case id(A::kOom):
-    case id(A::kContextDropped):
-      return true;
-    default:
-      return false;
-  }
+  return changes_state(action) || action == id(A::kOom);
 }
 
 using Ranges = std::vector<std::pair<Wide, Wide>>;
