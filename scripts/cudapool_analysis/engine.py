@@ -33,18 +33,21 @@ class LogsRefused(Exception):
     """The engine refused a log: its message(s) are already on stderr (exit status 1)."""
 
 
-def run_engine(paths, page=False, names=None, started=None, stdin=None):
+def run_engine(paths, page=False, names=None, started=None, stdin=None, extra=(), name=NAME,
+               what="report"):
     """The engine's document (a dict) for the logs at paths, in one run. Raises LogsRefused when
     a log cannot be read (said on stderr), EngineError when the engine cannot run or fails.
     names: {path: the name to show} for logs handed over as /dev/fd/N (their descriptors are
     passed on; fanout.py): the document and the messages call them by that name, and the engine
     draws no progress line (the copying thread does). started: called once the engine's process
     runs (before its output is read). stdin: the descriptor the engine reads - from (default:
-    this process's stdin)."""
+    this process's stdin). extra: more options (export: --perfetto); name: what its messages
+    start with; what: the output that is not made when it fails."""
     names = names or {}
-    cmd = tool_command("cudapool-analyze") + ["--as", NAME]
+    cmd = tool_command("cudapool-analyze") + ["--as", name]
     if not page:
         cmd.append("--no-page")
+    cmd += list(extra)
     if not progress.ENABLED or names:
         cmd.append("--quiet")
     cmd += list(paths)
@@ -68,15 +71,15 @@ def run_engine(paths, page=False, names=None, started=None, stdin=None):
         raise LogsRefused()
     if rc != 0:
         how = "was killed by signal %d" % -rc if rc < 0 else "exited with status %d" % rc
-        raise EngineError("the analysis engine %s %s%s; no report" % (
-            cmd[0], how, "" if terminal or err else " without a message"))
+        raise EngineError("the analysis engine %s %s%s; no %s" % (
+            cmd[0], how, "" if terminal or err else " without a message", what))
     try:
         doc = json.loads(out)
         if doc.get("schema") != v.ANALYSIS_SCHEMA or len(doc["logs"]) != len(paths):
             raise ValueError("not a %s document of %d log(s)" % (v.ANALYSIS_SCHEMA, len(paths)))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise EngineError("the analysis engine %s printed no document this report reads (%s); "
-                          "no report" % (cmd[0], str(e)[:200])) from None
+        raise EngineError("the analysis engine %s printed no document this %s reads (%s); "
+                          "no %s" % (cmd[0], what, str(e)[:200], what)) from None
     if names:
         for x in doc["logs"]:
             for part in ("report", "page"):

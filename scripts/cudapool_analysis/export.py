@@ -1,7 +1,9 @@
-"""cudapool_analysis/export.py: what the two exports (`cudapool export --memory-viz`, memviz.py;
-`--perfetto`, perfetto.py; docs/exports.md) share: the log whose pool decisions they draw (the log
-itself, or the C++ replay's log of a request-only log: replayed.pool_events), and the logs checked
-by the reader before the long work.
+"""cudapool_analysis/export.py: what the Python passes of the two exports (`cudapool export
+--memory-viz`, memviz.build; `--perfetto`, perfetto_oracle.py; docs/exports.md) share: the log
+whose pool decisions they draw (the log itself, or the C++ replay's log of a request-only log:
+replayed.pool_events), and the logs checked by the reader before the long work. The command line
+runs the analysis engine instead (it checks, reads and replays the logs itself); these passes are
+the oracles the engine is checked against (tests/cli/perfetto_agree.sh, memviz_agree.sh).
 
 Not here: what either export writes, writing OUT (outfile.py: whole or not at all, never over an
 input or a log), the wall clock of a log's events (clock.py, which the HTML page uses too), the

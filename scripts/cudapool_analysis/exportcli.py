@@ -18,10 +18,12 @@ import os
 import sys
 
 from . import memviz, perfetto
-from .export import ExportError, check_logs, pool_log
-from .inputs import LogError, display_name, ended_early, open_log
+from .engine import EngineError, LogsRefused, run_engine
+from .export import ExportError
+from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .terminal import MAX_NOTE, cut
+from .tools import ToolError
 
 
 def export_parser(commands):
@@ -61,6 +63,22 @@ def say_trace_bound(max_entries, by_default):
               "snapshot grow with the log", file=sys.stderr)
 
 
+def memviz_snapshot(log, max_entries):
+    """(snapshot, notes) of the log at path log (- for stdin), from one run of the engine (it
+    reads the log and replays one of requests only). Raises what engine.run_engine raises, and
+    ExportError (memviz.from_engine)."""
+    name = display_name(log)
+    part = run_engine([log], extra=["--memory-viz", str(max_entries)],
+                      name="cudapool export", what="export")["logs"][0]["memviz"]
+    snap, notes = memviz.from_engine(part, max_entries, name)
+    if part["ended_early"]:
+        notes.insert(0, part["ended_early"])
+    if part["replayed"]:
+        notes.insert(0, "%s has no pool decisions: its requests were replayed under its settings "
+                     "(cudapool replay); the segments and blocks are the replay's" % name)
+    return snap, notes
+
+
 def usage_checks(args):
     """The usage errors (argparse's exit 2), before anything is read."""
     error = args.parser.error
@@ -93,29 +111,16 @@ def usage_checks(args):
 def export(args):
     out = usage_checks(args)
     try:
-        check_logs(args.logs)
         if args.memory_viz is not None:
             log = args.logs[0]
-            name = display_name(log)
             max_entries = memviz.LARGE_TRACE if args.max_entries is None else args.max_entries
             say_trace_bound(max_entries, args.max_entries is None)
-            with pool_log(log) as path:
-                try:
-                    with open_log(path) as f:
-                        snap, notes = memviz.build(f, max_entries, name)
-                except OSError as e:
-                    raise LogError("cannot read %s: %s" % (name, e.strerror or e)) from None
-                if ended_early(log):          # said by the pass, or by the replay
-                    notes.insert(0, ended_early(log))
-                if path != log:
-                    notes.insert(0, "%s has no pool decisions: its requests were replayed "
-                                 "under its settings (cudapool replay); the segments and blocks "
-                                 "are the replay's" % name)
+            snap, notes = memviz_snapshot(log, max_entries)
             with write_output(out) as f:
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (
                 len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
-        else:
+        else:      # the engine reads and checks the logs (perfetto.export)
             with write_output(out, "w") as f:
                 notes = perfetto.export(
                     args.logs, f,
@@ -123,7 +128,9 @@ def export(args):
                     perfetto.MAX_INSTANTS if args.max_instants is None else args.max_instants)
             what = "a Perfetto trace of %d log%s" % (len(args.logs),
                                                     "" if len(args.logs) == 1 else "s")
-    except (LogError, ExportError, OutputError) as e:
+    except LogsRefused:              # the engine said why on stderr
+        return 1
+    except (LogError, ExportError, OutputError, EngineError, ToolError) as e:
         print("cudapool export: %s" % e, file=sys.stderr)
         return 1
     except OSError as e:

@@ -3,7 +3,7 @@ pytorch.org/memory_viz draws (Active Memory Timeline, Allocator State History, A
 Segment Timeline) and torch/cuda/_memory_viz.py's `stats` and `trace` read: the segments and their
 blocks at the log's end, and per device the trace of the pool's actions (docs/exports.md).
 
-    snap, notes = build(stream, max_entries=0)      # one pass over a log with pool decisions
+    snap, notes = from_engine(doc_part, max_entries) # the engine's pass (or build(stream, ...))
     write(snap, f, as_json=False)                   # pickle protocol 4 (plain objects) or JSON
 
 The snapshot's shape is PyTorch 2.11's (torch.cuda.memory._snapshot()): `segments` (blocks in
@@ -17,8 +17,12 @@ left out and counted in the notes.
 Frames are named by frames.Frames from the summary line (its modules: library + offset; its
 leaks' symbols, for every frame of the same address), the same names as the HTML page's.
 
-Not here: the pool's decisions (a request-only log is replayed first: export.pool_log), the
-snapshot's dicts and the file (memviz_snapshot.py), naming a frame (frames.py), the wall clock
+The export runs the analysis engine (cudapool-analyze --memory-viz N: one pass in C++, stdin and
+the replay of a request-only log included) and renders its "memviz" object (from_engine); build()
+is the same pass in Python, kept as the oracle tests/cli/memviz_agree.sh checks the engine with.
+
+Not here: the pool's decisions of a request-only log for build() (replayed first:
+export.pool_log), the snapshot's dicts and the file (memviz_snapshot.py), naming a frame (frames.py), the wall clock
 (clock.py), writing it whole (outfile.write_output), the command line (exportcli.py).
 """
 
@@ -42,7 +46,7 @@ IMPLIED = "implied: the log has no %s for this block"
 MAPPED = v.actions("alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
                    "segment_map", "segment_unmap", "oom", "context_dropped")
 NO_FRAMES = ()
-__all__ = ["build", "write", "SMALL_SIZE", "SMALL_BUFFER"]
+__all__ = ["build", "from_engine", "write", "SMALL_SIZE", "SMALL_BUFFER"]
 
 
 class Block:
@@ -246,12 +250,27 @@ def build(stream, max_entries=0, name="the log"):
         raise LogError(not_a_log(name, reader.lines, reader.problems))
     if clock is None:
         clock = Clock(reader.header)
+    check_decisions(devices, name)
+    finish(devices)
+    return conclude(devices, reader.header, reader.summary, clock, max_entries, left_out,
+                    reader.devices.notes(), reader.problems.malformed)
+
+
+def check_decisions(devices, name):
+    """ExportError for a log with allocations but no pool decisions."""
     if any(d.count["alloc outside every segment (left out)"] and not d.regions_seen
            for d in devices.values()):
         raise ExportError("%s has allocations but no pool decisions (no segment events): a "
                           "memory_viz snapshot needs the pool's segments" % name)
-    notes = finish(devices)
-    snap = snapshot(devices, reader.header, clock, Frames(reader.summary))
+
+
+def conclude(devices, header, summary, clock, max_entries, left_out, device_notes, malformed):
+    """(snapshot, notes) of the devices as the log leaves them (dev -> Device, in the order first
+    seen), whoever followed the log (build(), or the engine: from_engine())."""
+    notes = ["device %d: the log has no free_completed events: blocks leave the cache at "
+             "free_requested" % d.dev for d in devices.values()
+             if d.free_completed == 0 and d.free_requested > 0]
+    snap = snapshot(devices, header, clock, Frames(summary))
     for d in sorted(devices.values(), key=lambda d: d.dev):
         for what, n in sorted(d.count.items()):
             notes.append("device %d: %d %s" % (d.dev, n, what))
@@ -264,21 +283,45 @@ def build(stream, max_entries=0, name="the log"):
     if left_out:
         notes.append("left out (no memory_viz counterpart): " + ", ".join(
             "%s x%d" % (escape(a), n) for a, n in sorted(left_out.items())))
-    notes.extend(reader.devices.notes())     # devices left out (devices.py)
-    if reader.problems.malformed:
-        notes.append("%d malformed lines skipped (cudapool report lists them)"
-                     % reader.problems.malformed)
+    notes.extend(device_notes)     # devices left out (devices.py)
+    if malformed:
+        notes.append("%d malformed lines skipped (cudapool report lists them)" % malformed)
     return snap, notes
 
 
 def finish(devices):
     """The end of the log: blocks of a log without free_completed events leave at their
     free_requested."""
-    notes = []
     for d in devices.values():
         if d.free_completed == 0 and d.free_requested > 0:
             for ptr, b in [(p, b) for p, b in d.blocks.items() if b.pending]:
                 d.gone(ptr, b, 0, IMPLIED % "free_completed")
-            notes.append("device %d: the log has no free_completed events: blocks leave the "
-                         "cache at free_requested" % d.dev)
-    return notes
+
+
+def from_engine(part, max_entries, name="the log"):
+    """(snapshot, notes) from the engine's "memviz" object of a log (cudapool-analyze --memory-viz
+    N: memviz_trace.h, the port of Device above, which it follows exactly). Raises ExportError as
+    build() does."""
+    stacks = [tuple(x) if x else NO_FRAMES for x in part["stacks"]]
+    devices = {}
+    for x in part["devices"]:
+        d = devices[x["dev"]] = Device(x["dev"], 0)
+        d.free_requested, d.free_completed = x["free_requested"], x["free_completed"]
+        d.regions_seen = x["regions_seen"]
+        d.count.update({what: n for what, n in x["count"]})
+        d.trace = [(e[0], e[1], e[2], e[3], e[4], stacks[e[5]]) + tuple(e[6:]) for e in x["trace"]]
+        for key, expandable in (("segments", d.segments), ("expandable", d.expandable)):
+            for base, size, stream, exp, first_map, largest, ranges in x[key]:
+                r = expandable[base] = Region(base, size, stream, 0, exp)
+                r.first_map, r.largest_block = first_map, largest
+                if exp:
+                    r.ranges = [list(p) for p in ranges]
+        for ptr, size, requested, pending, frames in x["blocks"]:
+            b = d.blocks[ptr] = Block()
+            b.size, b.requested, b.pending, b.frames = size, requested, pending, stacks[frames]
+    check_decisions(devices, name)
+    clock = Clock(part["header"])
+    if part["first_t_ns"] is not None:
+        clock.wall_ns(part["first_t_ns"])
+    return conclude(devices, part["header"], part["summary"], clock, max_entries,
+                    {a: n for a, n in part["left_out"]}, part["device_notes"], part["malformed"])

@@ -5,31 +5,29 @@ event JSON file, which ui.perfetto.dev and chrome://tracing open (docs/exports.m
 
 One process (pid 1, 2, ... in the order given) per log, named by its rank, host and devices and
 sorted by rank (`process_name`, `process_sort_index`); per device a counter track "device N
-memory" with allocated, reserved, active and fragmentation (reserved - allocated) bytes, the
-figures accounting.py counts (its first pass, observed after each event: not counted again here),
-downsampled to at most --max-points points per device with every peak exact (downsample.py);
-instant events for oom, segment_refused, empty_cache, segment_alloc/free/map/unmap,
-context_dropped and stream events (at most --max-instants of each action per device, the rest
-counted in the metadata). A counter that goes negative or reaches 2**64 bytes (a log whose events
-are inconsistent) is drawn as it is, and a note names it impossible. Times: microseconds from the
-earliest start of the logs, on the wall clock (clock.Clock: start_unix_ns + (t_ns -
-start_t_ns); a log without start_t_ns has its first event at its start_unix_ns, said in the
-metadata). Each log is read once, streaming.
+memory" with allocated, reserved, active and fragmentation (reserved - allocated) bytes,
+downsampled to at most --max-points points per device with every peak exact; instant events for
+oom, segment_refused, empty_cache, segment_alloc/free/map/unmap, context_dropped and stream
+events (at most --max-instants of each action per device, the rest counted in the metadata). A
+counter that goes negative or reaches 2**64 bytes (a log whose events are inconsistent) is drawn
+as it is, and a note names it impossible. Times: microseconds from the earliest start of the
+logs, on the wall clock (clock.Clock: start_unix_ns + (t_ns - start_t_ns); a log without
+start_t_ns has its first event at its start_unix_ns, said in the metadata).
 
-Not here: the counting (accounting.py), the wall clock (clock.py), replaying a request-only log
-(export.pool_log), writing the file whole (outfile.write_output), the command line
-(exportcli.py).
+The figures come from one run of the analysis engine over all the logs (cudapool-analyze
+--perfetto, engine.run_engine; its "perfetto" object per log, docs/analysis-format.md): it reads
+each log once (stdin too), replays a request-only log in process, counts, downsamples and keeps
+the instants; here they are put on the wall clock and written (render). Not here: the Python pass
+kept as the engine's oracle (perfetto_oracle.py), the wall clock (clock.py), writing the file
+whole (outfile.write_output), the command line (exportcli.py).
 """
 
 import json
+from collections import namedtuple
 
 from . import vocabulary as v
-from .accounting import first_pass
 from .clock import Clock, clock_note, time_zero_ns
-from .downsample import Downsampler
-from .export import check_logs, pool_log
-from .inputs import ended_early
-from .reader import LogError, display_name, not_a_log, open_log
+from .engine import run_engine
 from .report import header_rank
 
 SCHEMA = "cudapool.perfetto/1"     # the metadata's shape
@@ -45,90 +43,44 @@ INSTANT_FIELDS = ("block_size", "segment", "stream", "ctx", "cause", "device_fre
                   "error")
 COUNTERS = ("allocated", "reserved", "active", "fragmentation")
 
+# One log's figures, whoever computed them (the engine, or perfetto_oracle.py): shown, its name;
+# clock, its clock.Clock; ended_early, None or what the input said of a cut compressed frame;
+# device_notes, the devices left out; devices, per device seen (in order) a dict of dev,
+# num_device_alloc, no_free_completed, peak_allocated, peak_reserved and points ([(wall ns,
+# (allocated, reserved, active, fragmentation))], None without a state event); instants, [(wall
+# ns, action, args)], times never going back; instant_counts, {(dev, action): events}.
+LogData = namedtuple("LogData", "shown header clock replayed events ended_early device_notes "
+                     "devices instants instant_counts")
 
-class LogTrace:
-    """One log's process: its counters (a Downsampler per device) and instants, filled by
-    first_pass's observer."""
 
-    def __init__(self, pid, header, base_ns, max_points, max_instants):
-        self.pid = pid
-        self.clock = Clock(header, fallback_ns=base_ns)
-        self.base_ns = base_ns
-        self.max_points = max_points
-        self.max_instants = max_instants
-        self.series = {}          # dev -> Downsampler
-        self.instants = []        # (wall ns, name, args)
-        self.instant_counts = {}  # (dev, action) -> events
-        self.last_instant = None
-
-    def observe(self, d, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj):
-        wall = self.clock.wall_ns(t_ns)
-        if action in STATE:
-            s = self.series.get(d.dev)
-            if s is None:
-                s = self.series[d.dev] = Downsampler(self.max_points, len(COUNTERS))
-            a, r = d.allocated_bytes[0], d.reserved_bytes[0]
-            s.add(wall, (a, r, d.active_bytes[0], r - a))
-        if action in INSTANTS:
-            key = (d.dev, action)
-            n = self.instant_counts.get(key, 0) + 1
-            self.instant_counts[key] = n
-            if n > self.max_instants:
-                return
-            args = {"device": d.dev, "size": size}
-            if ptr:
-                args["ptr"] = "0x%x" % ptr
-            for name in INSTANT_FIELDS:
-                x = obj.get(name)
-                if type(x) in (int, str, bool) and not (name == "ctx" and not x):
-                    args[name] = x
-            if self.last_instant is not None and wall < self.last_instant:
-                wall = self.last_instant   # one process track: times never go back
-            self.last_instant = wall
-            self.instants.append((wall, action, args))
-
-    def impossible(self, run):
-        """A note on the counters written that take values no device has (negative, or 2**64
-        bytes or more), or None: each series keeps its lowest and highest points, so these are
-        found exactly."""
-        odd = []
-        for dev in sorted(self.series):
-            written = COUNTERS if run.devices[dev].num_device_alloc > 0 else COUNTERS[::2]
-            points = self.series[dev].points()
-            if any(not v.fits(p[COUNTERS.index(name)], v.UINT)
-                   for name in written for _, p in points):
-                odd.append(dev)
-        if not odd:
-            return None
-        return ("%s counters that take impossible values (negative, or 2**64 bytes or more: the "
-                "log is inconsistent), drawn as they are" % device_list(odd))
-
-    def ts(self, wall):
-        return round((wall - self.base_ns) / 1000, 3)
-
-    def events(self, run, name, sort_index):
-        """The log's trace events: names, then each device's counters, then the instants."""
-        yield {"ph": "M", "pid": self.pid, "tid": 0, "name": "process_name",
-               "args": {"name": name}}
-        yield {"ph": "M", "pid": self.pid, "tid": 0, "name": "process_sort_index",
-               "args": {"sort_index": sort_index}}
-        for dev in sorted(self.series):
-            d = run.devices[dev]
-            same = d.no_free_completed()     # blocks stop being active at free_requested
-            reserved = d.num_device_alloc > 0
-            track = "device %d memory" % dev
-            for wall, (a, r, act, frag) in self.series[dev].points():
-                args = {"allocated": a}
-                if reserved:
-                    args["reserved"] = r
-                args["active"] = a if same else act
-                if reserved:
-                    args["fragmentation"] = frag
-                yield {"ph": "C", "pid": self.pid, "tid": 0, "name": track,
-                       "ts": self.ts(wall), "args": args}
-        for wall, action, args in self.instants:
-            yield {"ph": "i", "s": "p", "pid": self.pid, "tid": 0, "name": action,
-                   "ts": self.ts(wall), "args": args}
+def from_engine(shown, part, base_ns):
+    """The LogData of a log from the engine's "perfetto" object: times put on the wall clock."""
+    clock = Clock(part["header"], fallback_ns=base_ns)
+    if part["first_t_ns"] is not None:
+        clock.wall_ns(part["first_t_ns"])    # without start_t_ns: the first event fixes it
+    wall = clock.wall_ns
+    devices = []
+    for d in part["devices"]:
+        d = dict(d)
+        if d["points"] is not None:
+            d["points"] = [(wall(p[0]), tuple(p[1:])) for p in d["points"]]
+        devices.append(d)
+    instants = []
+    last = None
+    for t_ns, action, dev, size, ptr, fields in part["instants"]:
+        args = {"device": dev, "size": size}
+        if ptr:
+            args["ptr"] = "0x%x" % ptr
+        args.update(fields)
+        t = wall(t_ns)
+        if last is not None and t < last:
+            t = last                             # one process track: times never go back
+        last = t
+        instants.append((t, action, args))
+    counts = {(dev, action): n for dev, action, n in part["instant_counts"]}
+    header = part["header"] if part["header"] is not None else part["replay_header"]
+    return LogData(shown, header, clock, part["replayed"], part["events"],
+                   part["ended_early"], part["device_notes"], devices, instants, counts)
 
 
 def device_list(devices, shown=8):
@@ -153,72 +105,112 @@ def process_name(rank, header, devices):
     return " | ".join(parts)
 
 
-def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
-    """Writes the trace of the logs at paths to the text file out; returns the notes. Raises
-    LogError for a log that cannot be read."""
-    headers = check_logs(paths)
-    base_ns = time_zero_ns(headers)
+def impossible(log):
+    """A note on the counters written that take values no device has (negative, or 2**64 bytes or
+    more), or None: each series keeps its lowest and highest points, so these are found
+    exactly."""
+    odd = []
+    for d in log.devices:
+        if d["points"] is None:
+            continue
+        written = COUNTERS if d["num_device_alloc"] > 0 else COUNTERS[::2]
+        if any(not v.fits(p[COUNTERS.index(name)], v.UINT)
+               for name in written for _, p in d["points"]):
+            odd.append(d["dev"])
+    if not odd:
+        return None
+    return ("%s counters that take impossible values (negative, or 2**64 bytes or more: the "
+            "log is inconsistent), drawn as they are" % device_list(odd))
+
+
+def trace_events(log, pid, name, sort_index, base_ns):
+    """The log's trace events: names, then each device's counters, then the instants."""
+    def ts(wall):
+        return round((wall - base_ns) / 1000, 3)
+    yield {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": name}}
+    yield {"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index",
+           "args": {"sort_index": sort_index}}
+    for d in log.devices:
+        if d["points"] is None:
+            continue
+        same = d["no_free_completed"]     # blocks stop being active at free_requested
+        reserved = d["num_device_alloc"] > 0
+        track = "device %d memory" % d["dev"]
+        for wall, (a, r, act, frag) in d["points"]:
+            args = {"allocated": a}
+            if reserved:
+                args["reserved"] = r
+            args["active"] = a if same else act
+            if reserved:
+                args["fragmentation"] = frag
+            yield {"ph": "C", "pid": pid, "tid": 0, "name": track, "ts": ts(wall), "args": args}
+    for wall, action, args in log.instants:
+        yield {"ph": "i", "s": "p", "pid": pid, "tid": 0, "name": action, "ts": ts(wall),
+               "args": args}
+
+
+def render(out, logs, base_ns, max_points, max_instants):
+    """Writes the trace of the logs (LogData, in the order given) to the text file out; returns
+    the notes."""
     notes = []
-    logs = []
+    metas = []
     out.write('{"traceEvents":[\n')
     first = True
-    for i, path in enumerate(paths):
-        shown = display_name(path)     # "<stdin>", a file name's bytes that are not UTF-8 escaped
-        trace = LogTrace(i + 1, headers[i], base_ns, max_points, max_instants)
-        with pool_log(path) as events_path:
-            replayed = events_path != path
-            try:
-                with open_log(events_path) as f:
-                    run = first_pass(f, observe=trace.observe, request_sizes=False)
-            except OSError as e:
-                raise LogError("cannot read %s: %s" % (shown, e.strerror or e)) from None
-        r = run.reader
-        if r.header is None and r.events == 0 and r.summary is None:
-            raise LogError(not_a_log(shown, r.lines, run.problems))
-        header = headers[i] if headers[i] is not None else r.header   # not the replay's
-        rank = header_rank(header)
+    for i, log in enumerate(logs):
+        shown = log.shown
+        rank = header_rank(log.header)
         rank_from = "header" if rank is not None else "order"
         rank = rank if rank is not None else i
-        devices = sorted(set(run.devices))
-        name = process_name(rank, header, devices)
-        for ev in trace.events(run, name, rank):
+        devices = [d["dev"] for d in log.devices]
+        name = process_name(rank, log.header, devices)
+        for ev in trace_events(log, i + 1, name, rank, base_ns):
             out.write(("" if first else ",\n") + json.dumps(ev, separators=(",", ":")))
             first = False
-        left = {"%d %s" % k: n - max_instants for k, n in sorted(trace.instant_counts.items())
+        left = {"%d %s" % k: n - max_instants for k, n in sorted(log.instant_counts.items())
                 if n > max_instants}
-        if ended_early(path):                # said by the pass, or by the replay
-            notes.append(ended_early(path))
-        note = clock_note(shown, trace.clock)
+        if log.ended_early:
+            notes.append(log.ended_early)
+        note = clock_note(shown, log.clock)
         if note:
             notes.append(note)
-        notes.extend("%s: %s" % (shown, n) for n in r.devices.notes())   # devices left out
-        if replayed:
+        notes.extend("%s: %s" % (shown, n) for n in log.device_notes)   # devices left out
+        if log.replayed:
             notes.append("%s: the log has no pool decisions: its requests were replayed under "
                          "its settings (cudapool replay), and the counters are the replay's"
                          % shown)
-        bare = [dev for dev in devices
-                if dev in trace.series and run.devices[dev].num_device_alloc == 0]
+        bare = [d["dev"] for d in log.devices
+                if d["points"] is not None and d["num_device_alloc"] == 0]
         if bare:
             notes.append("%s: %s no segment events: no reserved or fragmentation counter"
                          % (shown, device_list(bare)))
-        odd = trace.impossible(run)
+        odd = impossible(log)
         if odd:
             notes.append("%s: %s" % (shown, odd))
-        logs.append({"pid": trace.pid, "log": shown, "rank": rank, "rank_from": rank_from,
-                     "host": (header or {}).get("host"), "clock": trace.clock.how,
-                     "replayed": replayed, "events": r.events,
-                     "devices": [{"dev": dev, "counter_points": len(trace.series[dev].points())
-                                  if dev in trace.series else 0,
-                                  "peak_allocated": run.devices[dev].allocated_bytes[1],
-                                  "peak_reserved": run.devices[dev].reserved_bytes[1]}
-                                 for dev in devices],
-                     "instants_left_out": left})
-    ranks = [l["rank"] for l in logs]
+        metas.append({"pid": i + 1, "log": shown, "rank": rank, "rank_from": rank_from,
+                      "host": (log.header or {}).get("host"), "clock": log.clock.how,
+                      "replayed": log.replayed, "events": log.events,
+                      "devices": [{"dev": d["dev"], "counter_points": len(d["points"] or ()),
+                                   "peak_allocated": d["peak_allocated"],
+                                   "peak_reserved": d["peak_reserved"]} for d in log.devices],
+                      "instants_left_out": left})
+    ranks = [m["rank"] for m in metas]
     for rank in sorted(set(x for x in ranks if ranks.count(x) > 1)):
         notes.append("rank %d is named by %d logs" % (rank, ranks.count(rank)))
     meta = {"schema": SCHEMA, "time_zero_unix_ns": base_ns, "ts": "microseconds from "
             "time_zero_unix_ns (wall clock)", "max_points": max_points,
-            "max_instants": max_instants, "logs": logs, "notes": notes}
+            "max_instants": max_instants, "logs": metas, "notes": notes}
     out.write('\n],"displayTimeUnit":"ns","metadata":{"cudapool":%s}}\n'
               % json.dumps(meta, separators=(",", ":")))
     return notes
+
+
+def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
+    """Writes the trace of the logs at paths (- for stdin) to the text file out; returns the
+    notes. Raises what engine.run_engine raises (a log that cannot be read: said on stderr)."""
+    from .reader import display_name
+    doc = run_engine(paths, extra=["--perfetto", "%d,%d" % (max_points, max_instants)],
+                     name="cudapool export", what="export")
+    parts = [x["perfetto"] for x in doc["logs"]]
+    base_ns = time_zero_ns([p["header"] for p in parts])
+    logs = [from_engine(display_name(path), part, base_ns) for path, part in zip(paths, parts)]
+    return render(out, logs, base_ns, max_points, max_instants)

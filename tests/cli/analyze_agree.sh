@@ -12,32 +12,12 @@
 # refuses as the report does (missing, a directory, empty), and stdin.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
+. "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
 [ -x "$bin" ] || fail "no $bin (build it)"
 compare() { python3 "$src/tests/cli/analyze_compare.py" "$bin" "$@"; }
 
-python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
-  listed unlisted segmented
-python3 "$fx/random_logs.py" "$tmp" 0 30
-python3 "$fx/random_logs.py" "$tmp" long 80000
-logs=("$fx"/*.jsonl "$src"/examples/logs/*.jsonl "$src"/tests/parity/traces/*.jsonl
-      "$src"/tests/fuzz/corpus/replay_fuzz/* "$tmp"/*.jsonl)
-
-# Logs of the shim: fake-driver scenarios under it, with backtraces (leaks, modules, sites), oom
-# events explained, contexts dropped, expandable segments, reuse fences.
-program="$CUDAPOOL_BUILD_DIR/tests/fakecuda/cudart_like"
-if [ -n "${CUDAPOOL_TEST_PRELOAD:-}" ] && [ -x "$program" ]; then
-  for scenario in "oom_explained FAKECUDA_DEVICE_MEMORY=67108864" "context_cycles" \
-      "two_devices_expandable CUDAPOOL_CONF=expandable_segments:True" \
-      "fence_shortcuts CUDAPOOL_CONF=reuse_fence:auto"; do
-    set -- $scenario
-    env "${@:2}" LD_PRELOAD="$CUDAPOOL_TEST_PRELOAD" CUDAPOOL_LOG="$tmp/shim-$1.jsonl" \
-      CUDAPOOL_BACKTRACE=8 LD_LIBRARY_PATH="$CUDAPOOL_BUILD_DIR/tests/fakecuda" \
-      "$program" "$1" shim >/dev/null 2>&1 || fail "the scenario $1 under the shim failed"
-    [ -s "$tmp/shim-$1.jsonl" ] || fail "the scenario $1 wrote no log"
-  done
-  logs+=("$tmp"/shim-*.jsonl)
-fi
+suite_logs
 
 compare "${logs[@]}" >"$tmp/out" || { cat "$tmp/out" >&2; fail "the engine and the report differ"; }
 tail -n 1 "$tmp/out"

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # tests/cli/temporary_files.sh: nothing a command makes outlives it, however it ends (issue 26
-# item 16; replayed.py, inputs.py, tools.run_tool): an `export` of a log of requests only, killed
-# (SIGKILL, SIGTERM, SIGHUP) while its replay runs, and a `report --html` (with --tune, of stdin:
-# fanout.py's pipes) killed while its analysis engine runs, leave nothing in TMPDIR (the replayed
-# log and the copy of stdin are files without a name) and no temporary file beside OUT, and the
-# replay or the engine ends with it. The replay here is a stand-in (CUDAPOOL_REPLAY) that writes a
-# little to its --write-log, says it started, and waits; the engine's (CUDAPOOL_ANALYZE) says it
-# started and waits: the kill always lands during their work.
+# item 16; inputs.py, fanout.py, tools.run_tool): a `report --html` (also with --tune, of stdin:
+# fanout.py's pipes) and an `export`, of a file or of stdin, killed (SIGKILL, SIGTERM, SIGHUP) while
+# their analysis engine runs, leave nothing in TMPDIR and no temporary file beside OUT, and the
+# engine ends with them. The engine here is a stand-in (CUDAPOOL_ANALYZE) that says it started and
+# waits, so the kill always lands during its work; a stand-in replay (CUDAPOOL_REPLAY) that writes a
+# little to its --write-log and waits is there too, for a path that would still replay a log.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"

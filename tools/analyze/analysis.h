@@ -25,6 +25,7 @@
 #include "tools/analyze/device_gate.h"
 #include "tools/analyze/device_layout.h"
 #include "tools/analyze/ending.h"
+#include "tools/analyze/event_hook.h"
 #include "tools/analyze/json_value.h"
 #include "tools/analyze/log_line.h"
 #include "tools/analyze/oom_figures.h"
@@ -65,6 +66,12 @@ struct LargeRequest {
 struct AnalysisOptions {
   bool sites = true;          // allocation sites (the page of a log; not of a replay's log)
   bool request_sizes = true;  // the table of request sizes
+  // The Perfetto trace's data (perfetto_trace.h), with its limits.
+  bool perfetto = false;
+  std::size_t perfetto_points = 20000, perfetto_instants = 2000;
+  // Or the memory_viz snapshot's (memviz_trace.h): each device's last memviz_entries (0: all).
+  bool memviz = false;
+  std::size_t memviz_entries = 100000;
 };
 
 class LogAnalysis {
@@ -74,7 +81,7 @@ class LogAnalysis {
   // One line of the log, without its newline.
   void feed(std::uint64_t line_number, std::string_view line);
   // An event line already decoded (the in-process replay's decisions, replayed.h): as feed() of
-  // its line, which decodes to e.
+  // its line, which decodes to e. Not with a hook: a hook is given each event's line (its text).
   void feed_event(std::uint64_t line_number, const Event& e);
   // A line longer than the 64 MiB limit (line_reader.h).
   void feed_too_long(std::uint64_t line_number);
@@ -86,6 +93,8 @@ class LogAnalysis {
   // only while watch_pool_decisions is set.
   bool pool_decision() const { return pool_decision_; }
   bool watch_pool_decisions = false;
+  // Given every event taken, after it is counted (an export that follows the log: event_hook.h).
+  EventHook* hook = nullptr;
   // Whether the input held any header, event or summary line: else it is not a log.
   bool holds_a_log() const { return header_ || events_ != 0 || summary_; }
   std::string first_problem_text() const;
@@ -123,7 +132,7 @@ class LogAnalysis {
   void problem(std::uint64_t line, std::string what, bool malformed = false);
   void header_line(std::uint64_t line, JsonValue obj);
   void summary_line(std::uint64_t line, JsonValue obj);
-  void event_line(std::uint64_t line, const Event& e);  // a valid event line: counted, admitted
+  void event_line(std::uint64_t line, std::string_view text, const Event& e);  // a valid event line: counted, admitted
   void event(std::uint64_t line, const Event& e);
   Device& device(int dev);
 

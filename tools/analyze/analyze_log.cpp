@@ -1,11 +1,22 @@
 // tools/analyze/analyze_log.cpp: see analyze_log.h.
 #include "tools/analyze/analyze_log.h"
 
+#include "log/read/line_reader.h"
 #include "tools/analyze/input_tap.h"
 #include "tools/analyze/page_json.h"
-#include "log/read/line_reader.h"
 
 namespace cudapool::analyze {
+
+namespace {
+
+// What an export follows the log with (analyze_log.h LogResult::hook), or null.
+std::unique_ptr<EventHook> export_hook(const AnalysisOptions& o) {
+  if (o.perfetto) return std::make_unique<PerfettoTrace>(o.perfetto_points, o.perfetto_instants);
+  if (o.memviz) return std::make_unique<MemvizTrace>(o.memviz_entries);
+  return nullptr;
+}
+
+}  // namespace
 
 std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& name,
                                        const std::string& path, std::size_t index,
@@ -19,6 +30,10 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
   // Until a pool decision shows in the first kScanLines lines, the log may be one of requests:
   // the replay reads along, and is dropped at the first decision.
   auto replay = std::make_unique<RequestReplay>(path);
+  result->hook = export_hook(options);
+  std::unique_ptr<EventHook> replay_trace = export_hook(options);
+  a.hook = result->hook.get();
+  replay->hook(replay_trace.get());
   bool decided = false;
   a.watch_pool_decisions = true;
   cudapool::log::for_each_line(
@@ -30,6 +45,7 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
           decided = true;
           a.watch_pool_decisions = false;
           replay.reset();
+          replay_trace.reset();
           return;
         }
         if (n == kScanLines) a.watch_pool_decisions = false;
@@ -39,12 +55,19 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
         a.feed_too_long(n);
         if (!decided) replay->feed_too_long(n);
       });
-  a.finish(tap.last_line(), cut ? cut() : std::string());
+  result->cut = cut ? cut() : std::string();
+  a.finish(tap.last_line(), result->cut);
+  if (result->hook) result->hook->finish();
   result->bytes = tap.bytes();
   result->read_failed = tap.failed();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);
+    if (replay_trace) {
+      replay_trace->finish();
+      a.hook = nullptr;
+      result->hook = std::move(replay_trace);
+    }
   }
   result->report = build_report(a, name);
   result->row = rank_row(a, result->report, index);
@@ -67,6 +90,14 @@ std::string analysis_document(const std::vector<std::unique_ptr<LogResult>>& log
         replay.report = &r.replay->report();
       }
       write_page(out, r.analysis, r.report, r.row, i, replay);
+    }
+    const LogAnalysis& followed = r.replay ? r.replay->analysis() : r.analysis;
+    if (const auto* p = dynamic_cast<const PerfettoTrace*>(r.hook.get())) {
+      out.key("perfetto");
+      p->write(out, followed, r.analysis.header_, r.replay != nullptr, r.cut);
+    } else if (const auto* m = dynamic_cast<const MemvizTrace*>(r.hook.get())) {
+      out.key("memviz");
+      m->write(out, followed, r.replay != nullptr, r.cut);
     }
     out.end_object();
     rows.push_back(r.row);

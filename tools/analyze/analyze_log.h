@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstddef>
-#include <istream>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <string>
 
 #include "tools/analyze/analysis.h"
+#include "tools/analyze/memviz_trace.h"
+#include "tools/analyze/perfetto_trace.h"
 #include "tools/analyze/replayed.h"
 #include "tools/analyze/report.h"
 #include "tools/analyze/report_json.h"
@@ -26,6 +28,11 @@ struct LogResult {
   RankRow row;
   std::uint64_t bytes = 0;
   bool read_failed = false;  // the stream failed before its end (an I/O error)
+  // With options.perfetto or options.memviz: the export's data (a PerfettoTrace or a
+  // MemvizTrace), of the log or (a log of requests) of its replay; cut: what the input said of
+  // ending in the middle of a compressed frame.
+  std::unique_ptr<EventHook> hook;
+  std::string cut;
 };
 
 // name: the log as shown; path: as given (for the replay's header); cut, once in has ended: ""

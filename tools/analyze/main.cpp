@@ -1,11 +1,14 @@
 // tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
 //
-//   cudapool-analyze [--no-page] [--quiet] [--as NAME] LOG...
+//   cudapool-analyze [--no-page] [--quiet] [--as NAME] [--perfetto POINTS,INSTANTS |
+//                    --memory-viz ENTRIES] LOG...
 //
 // reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one
 // JSON document on stdout
 // ("schema": "cudapool.analysis/1", docs/analysis-format.md): per log the report
-// (`cudapool report --json`'s object) and the page's data, then the cross-rank table. Exit
+// (`cudapool report --json`'s object) and the page's data (and with --perfetto, what the Perfetto
+// export draws: perfetto_trace.h; with --memory-viz, what the memory_viz export draws:
+// memviz_trace.h), then the cross-rank table. Exit
 // status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
 // 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
 // for its figures: scripts/cudapool_analysis/engine.py). Not here: the engine (analyze_log.h).
@@ -28,7 +31,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cudapool-analyze [--no-page] [--quiet] [--as NAME] LOG...\n"
+    "usage: cudapool-analyze [--no-page] [--quiet] [--as NAME] [--perfetto POINTS,INSTANTS |\n"
+    "                        --memory-viz ENTRIES] LOG...\n"
     "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
     "  prints one JSON document:\n"
     "  per log the report (what `cudapool report --json` prints) and the HTML page's data\n"
@@ -36,7 +40,28 @@ constexpr const char* kUsage =
     "  --no-page  the reports and the table only\n"
     "  --quiet    no progress line (drawn on stderr only when it is a terminal)\n"
     "  --as NAME  begin the messages with NAME (default: cudapool-analyze)\n"
+    "  --perfetto POINTS,INSTANTS  also what `cudapool export --perfetto` draws: counters\n"
+    "             downsampled to POINTS (at least 10) a device, INSTANTS instants a device and\n"
+    "             action\n"
+    "  --memory-viz ENTRIES  also what `cudapool export --memory-viz` draws: the final\n"
+    "             segments and blocks, each device's last ENTRIES trace entries (0: all)\n"
     "Exit status: 0; 1 when a log cannot be read; 2 a usage error. docs/analysis-format.md\n";
+
+// "POINTS,INSTANTS": two unsigned integers, POINTS at least 10.
+bool perfetto_limits(const std::string& text, cudapool::analyze::AnalysisOptions* options) {
+  const std::size_t comma = text.find(',');
+  if (comma == std::string::npos) return false;
+  const auto number = [](const std::string& s, std::size_t* v) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *v = static_cast<std::size_t>(std::stoull(s));
+    return true;
+  };
+  return number(text.substr(0, comma), &options->perfetto_points) &&
+         number(text.substr(comma + 1), &options->perfetto_instants) &&
+         options->perfetto_points >= 10;
+}
 
 std::string display_name(const std::string& path) {
   return path == "-" ? "<stdin>" : cudapool::config::escape_for_terminal(path);
@@ -47,6 +72,7 @@ std::string display_name(const std::string& path) {
 int main(int argc, char** argv) {
   bool page = true;
   bool quiet = false;
+  cudapool::analyze::AnalysisOptions options;
   std::string self = "cudapool-analyze";
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
@@ -57,6 +83,22 @@ int main(int argc, char** argv) {
       quiet = true;
     } else if (arg == "--as" && i + 1 < argc) {
       self = argv[++i];
+    } else if (arg == "--memory-viz" && i + 1 < argc) {
+      const std::string n = argv[++i];
+      options.memviz = true;
+      if (n.empty() || n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) {
+        std::fprintf(stderr, "%s: --memory-viz takes ENTRIES (0 or more), not %s\n", self.c_str(),
+                     cudapool::config::escape_for_terminal(n).c_str());
+        return 2;
+      }
+      options.memviz_entries = static_cast<std::size_t>(std::stoull(n));
+    } else if (arg == "--perfetto" && i + 1 < argc) {
+      options.perfetto = true;
+      if (!perfetto_limits(argv[++i], &options)) {
+        std::fprintf(stderr, "%s: --perfetto takes POINTS,INSTANTS (POINTS at least 10), not %s\n",
+                     self.c_str(), cudapool::config::escape_for_terminal(argv[i]).c_str());
+        return 2;
+      }
     } else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -67,6 +109,10 @@ int main(int argc, char** argv) {
     } else {
       paths.push_back(arg);
     }
+  }
+  if (options.perfetto && options.memviz) {
+    std::fprintf(stderr, "%s: --perfetto and --memory-viz go one at a time\n", self.c_str());
+    return 2;
   }
   if (paths.empty()) {
     std::fputs(kUsage, stderr);
@@ -96,7 +142,6 @@ int main(int argc, char** argv) {
   }
   if (failed) return 1;
   std::ios::sync_with_stdio(false);
-  cudapool::analyze::AnalysisOptions options;
   options.sites = page;
   std::vector<std::unique_ptr<cudapool::analyze::LogResult>> results;
   for (std::size_t i = 0; i < paths.size(); ++i) {

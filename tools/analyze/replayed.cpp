@@ -68,8 +68,10 @@ void RequestReplay::line(std::string_view text) {
 }
 
 void RequestReplay::record(const log::LogRecord& r) {
+  // An export that follows the events (a hook) reads fields no Event keeps (stream, the
+  // instants' fields) from each line: then every decision goes as its line.
   Event e;
-  if (event_of_record(r, &e)) {
+  if (analysis_.hook == nullptr && event_of_record(r, &e)) {
     analysis_.feed_event(++lines_, e);  // never the last line: the summary is (close())
     return;
   }

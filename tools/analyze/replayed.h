@@ -47,6 +47,8 @@ class RequestReplay : private replay::RecordSink {
   void finish();
 
   const LogAnalysis& analysis() const { return analysis_; }
+  // Given each event of the replay's log (an export that follows it: event_hook.h).
+  void hook(EventHook* h) { analysis_.hook = h; }
   const Report& report() const { return report_; }
 
  private:

@@ -1,0 +1,501 @@
+// tools/analyze/memviz_trace.cpp: see memviz_trace.h. Each function is its namesake in
+// scripts/cudapool_analysis/memviz.py (Device), kept line for line.
+#include "tools/analyze/memviz_trace.h"
+
+#include <algorithm>
+
+#include "tools/analyze/device_layout.h"
+
+namespace cudapool::analyze {
+
+namespace {
+
+using A = log::LogAction;
+constexpr int id(A a) {
+  return static_cast<int>(a);
+}
+using Wide = UFigure;  // an end address past 2^64 (Python's ints have no end)
+
+// memviz.py's user_metadata texts (0: none).
+constexpr const char* kMetas[] = {"",
+                                  "context_dropped: the driver took this memory with its context",
+                                  "implied: the log has no free for this block",
+                                  "implied: the log has no free_requested for this block",
+                                  "implied: the log has no free_completed for this block"};
+constexpr std::uint8_t kDriverTook = 1, kNoFree = 2, kNoFreeRequested = 3, kNoFreeCompleted = 4;
+
+// memviz.py MAPPED: what changes the state (device_layout.h), and oom.
+bool mapped(int action) {
+  return changes_state(action) || action == id(A::kOom);
+}
+
+using Ranges = std::vector<std::pair<Wide, Wide>>;
+
+// layout.py add_range / remove_range: sorted disjoint [s, e) ranges, touching ones joined.
+void add_range(Ranges& r, Wide start, Wide end) {
+  auto i = std::lower_bound(r.begin(), r.end(), std::make_pair(start, start));
+  if (i != r.begin() && std::prev(i)->second >= start) --i;
+  auto j = i;
+  while (j != r.end() && j->first <= end) {
+    start = std::min(start, j->first);
+    end = std::max(end, j->second);
+    ++j;
+  }
+  i = r.erase(i, j);
+  r.insert(i, {start, end});
+}
+
+void remove_range(Ranges& r, Wide start, Wide end) {
+  auto i = std::lower_bound(r.begin(), r.end(), std::make_pair(start, start));
+  if (i != r.begin() && std::prev(i)->second > start) --i;
+  auto j = i;
+  Ranges kept;
+  while (j != r.end() && j->first < end) {
+    if (j->first < start) kept.emplace_back(j->first, start);
+    if (j->second > end) kept.emplace_back(end, j->second);
+    ++j;
+  }
+  i = r.erase(i, j);
+  r.insert(i, kept.begin(), kept.end());
+}
+
+// The keys of a map's values that keep, in insertion order (Python's dict order).
+template <class Map, class Keep>
+std::vector<std::uint64_t> in_order(const Map& m, Keep keep,
+                                    std::uint64_t (*order)(const typename Map::mapped_type&)) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> found;
+  for (const auto& [k, v] : m) {
+    if (keep(v)) found.emplace_back(order(v), k);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::uint64_t> out;
+  out.reserve(found.size());
+  for (const auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+std::uint64_t block_order(const MemvizTrace::Block& b) {
+  return b.order;
+}
+std::uint64_t region_order(const std::shared_ptr<MemvizTrace::Region>& r) {
+  return r->order;
+}
+
+}  // namespace
+
+bool MemvizTrace::Region::covers(std::uint64_t start, Wide end) const {
+  if (!expandable) return base <= start && end <= Wide{base} + size;
+  auto i = std::upper_bound(ranges.begin(), ranges.end(), Wide{start},
+                            [](Wide s, const auto& r) { return s < r.first; });
+  if (i == ranges.begin()) return false;
+  --i;
+  return i->first <= start && end <= i->second;
+}
+
+MemvizTrace::Device& MemvizTrace::device(int dev) {
+  if (const auto it = by_dev_.find(dev); it != by_dev_.end()) return *it->second;
+  devices_.push_back(std::make_unique<Device>());
+  devices_.back()->dev = dev;
+  by_dev_[dev] = devices_.back().get();
+  return *devices_.back();
+}
+
+void MemvizTrace::add(Device& d, const Entry& e) {
+  if (max_entries_ == 0 || d.ring.size() < max_entries_) {
+    d.ring.push_back(e);
+  } else {
+    d.ring[d.added % max_entries_] = e;
+  }
+  ++d.added;
+}
+
+MemvizTrace::Entry* MemvizTrace::entry(Device& d, std::int64_t n) {
+  if (n < 0) return nullptr;
+  const auto k = static_cast<std::uint64_t>(n);
+  if (k + d.ring.size() < d.added) return nullptr;  // gone from the ring
+  return &d.ring[max_entries_ == 0 ? k : k % max_entries_];
+}
+
+std::uint32_t MemvizTrace::stack(std::string_view raw) {
+  if (const auto it = stack_ids_.find(std::string(raw)); it != stack_ids_.end()) return it->second;
+  std::uint32_t id = 0;
+  const std::optional<JsonValue> v = parse_json(raw);
+  if (v && v->is_array() && !v->items.empty() &&
+      std::all_of(v->items.begin(), v->items.end(),
+                  [](const JsonValue& x) { return x.is_string(); })) {
+    id = static_cast<std::uint32_t>(stacks_.size());
+    stacks_.emplace_back();
+    for (const JsonValue& x : v->items) stacks_.back().push_back(x.text);
+  }
+  stack_ids_.emplace(std::string(raw), id);
+  return id;
+}
+
+std::shared_ptr<MemvizTrace::Region> MemvizTrace::region_of(
+    Device& d, std::uint64_t start, Wide end, std::optional<std::uint64_t> seg) const {
+  if (seg) {
+    auto it = d.segments.find(*seg);
+    std::shared_ptr<Region> r;
+    if (it != d.segments.end()) {
+      r = it->second;
+    } else if (auto x = d.expandable.find(*seg); x != d.expandable.end()) {
+      r = x->second;
+    }
+    return r && r->covers(start, end) ? r : nullptr;
+  }
+  const auto any = [](const std::shared_ptr<Region>&) { return true; };
+  for (const auto* m : {&d.segments, &d.expandable}) {
+    for (const std::uint64_t k : in_order(*m, any, region_order)) {
+      const auto& r = m->at(k);
+      if (r->covers(start, end)) return r;
+    }
+  }
+  return nullptr;
+}
+
+void MemvizTrace::event(std::uint64_t, std::string_view, const Event& e, const DeviceState&) {
+  if (!mapped(e.action)) {
+    ++left_out_[std::string(e.action_name)];
+    return;
+  }
+  Device& d = device(e.dev);
+  std::uint64_t stream = 0;
+  if (const auto& s = e.raw->stream; s && s->kind == replay::JsonKind::kString) {
+    const std::string text =
+        s->value_escaped ? replay::decode_json_string(s->value) : std::string(s->value);
+    stream = hex_value(text).value_or(0);
+  }
+  const std::uint64_t t = e.t_ns;
+  switch (e.action) {
+    case id(A::kAlloc): {
+      std::uint32_t frames = 0;
+      const auto& bt = e.raw->backtrace;
+      if (bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[')
+        frames = stack(bt->value);
+      alloc(d, e, stream, frames);
+      return;
+    }
+    case id(A::kFreeRequested):
+    case id(A::kFreeCompleted):
+      free(d, e.action == id(A::kFreeRequested), e.ptr, t);
+      return;
+    case id(A::kOom): {
+      std::uint64_t device_free = 0;
+      if (const auto& f = e.raw->figures[3]; f) {  // kOomFigureNames[3]: device_free
+        std::string why;
+        device_free = uint_field("device_free", *f, &why).value_or(0);
+      }
+      add(d, Entry{static_cast<std::uint8_t>(e.action), 0, 0, 0, device_free, e.size, stream, t});
+      return;
+    }
+    case id(A::kContextDropped):
+      drop_context(d, e.ctx, t);
+      return;
+    default:
+      segment(d, e.action, e.ptr, e.size,
+              e.has_segment ? std::optional<std::uint64_t>(e.segment) : std::nullopt, e.ctx, stream,
+              t);
+  }
+}
+
+void MemvizTrace::alloc(Device& d, const Event& e, std::uint64_t stream, std::uint32_t frames) {
+  if (d.blocks.count(e.ptr) != 0) {
+    ++d.count["alloc of an address still in use (its free implied)"];
+    gone(d, e.ptr, e.t_ns, kNoFree);
+  }
+  std::shared_ptr<Region> region =
+      region_of(d, e.ptr, Wide{e.ptr} + e.block_size,
+                e.has_segment ? std::optional<std::uint64_t>(e.segment) : std::nullopt);
+  if (!region) {
+    ++d.count["alloc outside every segment (left out)"];
+    return;
+  }
+  Block b;
+  b.size = e.block_size;
+  b.requested = e.size;
+  b.frames = frames;
+  b.ctx = e.ctx;
+  b.stream = stream;
+  b.order = ++order_;
+  ++region->blocks;
+  region->largest_block = std::max(region->largest_block, e.block_size);
+  b.region = std::move(region);
+  d.blocks[e.ptr] = std::move(b);
+  add(d, Entry{static_cast<std::uint8_t>(e.action), 0, 0, frames, e.ptr, e.size, stream, e.t_ns});
+}
+
+void MemvizTrace::request_free(Device& d, std::uint64_t ptr, Block& b, std::uint64_t t,
+                               std::uint8_t meta) {
+  b.pending = true;
+  b.free_entry = static_cast<std::int64_t>(d.added);
+  add(d, Entry{static_cast<std::uint8_t>(A::kFreeRequested), meta, 0, b.frames, ptr, b.requested,
+               b.stream, t});
+}
+
+void MemvizTrace::gone(Device& d, std::uint64_t ptr, std::uint64_t t, std::uint8_t meta,
+                       bool at_request) {
+  auto it = d.blocks.find(ptr);
+  Block& b = it->second;
+  const Entry completed{static_cast<std::uint8_t>(A::kFreeCompleted),
+                        meta,
+                        0,
+                        b.frames,
+                        ptr,
+                        b.requested,
+                        b.stream,
+                        t};
+  if (!b.pending) {
+    request_free(d, ptr, b, t, meta);
+    add(d, completed);
+  } else if (!at_request) {
+    add(d, completed);
+  } else if (Entry* x = entry(d, b.free_entry); x != nullptr) {
+    x->completed = static_cast<std::uint8_t>(1 + meta);  // completed right after its request
+  }
+  --b.region->blocks;
+  d.blocks.erase(it);
+}
+
+void MemvizTrace::free(Device& d, bool requested, std::uint64_t ptr, std::uint64_t t) {
+  auto it = d.blocks.find(ptr);
+  if (it == d.blocks.end()) {
+    ++d.count[requested ? "free_requested of a block not allocated (left out)"
+                        : "free_completed of a block not allocated (left out)"];
+    return;
+  }
+  Block& b = it->second;
+  if (requested) {
+    if (b.pending) {
+      ++d.count["free_requested of a block already freed (left out)"];
+      return;
+    }
+    ++d.free_requested;
+    request_free(d, ptr, b, t, 0);
+    return;
+  }
+  ++d.free_completed;
+  if (!b.pending) {
+    ++d.count["free_completed without free_requested (implied)"];
+    request_free(d, ptr, b, t, kNoFreeRequested);
+  }
+  --b.region->blocks;
+  const Entry done{
+      static_cast<std::uint8_t>(A::kFreeCompleted), 0, 0, b.frames, ptr, b.requested, b.stream, t};
+  d.blocks.erase(it);
+  add(d, done);
+}
+
+void MemvizTrace::segment(Device& d, int action, std::uint64_t ptr, std::uint64_t size,
+                          std::optional<std::uint64_t> seg, int ctx, std::uint64_t stream,
+                          std::uint64_t t, std::uint8_t meta) {
+  if (action == id(A::kSegmentAlloc)) {
+    if (d.segments.count(ptr) != 0) {
+      ++d.count["segment_alloc of a segment that exists (its free implied)"];
+      segment(d, id(A::kSegmentFree), ptr, 0, std::nullopt, ctx, stream, t, kNoFree);
+    }
+    auto r = std::make_shared<Region>();
+    r->base = ptr;
+    r->size = r->first_map = size;
+    r->stream = stream;
+    r->ctx = ctx;
+    r->order = ++order_;
+    d.segments[ptr] = std::move(r);
+    ++d.regions_seen;
+  } else if (action == id(A::kSegmentFree)) {
+    const auto it = d.segments.find(ptr);
+    if (it == d.segments.end()) {
+      ++d.count["segment_free of an unknown segment (left out)"];
+      return;
+    }
+    const std::shared_ptr<Region> r = it->second;
+    d.segments.erase(it);
+    if (r->blocks != 0) {
+      ++d.count["segment_free of a segment with blocks (their frees implied)"];
+      const Region* raw = r.get();
+      for (const std::uint64_t p : in_order(
+               d.blocks, [raw](const Block& b) { return b.region.get() == raw; }, block_order)) {
+        gone(d, p, t, kNoFree, false);
+      }
+    }
+    size = r->size;
+    stream = r->stream;
+  } else if (action == id(A::kSegmentMap)) {
+    const std::uint64_t base = seg ? *seg : ptr;
+    auto& r = d.expandable[base];
+    if (!r) {
+      r = std::make_shared<Region>();
+      r->base = base;
+      r->size = r->first_map = size;
+      r->stream = stream;
+      r->ctx = ctx;
+      r->expandable = true;
+      r->order = ++order_;
+    }
+    ++d.regions_seen;
+    add_range(r->ranges, ptr, Wide{ptr} + size);
+    stream = r->stream;
+  } else {  // segment_unmap
+    std::shared_ptr<Region> r;
+    if (seg) {
+      if (const auto it = d.expandable.find(*seg); it != d.expandable.end()) r = it->second;
+    } else {
+      const auto any = [](const std::shared_ptr<Region>&) { return true; };
+      for (const std::uint64_t k : in_order(d.expandable, any, region_order)) {
+        if (d.expandable.at(k)->covers(ptr, Wide{ptr} + 1)) {
+          r = d.expandable.at(k);
+          break;
+        }
+      }
+    }
+    if (!r) {
+      ++d.count["segment_unmap of an unknown range (left out)"];
+      return;
+    }
+    remove_range(r->ranges, ptr, Wide{ptr} + size);
+    stream = r->stream;
+  }
+  add(d, Entry{static_cast<std::uint8_t>(action), meta, 0, 0, ptr, size, stream, t});
+}
+
+void MemvizTrace::drop_context(Device& d, int ctx, std::uint64_t t) {
+  ++d.count["context_dropped (its memory written as freed)"];
+  for (const std::uint64_t p : in_order(
+           d.blocks, [ctx](const Block& b) { return b.ctx == ctx; }, block_order)) {
+    gone(d, p, t, kDriverTook, false);
+  }
+  const auto of_ctx = [ctx](const std::shared_ptr<Region>& r) { return r->ctx == ctx; };
+  for (const std::uint64_t base : in_order(d.segments, of_ctx, region_order)) {
+    const std::shared_ptr<Region> r = d.segments.at(base);
+    d.segments.erase(base);
+    add(d, Entry{static_cast<std::uint8_t>(A::kSegmentFree), kDriverTook, 0, 0, base, r->size,
+                 r->stream, t});
+  }
+  for (const std::uint64_t base : in_order(d.expandable, of_ctx, region_order)) {
+    const std::shared_ptr<Region> r = d.expandable.at(base);
+    d.expandable.erase(base);
+    for (const auto& [s, e] : r->ranges) {
+      add(d, Entry{static_cast<std::uint8_t>(A::kSegmentUnmap), kDriverTook, 0, 0,
+                   static_cast<std::uint64_t>(s), static_cast<std::uint64_t>(e - s), r->stream, t});
+    }
+  }
+}
+
+void MemvizTrace::finish() {
+  for (const auto& dp : devices_) {
+    Device& d = *dp;
+    if (d.free_completed != 0 || d.free_requested == 0) continue;
+    for (const std::uint64_t p : in_order(
+             d.blocks, [](const Block& b) { return b.pending; }, block_order)) {
+      gone(d, p, 0, kNoFreeCompleted);
+    }
+  }
+}
+
+void MemvizTrace::write(JsonOut& out, const LogAnalysis& a, bool replayed,
+                        const std::string& cut) const {
+  out.begin_object();
+  out.key("replayed").boolean(replayed);
+  out.key("ended_early");
+  if (cut.empty()) {
+    out.null();
+  } else {
+    out.str(cut);
+  }
+  out.key("header");
+  if (a.header_) {
+    out.value(*a.header_);
+  } else {
+    out.null();
+  }
+  out.key("summary");
+  if (a.summary_) {
+    out.value(*a.summary_);
+  } else {
+    out.null();
+  }
+  out.key("first_t_ns").opt(a.first_t_);
+  out.key("malformed").num(a.malformed_);
+  out.key("device_notes").begin_array();
+  for (const std::string& note : a.gate_.notes()) out.str(note);
+  out.end_array();
+  out.key("left_out").begin_array();
+  for (const auto& [name, n] : left_out_) out.begin_array().str(name).num(n).end_array();
+  out.end_array();
+  out.key("stacks").begin_array();
+  for (const auto& frames : stacks_) {
+    out.begin_array();
+    for (const std::string& f : frames) out.str(f);
+    out.end_array();
+  }
+  out.end_array();
+  const auto region = [&out](const Region& r) {
+    out.begin_array()
+        .num(r.base)
+        .num(r.size)
+        .num(r.stream)
+        .boolean(r.expandable)
+        .num(r.first_map)
+        .num(r.largest_block)
+        .begin_array();
+    for (const auto& [s, e] : r.ranges) {
+      out.begin_array().num(static_cast<Figure>(s)).num(static_cast<Figure>(e)).end_array();
+    }
+    out.end_array().end_array();
+  };
+  out.key("devices").begin_array();
+  for (const auto& dp : devices_) {
+    const Device& d = *dp;
+    out.begin_object();
+    out.key("dev").num(d.dev);
+    out.key("free_requested").num(d.free_requested);
+    out.key("free_completed").num(d.free_completed);
+    out.key("regions_seen").num(d.regions_seen);
+    out.key("count").begin_array();
+    for (const auto& [what, n] : d.count) out.begin_array().str(what).num(n).end_array();
+    out.end_array();
+    out.key("trace").begin_array();
+    const std::uint64_t first = d.added - d.ring.size();
+    for (std::uint64_t k = first; k < d.added; ++k) {
+      const Entry& e = d.ring[max_entries_ == 0 ? k : k % max_entries_];
+      out.begin_array()
+          .str(log::action_name(static_cast<log::LogAction>(e.action)))
+          .num(e.addr)
+          .num(e.size)
+          .num(e.stream)
+          .num(e.t_ns)
+          .num(static_cast<std::uint64_t>(e.frames))
+          .str(kMetas[e.meta]);
+      if (e.completed != 0) out.str(kMetas[e.completed - 1]);
+      out.end_array();
+    }
+    out.end_array();
+    out.key("segments").begin_array();
+    for (const std::uint64_t k : in_order(
+             d.segments, [](const std::shared_ptr<Region>&) { return true; }, region_order))
+      region(*d.segments.at(k));
+    out.end_array();
+    out.key("expandable").begin_array();
+    for (const std::uint64_t k : in_order(
+             d.expandable, [](const std::shared_ptr<Region>&) { return true; }, region_order))
+      region(*d.expandable.at(k));
+    out.end_array();
+    out.key("blocks").begin_array();
+    for (const std::uint64_t p : in_order(
+             d.blocks, [](const Block&) { return true; }, block_order)) {
+      const Block& b = d.blocks.at(p);
+      out.begin_array()
+          .num(p)
+          .num(b.size)
+          .num(b.requested)
+          .boolean(b.pending)
+          .num(static_cast<std::uint64_t>(b.frames))
+          .end_array();
+    }
+    out.end_array();
+    out.end_object();
+  }
+  out.end_array();
+  out.end_object();
+}
+
+}  // namespace cudapool::analyze
