@@ -207,11 +207,6 @@ def page_data(paths, tune=False):
     ({"error": why} when it fails). Raises what analysed() raises."""
     doc, tuned = analysed(paths, tune)
     logs = [x["page"] for x in doc["logs"]]
-    for log in logs:
-        for devices in (log["devices"], (log.get("replay") or {}).get("devices") or {}):
-            for d in devices.values():
-                if d.get("timeline"):
-                    d["timeline"]["marks"] = marks_in_order(d["timeline"]["marks"])
     multi = len(paths) > 1
     clock = one_clock(logs)
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,
@@ -221,14 +216,6 @@ def page_data(paths, tune=False):
             "ranks": doc["ranks"] if multi else None,
             "rank_notes": doc["notes"] if multi else [],
             "tune": tuned}
-
-
-def marks_in_order(marks):
-    """A timeline's marks ({action: [time_s]}), their actions in the order their first marks
-    come (stable: equal times keep the engine's order, by name). The engine lists them by name;
-    the Python pass (pagedata.log_data) as first seen, which this is wherever the log's times
-    do not go back: the page's bytes stay the same."""
-    return dict(sorted(marks.items(), key=lambda kv: kv[1][0] if kv[1] else float("inf")))
 
 
 def script_json(data):

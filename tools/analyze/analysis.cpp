@@ -223,7 +223,7 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
     tl.samples.add(e.t_ns, Values{a, r, d.active_bytes.current, r - a});
   } else if (marks_a_moment(e.action) && marks_ < kMaxMarks) {
     ++marks_;
-    tl.marks[std::string(e.action_name)].push_back(e.t_ns);
+    tl.marks_of(e.action_name).push_back(e.t_ns);
   }
 }
 

@@ -7,8 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tools/analyze/downsample.h"
@@ -23,7 +24,13 @@ struct DeviceTimeline {
   Downsampler samples{2 * kValues * kTimelineBuckets + 2};
   std::uint64_t changes = 0;
   std::uint64_t last_line = 0;  // the device's last event
-  std::map<std::string, std::vector<std::uint64_t>> marks;  // action -> t_ns
+  // action -> t_ns, the actions in the order of their first mark (as the Python pass lists them)
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> marks;
+  std::vector<std::uint64_t>& marks_of(std::string_view action) {
+    for (auto& [name, times] : marks)
+      if (name == action) return times;
+    return marks.emplace_back(std::string(action), std::vector<std::uint64_t>{}).second;
+  }
 };
 
 }  // namespace cudapool::analyze
