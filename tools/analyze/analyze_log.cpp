@@ -41,7 +41,6 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
       });
   a.finish(tap.last_line(), cut ? cut() : std::string());
   result->bytes = tap.bytes();
-  result->read_failed = tap.failed();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);

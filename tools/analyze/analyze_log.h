@@ -25,7 +25,6 @@ struct LogResult {
   Report report;
   RankRow row;
   std::uint64_t bytes = 0;
-  bool read_failed = false;  // the stream failed before its end (an I/O error)
 };
 
 // name: the log as shown; path: as given (for the replay's header); cut, once in has ended: ""
