@@ -48,11 +48,7 @@ bool ReadAhead::next(Chunk* chunk) {
     ++released_;
     freed_.notify_one();
   }
-  if (tail_ == head_ && !end_) {
-    waiting_.store(true, std::memory_order_relaxed);
-    filled_.wait(lock, [this] { return tail_ < head_ || end_; });
-    waiting_.store(false, std::memory_order_relaxed);
-  }
+  filled_.wait(lock, [this] { return tail_ < head_ || end_; });
   if (tail_ == head_) return false;
   const Slot& slot = slots_[tail_ % slots_.size()];
   ++tail_;
@@ -101,8 +97,7 @@ void ReadAhead::produce() {
         break;
       }
       size += n;
-      // Not a regular file (it may wait for more next), or the reader has nothing: hand it over.
-      if (!whole_chunks_ || waiting_.load(std::memory_order_relaxed)) break;
+      if (!whole_chunks_) break;  // not a regular file: it may wait for more next
     }
     slot->size = size;
     slot->read = source_.bytes_read();

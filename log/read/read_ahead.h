@@ -1,9 +1,10 @@
 // log/read/read_ahead.h: an InputSource (input_source.h) read on a thread of its own, so that a
 // compressed log is decoded while the reader parses what came before: the thread fills a small,
 // fixed ring of chunks (4 x 1 MiB: memory stays bounded whatever the log) and the reader takes
-// them in order, one at a time. From a regular file a chunk is handed over when full, or at once
-// when the reader waits for it; from anything else (a pipe, a FIFO, a terminal, which may trickle
-// and then wait) after each decoding step that gave bytes, so that what came is read as it
+// them in order, one at a time. From a regular file a chunk is handed over when full (a reader
+// that waits takes whole chunks: handing over less each time it waits would fill the ring with
+// small chunks and stall the thread); from anything else (a pipe, a FIFO, a terminal, which may
+// trickle and then wait) after each decoding step that gave bytes, so that what came is read as it
 // comes, as without the thread, and never held back while the thread waits for more. The end of the
 // input (its end, a read error, corrupt data, a stream cut short) comes after every chunk decoded
 // before it; the source's error() and ended_early() are the reader's to read then.
@@ -14,7 +15,6 @@
 // Not here: reading and decoding (input_source.h), the stream over the chunks (input.cpp).
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -71,14 +71,13 @@ class ReadAhead {
   const bool whole_chunks_;
   std::vector<Slot> slots_;
   std::mutex mutex_;
-  std::condition_variable filled_;    // a chunk was filled, or the end came
-  std::condition_variable freed_;     // a chunk was given back, or stop
-  std::uint64_t head_ = 0;            // chunks filled
-  std::uint64_t tail_ = 0;            // chunks taken by the reader
-  std::uint64_t released_ = 0;        // chunks given back
-  bool end_ = false;                  // no chunk after head_
-  bool stop_ = false;                 // the destructor runs
-  std::atomic<bool> waiting_{false};  // the reader waits for a chunk: hand over a partial one
+  std::condition_variable filled_;  // a chunk was filled, or the end came
+  std::condition_variable freed_;   // a chunk was given back, or stop
+  std::uint64_t head_ = 0;          // chunks filled
+  std::uint64_t tail_ = 0;          // chunks taken by the reader
+  std::uint64_t released_ = 0;      // chunks given back
+  bool end_ = false;                // no chunk after head_
+  bool stop_ = false;               // the destructor runs
   std::string failure_;
   int stop_fd_ = -1;  // an eventfd, written once by the destructor
   std::thread thread_;
