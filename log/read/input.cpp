@@ -60,8 +60,11 @@ class LogInput::Buffer final : public std::streambuf {
     progress_.start(progress);
   }
 
+  // The plain bytes the reader took (those given, less what is left of the get area).
+  std::uint64_t taken() const { return decoded_ - static_cast<std::uint64_t>(egptr() - gptr()); }
+
   std::uint64_t read_ = 0;     // bytes read from the descriptor, for the bytes given
-  std::uint64_t decoded_ = 0;  // bytes given to the reader
+  std::uint64_t decoded_ = 0;  // bytes given to the get area or the reader
   std::string error_, ended_early_;
 
  protected:
@@ -263,7 +266,7 @@ std::uint64_t LogInput::bytes_read() const {
   return buffer_ ? buffer_->read_ : 0;
 }
 std::uint64_t LogInput::bytes_decoded() const {
-  return buffer_ ? buffer_->decoded_ : 0;
+  return buffer_ ? buffer_->taken() : 0;
 }
 
 }  // namespace cudapool::log

@@ -66,7 +66,7 @@ class LogInput {
   const std::string& ended_early() const;
 
   std::uint64_t bytes_read() const;     // of the input (compressed, for a compressed one)
-  std::uint64_t bytes_decoded() const;  // plain bytes given by stream()
+  std::uint64_t bytes_decoded() const;  // plain bytes given by stream(), as far as read
 
  private:
   class Buffer;  // the std::streambuf under stream() (input.cpp)

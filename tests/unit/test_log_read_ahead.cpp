@@ -180,6 +180,25 @@ TEST_CASE("read ahead: the same bytes and the same end as reading on the reader'
   }
 }
 
+TEST_CASE("log input: the decoded bytes counted are those read, not those decoded ahead") {
+  TempDir dir;
+  const std::string text = sample_log(30000);  // over 1 MiB: several chunks
+  write(dir / "log.zst", zstd(text));
+  LogInput input;
+  std::string error;
+  REQUIRE(input.open(dir / "log.zst", &error));
+  std::string got(1000, '\0');
+  std::uint64_t taken = 0;
+  for (const std::size_t n : {std::size_t{1000}, std::size_t{1}, std::size_t{3} << 20}) {
+    got.resize(n);
+    input.stream().read(got.data(), static_cast<std::streamsize>(n));
+    REQUIRE(static_cast<std::size_t>(input.stream().gcount()) == n);
+    CHECK(text.compare(taken, n, got) == 0);
+    taken += n;
+    CHECK(input.bytes_decoded() == taken);
+  }
+}
+
 TEST_CASE("read ahead: a reader that stops with the ring full is not held") {
   TempDir dir;
   write(dir / "log.zst", zstd(sample_log(30000)));  // about 5 MiB decoded
