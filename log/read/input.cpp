@@ -1,84 +1,114 @@
-// log/read/input.cpp: see input.h. The std::streambuf under LogInput::stream(): reads the
-// descriptor with read(2) (a pipe or a non-blocking descriptor waits in poll(2)), decodes through
-// a Decoder (decoder.h) when the first bytes named a compressed format, and fills a large request
-// (the line reader's 1 MiB) in place, so that plain bytes are copied once, as std::ifstream does.
+// log/read/input.cpp: see input.h. The std::streambuf under LogInput::stream(), over an
+// InputSource (input_source.h: read(2), decoding). A compressed input is read ahead on a thread
+// of its own (read_ahead.h): its chunks are the get area in turn, so that decoding and parsing
+// overlap. A plain one is read on the reader's thread, a large request (the line reader's 1 MiB)
+// filled in place, so that its bytes are copied once, as std::ifstream does (a thread gains
+// nothing there: docs/benchmarks.md, "Reading on a second thread").
 #include "log/read/input.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <streambuf>
 #include <vector>
 
-#include "log/read/decoder.h"
+#include "log/read/input_source.h"
 #include "log/read/progress.h"
+#include "log/read/read_ahead.h"
 
 namespace cudapool::log {
 
 namespace {
 
-constexpr std::size_t kInBytes = std::size_t{256} << 10;   // compressed bytes read at a time
 constexpr std::size_t kOutBytes = std::size_t{256} << 10;  // the get area for small requests
 constexpr std::size_t kDirect = std::size_t{64} << 10;     // a request this large: in place
-// Compressed bytes handed to the decoder at a time: corrupt data is found where the decoder stops
-// (a zstd block is checked whole), within this many bytes of its end.
-constexpr std::size_t kPiece = std::size_t{32} << 10;
 
 }  // namespace
 
 class LogInput::Buffer final : public std::streambuf {
  public:
-  Buffer(int fd, bool own, std::string name) : fd_(fd), own_(own), name_(std::move(name)) {}
+  Buffer(int fd, bool own, const std::string& name) : source_(fd, own, name), name_(name) {}
   ~Buffer() override {
+    ahead_.reset();  // stops and joins the thread, which uses source_
     progress_.clear();
-    if (own_) ::close(fd_);
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  // The first bytes (up to kSniffBytes, fewer at the end of the input), kept to be read again.
-  // false on a read error (error_).
   bool read_first(std::string_view* first) {
-    in_.resize(kSniffBytes);
-    while (in_len_ < kSniffBytes && !input_end_) {
-      in_len_ += read_some(in_.data() + in_len_, kSniffBytes - in_len_);
-    }
-    *first = std::string_view(in_.data(), in_len_);
-    return error_.empty();
+    const bool ok = source_.read_first(first);
+    read_ = source_.bytes_read();
+    if (!ok) error_ = source_.error();
+    return ok;
   }
 
-  void use(const CompressionFormat* format, std::uint64_t total, bool progress) {
-    format_ = format;
+  // regular: the input is a regular file (read_ahead.h: chunks filled whole).
+  void use(const CompressionFormat* format, std::uint64_t total, bool regular, bool progress) {
+    source_.use(format);
     total_ = total;
     if (format != nullptr) {
-      decoder_ = make_decoder(format->id);
-      std::vector<char> bigger(std::max(kInBytes, in_len_));
-      std::copy_n(in_.data(), in_len_, bigger.data());
-      in_.swap(bigger);
+      try {
+        ahead_ = std::make_unique<ReadAhead>(source_, regular);
+      } catch (const std::exception&) {  // no thread to be had: decoded here, as it is read
+      }
     }
     progress_.start(progress);
   }
 
-  std::uint64_t read_ = 0;     // bytes read from the descriptor
-  std::uint64_t decoded_ = 0;  // bytes given to the reader
+  // The plain bytes the reader took (those given, less what is left of the get area).
+  std::uint64_t taken() const { return decoded_ - static_cast<std::uint64_t>(egptr() - gptr()); }
+
+  std::uint64_t read_ = 0;     // bytes read from the descriptor, for the bytes given
+  std::uint64_t decoded_ = 0;  // bytes given to the get area or the reader
   std::string error_, ended_early_;
 
  protected:
+  // Never throw (the stream would only say it failed): a failure is the end, with error_.
   int_type underflow() override {
+    try {
+      return next_bytes();
+    } catch (const std::exception& e) {
+      failed(e);
+      return traits_type::eof();
+    }
+  }
+
+  std::streamsize xsgetn(char* s, std::streamsize n) override {
+    try {
+      return get(s, n);
+    } catch (const std::exception& e) {
+      failed(e);
+      return 0;
+    }
+  }
+
+ private:
+  int_type next_bytes() {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    out_.resize(kOutBytes);
+    if (ahead_ != nullptr) {
+      ReadAhead::Chunk chunk;
+      if (done_ || !ahead_->next(&chunk)) {
+        finish();
+        return traits_type::eof();
+      }
+      char* data = const_cast<char*>(chunk.data);  // read only, through the get area
+      setg(data, data, data + chunk.size);
+      given(data, chunk.size, chunk.read);
+      return traits_type::to_int_type(*gptr());
+    }
+    if (out_.empty()) out_.resize(kOutBytes);
     const std::size_t n = fill(out_.data(), out_.size());
     if (n == 0) return traits_type::eof();
     setg(out_.data(), out_.data(), out_.data() + n);
     return traits_type::to_int_type(*gptr());
   }
 
-  std::streamsize xsgetn(char* s, std::streamsize n) override {
+  std::streamsize get(char* s, std::streamsize n) {
     std::streamsize got = 0;
     while (got < n) {
       const std::streamsize buffered = egptr() - gptr();
@@ -90,125 +120,63 @@ class LogInput::Buffer final : public std::streambuf {
         continue;
       }
       const auto want = static_cast<std::size_t>(n - got);
-      if (want >= kDirect) {
+      if (want >= kDirect && ahead_ == nullptr) {
         const std::size_t k = fill(s + got, want);
         if (k == 0) break;
         got += static_cast<std::streamsize>(k);
-      } else if (traits_type::eq_int_type(underflow(), traits_type::eof())) {
+      } else if (traits_type::eq_int_type(next_bytes(), traits_type::eof())) {
         break;
       }
     }
     return got;
   }
 
- private:
-  // Up to cap plain bytes into dst; 0 at the end of the input or at an error (the end for good).
+  void failed(const std::exception& e) {
+    if (done_ && !error_.empty()) return;
+    ahead_.reset();  // the source is this thread's again
+    finish();
+    if (error_.empty()) error_ = cannot_read(name_, e.what());
+    setg(nullptr, nullptr, nullptr);
+  }
+
+  // On the reader's thread: up to cap plain bytes into dst; 0 at the end (for good).
   std::size_t fill(char* dst, std::size_t cap) {
-    if (done_) return 0;
-    const std::size_t n = decoder_ ? decode_into(dst, cap) : read_plain(dst, cap);
+    const std::size_t n = done_ ? 0 : source_.fill(dst, cap);
     if (n == 0) {
-      done_ = true;
-      progress_.clear();
+      finish();
       return 0;
     }
-    decoded_ += n;
-    if (progress_.on()) {
-      events_ += static_cast<std::uint64_t>(std::count(dst, dst + n, '\n'));
-      progress_.update({name_, read_, total_, decoded_, format_ != nullptr, events_});
-    }
+    given(dst, n, source_.bytes_read());
     return n;
   }
 
-  std::size_t read_plain(char* dst, std::size_t cap) {
-    if (in_pos_ < in_len_) {  // the first bytes, read by read_first()
-      const std::size_t n = std::min(cap, in_len_ - in_pos_);
-      std::memcpy(dst, in_.data() + in_pos_, n);
-      in_pos_ += n;
-      return n;
-    }
-    return read_some(dst, cap);
-  }
-
-  std::size_t decode_into(char* dst, std::size_t cap) {
-    if (!corrupt_.empty()) {  // found with the bytes given before it: the end now
-      error_ = std::move(corrupt_);
-      return 0;
-    }
-    for (;;) {
-      if (in_pos_ == in_len_ && !input_end_) {
-        in_pos_ = 0;
-        in_len_ = read_some(in_.data(), in_.size());
-      }
-      const std::string_view at_hand(in_.data() + in_pos_, std::min(in_len_ - in_pos_, kPiece));
-      const Decoder::Step step = decoder_->decode(at_hand, dst, cap);
-      in_pos_ += step.consumed;
-      // The offset in the input of the first byte not taken.
-      const std::uint64_t offset = read_ - (in_len_ - in_pos_);
-      if (step.corrupt) {
-        // Where the decoder stopped; zstd may stop at the start of the piece it found bad.
-        const std::uint64_t from = offset - step.consumed;
-        const std::string where = step.consumed > 0 ? "at byte " + std::to_string(offset)
-                                                    : "in bytes " + std::to_string(from) + " to " +
-                                                          std::to_string(from + at_hand.size());
-        std::string what = name_ + ": corrupt " + std::string(format_->name) + " data, found " +
-                           where + " (" + decoder_->what() + "): the log cannot be read past it";
-        if (step.produced > 0) {  // what came before it first
-          corrupt_ = std::move(what);
-          return step.produced;
-        }
-        error_ = std::move(what);
-        return 0;
-      }
-      if (step.produced > 0) return step.produced;
-      if (in_pos_ == in_len_ && input_end_) {
-        if (error_.empty() && decoder_->inside_frame()) {
-          ended_early_ = name_ + ": the " + std::string(format_->name) +
-                         " data ends in the middle of a frame, at byte " + std::to_string(offset) +
-                         ": the log was cut short (a killed process, a copy in progress); every "
-                         "line before the cut was read";
-        }
-        return 0;
-      }
-      if (step.consumed == 0 && !at_hand.empty()) {  // never expected of zlib or libzstd
-        error_ = name_ + ": the " + std::string(format_->name) + " decoder stopped at byte " +
-                 std::to_string(offset) + ": the log cannot be read past it";
-        return 0;
-      }
+  // n bytes at data given to the reader, read bytes of the input read for them.
+  void given(const char* data, std::size_t n, std::uint64_t read) {
+    read_ = read;
+    decoded_ += n;
+    if (progress_.on()) {
+      events_ += static_cast<std::uint64_t>(std::count(data, data + n, '\n'));
+      progress_.update({name_, read_, total_, decoded_, source_.format() != nullptr, events_});
     }
   }
 
-  // read(2) into dst; 0 at the end of the input or at an error (error_ set).
-  std::size_t read_some(char* dst, std::size_t cap) {
-    for (;;) {
-      const ssize_t n = ::read(fd_, dst, cap);
-      if (n > 0) {
-        read_ += static_cast<std::uint64_t>(n);
-        return static_cast<std::size_t>(n);
-      }
-      if (n == 0) break;
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a non-blocking descriptor: wait for it
-        pollfd p{fd_, POLLIN, 0};
-        ::poll(&p, 1, -1);
-        continue;
-      }
-      error_ = name_ + ": cannot read: " + std::strerror(errno);
-      break;
+  // The end: what the source says of it (the thread, if any, is done with the source now).
+  void finish() {
+    if (done_) return;
+    done_ = true;
+    read_ = source_.bytes_read();
+    error_ = source_.error();
+    ended_early_ = source_.ended_early();
+    if (error_.empty() && ahead_ != nullptr && !ahead_->failure().empty()) {
+      error_ = cannot_read(name_, ahead_->failure());
     }
-    input_end_ = true;
-    return 0;
+    progress_.clear();
   }
 
-  const int fd_;
-  const bool own_;
+  InputSource source_;
+  std::unique_ptr<ReadAhead> ahead_;  // reads source_ on its thread (a compressed input)
   const std::string name_;
-  const CompressionFormat* format_ = nullptr;
-  std::unique_ptr<Decoder> decoder_;
-  std::vector<char> in_;  // bytes read, not yet taken: [in_pos_, in_len_)
-  std::size_t in_pos_ = 0, in_len_ = 0;
-  std::vector<char> out_;  // the get area, for requests below kDirect
-  std::string corrupt_;    // corrupt data found after bytes still to give: error_ after them
-  bool input_end_ = false;
+  std::vector<char> out_;  // the get area, for requests below kDirect (no thread)
   bool done_ = false;
   std::uint64_t total_ = 0;   // the input's size, 0 when unknown
   std::uint64_t events_ = 0;  // newlines given, counted while the progress line is drawn
@@ -218,30 +186,46 @@ class LogInput::Buffer final : public std::streambuf {
 LogInput::LogInput() : stream_(nullptr) {}
 LogInput::~LogInput() = default;
 
+std::string cannot_read(const std::string& name, const std::string& why) {
+  return "cannot read " + name + ": " + why;
+}
+
+bool LogInput::check(const std::string& path, bool* regular, std::string* error,
+                     const std::string& name) {
+  *regular = false;
+  if (path == "-") return true;
+  const std::string& shown = name.empty() ? path : name;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    *error = cannot_read(shown, std::strerror(errno));
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    *error = shown + " is a directory, not a log";
+    return false;
+  }
+  *regular = S_ISREG(st.st_mode);
+  return true;
+}
+
 bool LogInput::open(const std::string& path, std::string* error, const InputOptions& options) {
   const bool standard_input = path == "-";
   name_ = !options.name.empty() ? options.name : standard_input ? "<stdin>" : path;
   int fd = 0;
   if (!standard_input) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      *error = name_ + ": " + std::strerror(errno);
-      return false;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      *error = name_ + " is a directory, not a log";
-      return false;
-    }
+    bool regular_path = false;
+    if (!check(path, &regular_path, error, name_)) return false;
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      *error = name_ + ": " + std::strerror(errno);
+      *error = cannot_read(name_, std::strerror(errno));
       return false;
     }
   }
   buffer_ = std::make_unique<Buffer>(fd, !standard_input, name_);
   std::uint64_t total = 0;  // a regular file's size from where it is read
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular) {
     const off_t at = ::lseek(fd, 0, SEEK_CUR);
     if (at >= 0 && at <= st.st_size) total = static_cast<std::uint64_t>(st.st_size - at);
   }
@@ -263,7 +247,7 @@ bool LogInput::open(const std::string& path, std::string* error, const InputOpti
     return false;
   }
   compression_ = format != nullptr ? format->id : Compression::kNone;
-  buffer_->use(format, total, options.progress);
+  buffer_->use(format, total, regular, options.progress);
   stream_.rdbuf(buffer_.get());
   return true;
 }
@@ -282,7 +266,7 @@ std::uint64_t LogInput::bytes_read() const {
   return buffer_ ? buffer_->read_ : 0;
 }
 std::uint64_t LogInput::bytes_decoded() const {
-  return buffer_ ? buffer_->decoded_ : 0;
+  return buffer_ ? buffer_->taken() : 0;
 }
 
 }  // namespace cudapool::log

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/cli/replay_inputs.sh: cudapool-replay on input that is not an ordinary log (issue 18): a
-# directory, empty and binary files, /dev/null, a log without header or without events (defect 3);
-# a log with 20,000 device numbers (defect 5); an endless input under a memory limit (defect 9).
-# The exit statuses and notes are docs/replay.md's. Not here: which lines are malformed
-# (replay_report_agree.sh), ordinary replays (replay_tool.sh).
+# directory, a missing file, empty and binary files, /dev/null, a log without header or without
+# events (defect 3); a log with 20,000 device numbers (defect 5); an endless input under a memory
+# limit (defect 9). The exit statuses and notes are docs/replay.md's. Not here: which lines are
+# malformed (replay_report_agree.sh), ordinary replays (replay_tool.sh).
 set -euo pipefail
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
 src="$CUDAPOOL_SOURCE_DIR"
@@ -27,6 +27,9 @@ alloc='{"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"alloc","ptr":"0x10","size":40
 replay_exits 1 "a directory" "$tmp"
 err_has "$tmp is a directory, not a log"
 [ ! -s "$tmp/out" ] || fail "a directory: something on stdout"
+replay_exits 1 "a missing file" "$tmp/missing.jsonl"
+grep -qxF "cudapool-replay: cannot read $tmp/missing.jsonl: No such file or directory" "$tmp/err" ||
+  fail "a missing file: $(head -c 300 "$tmp/err")"
 
 : >"$tmp/empty.jsonl"
 replay_exits 1 "an empty file" "$tmp/empty.jsonl"

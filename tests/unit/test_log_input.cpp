@@ -3,12 +3,9 @@
 // reads) to the same bytes, a compressed file cut in the middle of a frame (read to the cut,
 // ended_early naming the byte), corrupt data (an error naming the byte, after the bytes before
 // it), formats refused with what to do, files that cannot be read; the line reader on a
-// compressed input; the progress line's text. The compressed inputs are made here with zlib and
-// libzstd. Not here: the tools on compressed logs (tests/cli/compressed_logs.sh), the Python
-// side (tests/python/).
-#include <zlib.h>
-#include <zstd.h>
-
+// compressed input; the progress line's text. The compressed inputs are made with zlib and
+// libzstd (log_read_test_util.h). Not here: the tools on compressed logs
+// (tests/cli/compressed_logs.sh), the Python side (tests/python/).
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -19,58 +16,14 @@
 #include "log/read/line_reader.h"
 #include "log/read/progress.h"
 #include "tests/unit/catch.h"
+#include "tests/unit/log_read_test_util.h"
 #include "tests/unit/log_test_util.h"
 
 using namespace cudapool::log;
 using logtest::TempDir;
+using namespace logtest::compressed;
 
 namespace {
-
-// Lines like the shim's, about 180 bytes each, numbered so that no two are alike.
-std::string sample_log(std::size_t lines) {
-  std::string text = R"({"schema":"cudapool.log/1","version":"0.1.0"})"
-                     "\n";
-  for (std::size_t i = 0; i < lines; ++i) {
-    text += R"({"seq":)" + std::to_string(i) + R"(,"t_ns":)" + std::to_string(i * 977) +
-            R"(,"tid":7,"dev":0,"action":"alloc","ptr":"0x7f00)" + std::to_string(i % 9973) +
-            R"(","size":)" + std::to_string((i * 7919) % 1048576) +
-            R"(,"block_size":1048576,"segment":"0x7f000000","stream":"0x0"})"
-            "\n";
-  }
-  return text;
-}
-
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-// With a checksum, as the zstd program writes it.
-std::string zstd(const std::string& text, int level = 3) {
-  ZSTD_CCtx* c = ZSTD_createCCtx();
-  REQUIRE(c != nullptr);
-  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  const std::size_t n = ZSTD_compress2(c, out.data(), out.size(), text.data(), text.size());
-  ZSTD_freeCCtx(c);
-  REQUIRE_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
-
-void write(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 struct Read {
   bool opened = false;
@@ -245,7 +198,7 @@ TEST_CASE("log input: formats the readers do not decode, and inputs that cannot 
   CHECK(r.error.rfind(dir / "log.bz2 is compressed with bzip2, ", 0) == 0);
   r = read_all(dir / "missing");
   CHECK_FALSE(r.opened);
-  CHECK(r.error == dir / "missing: No such file or directory");
+  CHECK(r.error == "cannot read " + dir / "missing: No such file or directory");
   r = read_all(dir.path);
   CHECK_FALSE(r.opened);
   CHECK(r.error == dir.path + " is a directory, not a log");
@@ -266,7 +219,17 @@ TEST_CASE("log input: formats the readers do not decode, and inputs that cannot 
   options.name = "run.jsonl";
   std::string error;
   CHECK_FALSE(named.open(dir / "missing", &error, options));
-  CHECK(error == "run.jsonl: No such file or directory");
+  CHECK(error == "cannot read run.jsonl: No such file or directory");
+  // The same words from check(), which opens nothing.
+  bool regular = true;
+  CHECK_FALSE(LogInput::check(dir / "missing", &regular, &error, "run.jsonl"));
+  CHECK(error == "cannot read run.jsonl: No such file or directory");
+  CHECK_FALSE(LogInput::check(dir.path, &regular, &error));
+  CHECK(error == dir.path + " is a directory, not a log");
+  CHECK(LogInput::check(dir / "empty", &regular, &error));
+  CHECK(regular);
+  CHECK(LogInput::check("-", &regular, &error));
+  CHECK_FALSE(regular);
 }
 
 TEST_CASE("log input: the progress line's text") {

@@ -59,7 +59,6 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
   a.finish(tap.last_line(), result->cut);
   if (result->hook) result->hook->finish();
   result->bytes = tap.bytes();
-  result->read_failed = tap.failed();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);

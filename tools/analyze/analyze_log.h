@@ -27,7 +27,6 @@ struct LogResult {
   Report report;
   RankRow row;
   std::uint64_t bytes = 0;
-  bool read_failed = false;  // the stream failed before its end (an I/O error)
   // With options.perfetto or options.memviz: the export's data (a PerfettoTrace or a
   // MemvizTrace), of the log or (a log of requests) of its replay; cut: what the input said of
   // ending in the middle of a compressed frame.

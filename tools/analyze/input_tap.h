@@ -29,8 +29,6 @@ class InputTap : public std::streambuf {
   std::uint64_t bytes() const { return bytes_; }
   bool at_end() const { return at_end_; }
   LastLine last_line() const;
-  // Whether the source failed (an I/O error, not the end).
-  bool failed() const { return source_.bad(); }
 
  protected:
   std::streamsize xsgetn(char* s, std::streamsize n) override;

@@ -13,9 +13,7 @@
 // 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
 // for its figures: scripts/cudapool_analysis/engine.py). Not here: the engine (analyze_log.h).
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -132,11 +130,7 @@ int main(int argc, char** argv) {
     input_options.name = display_name(paths[i]);
     std::string error;
     if (!files[i]->open(paths[i], &error, input_options)) {
-      // As cudapool report words it: "cannot read PATH: why" (input.h says "PATH: why"), "PATH
-      // is a directory, not a log", a format it does not read.
-      const std::string prefix = input_options.name + ": ";
-      std::fprintf(stderr, "%s: %s%s\n", self.c_str(),
-                   error.starts_with(prefix) ? "cannot read " : "", error.c_str());
+      std::fprintf(stderr, "%s: %s\n", self.c_str(), error.c_str());
       failed = true;
     }
   }
@@ -161,10 +155,6 @@ int main(int argc, char** argv) {
     const auto& a = r->analysis;
     if (!read_error.empty()) {  // corrupt compressed data, a read error: its words
       std::fprintf(stderr, "%s: %s\n", self.c_str(), read_error.c_str());
-      failed = true;
-    } else if (r->read_failed) {
-      std::fprintf(stderr, "%s: cannot read %s: %s\n", self.c_str(), name.c_str(),
-                   std::strerror(EIO));
       failed = true;
     } else if (a.lines_ == 0 || !a.holds_a_log()) {
       std::fprintf(stderr, "%s: %s\n", self.c_str(),

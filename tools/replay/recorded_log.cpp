@@ -1,13 +1,8 @@
 // tools/replay/recorded_log.cpp: see recorded_log.h.
 #include "tools/replay/recorded_log.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 #include <limits>
 
-#include "log/read/input.h"
 #include "log/read/line_reader.h"
 
 namespace cudapool::replay {
@@ -101,35 +96,6 @@ RecordedLog read_log(std::istream& in) {
   }
   static_cast<LogTally&>(log) = decoder.tally();
   return log;
-}
-
-bool read_log_file(const std::string& path, RecordedLog* log, std::string* error,
-                   std::string* ended_early, bool progress) {
-  cudapool::log::InputOptions options;
-  options.progress = progress;
-  cudapool::log::LogInput input;
-  if (!input.open(path, error, options)) return false;
-  *log = read_log(input.stream());
-  if (!input.error().empty()) {
-    *error = input.error();
-    return false;
-  }
-  if (ended_early != nullptr) *ended_early = input.ended_early();
-  return true;
-}
-
-bool check_log_path(const std::string& path, bool* regular, std::string* error) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    *error = path + ": " + std::strerror(errno);
-    return false;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    *error = path + " is a directory, not a log";
-    return false;
-  }
-  *regular = S_ISREG(st.st_mode);
-  return true;
 }
 
 std::string not_a_log(const std::string& name, std::uint64_t lines, const std::string& first) {

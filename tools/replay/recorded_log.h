@@ -4,8 +4,8 @@
 // a batch, never by the log's length) or all at once (read_log: a RecordedLog, for tests); and
 // what the lines say besides (LogTally: the header, the counts of lines, the first problems, the
 // number of allocations and the largest). What could not be read is counted and located as a
-// streaming replay would (Replayer::replay_batch reports it). Also the check of a log path
-// made before any work (check_log_path). Not here: the replay itself (replayer.h).
+// streaming replay would (Replayer::replay_batch reports it). Not here: the replay itself
+// (replayer.h), opening a log (log/read/input.h).
 #pragma once
 
 #include <cstdint>
@@ -85,18 +85,6 @@ struct RecordedLog : LogTally {
 // Reads a whole stream. Never fails: a stream that holds no log gives a RecordedLog without
 // header or events.
 RecordedLog read_log(std::istream& in);
-
-// Opens and reads path ("-": standard input; plain, gzip or zstd: log/read/input.h). false with
-// *error set when it cannot be read (no such file, a directory, another compressed format,
-// corrupt compressed data). *ended_early, when given: "" or what to say of a compressed input
-// that ended in the middle of a frame (read to the cut). progress: the progress line on a
-// terminal while it is read.
-bool read_log_file(const std::string& path, RecordedLog* log, std::string* error,
-                   std::string* ended_early = nullptr, bool progress = false);
-
-// Whether path may be a log: false with *error set ("PATH is a directory, not a log", "PATH: No
-// such file or directory", ...) when it cannot be; *regular: a regular file (it can be read twice).
-bool check_log_path(const std::string& path, bool* regular, std::string* error);
 
 // What to say of an input none of whose lines is a header, an event or the summary (name:
 // "<stdin>" for -; first: its first problem, when known), as cudapool report words it.

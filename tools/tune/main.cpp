@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "config/parse.h"
+#include "log/read/input.h"
 #include "tools/replay/bytes_arg.h"
-#include "tools/replay/recorded_log.h"
 #include "tools/tune/sweep.h"
 #include "tools/tune/tune.h"
 #include "tools/tune/tune_report.h"
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
     // log/read/input.h) when it is read.
     if (paths[i] != "-") {
       std::string error;
-      if (!replay::check_log_path(paths[i], &logs[i].rereadable, &error)) {
+      if (!cudapool::log::LogInput::check(paths[i], &logs[i].rereadable, &error)) {
         std::fprintf(stderr, "cudapool-tune: %s\n", error.c_str());
         return 1;
       }
