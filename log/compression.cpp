@@ -34,7 +34,7 @@ const char* compression_name(Compression kind) {
       return "zstd";
     case Compression::kGzip:
       return "gzip";
-    case Compression::kNone:
+    default:  // plain, and the formats only read (compressions.def)
       break;
   }
   return "plain";
@@ -46,7 +46,7 @@ const char* compression_library(Compression kind) {
       return "libzstd.so.1";
     case Compression::kGzip:
       return "libz.so.1";
-    case Compression::kNone:
+    default:  // plain, and the formats only read (compressions.def)
       break;
   }
   return "";
@@ -58,7 +58,7 @@ std::string without_compression_extension(const std::string& path) {
       return path.substr(0, path.size() - 4);
     case Compression::kGzip:
       return path.substr(0, path.size() - 3);
-    case Compression::kNone:
+    default:  // plain, and the formats only read (compressions.def)
       break;
   }
   return path;

@@ -20,9 +20,9 @@
 #include <string>
 #include <string_view>
 
-namespace cudapool::log {
+#include "log/compression_kind.h"
 
-enum class Compression : std::uint8_t { kNone, kZstd, kGzip };
+namespace cudapool::log {
 
 // By the name's end: ".zst" is kZstd, ".gz" kGzip, anything else kNone (also a name that is only
 // the extension).

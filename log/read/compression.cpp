@@ -9,7 +9,7 @@ namespace {
 constexpr CompressionFormat kFormats[] = {
 #define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read) \
   {Compression::id, name, std::string_view(magic, sizeof(magic) - 1), decompressor, read},
-#include "log/read/compressions.def"
+#include "log/compressions.def"
 #undef CUDAPOOL_COMPRESSION
 };
 

@@ -1,20 +1,16 @@
-// log/read/compression.h: the compressed formats a log may come in (compressions.def) and how a
-// reader recognises one by the first bytes of its input (sniff), whatever the file's name. Not
-// here: decoding (decoder.h), opening an input (input.h).
+// log/read/compression.h: the compressed formats a log may come in (log/compressions.def; their
+// enum, log::Compression: log/compression_kind.h) and how a reader recognises one by the first
+// bytes of its input (sniff), whatever the file's name. Not here: decoding (decoder.h), opening
+// an input (input.h).
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string_view>
 
-namespace cudapool::log {
+#include "log/compression_kind.h"
 
-enum class Compression {
-  kNone,  // plain text
-#define CUDAPOOL_COMPRESSION(id, name, magic, decompressor, read) id,
-#include "log/read/compressions.def"
-#undef CUDAPOOL_COMPRESSION
-};
+namespace cudapool::log {
 
 struct CompressionFormat {
   Compression id;

@@ -1,6 +1,6 @@
 """tests/python/test_inputs.py: inputs.py, how every command of the package opens a log: plain,
 gzip and zstd files (with a name that says so or not) give the same plain text; the formats are
-the vocabulary's (log/read/compressions.def); xz and bzip2 are refused with what to do (the C++
+the vocabulary's (log/compressions.def); xz and bzip2 are refused with what to do (the C++
 decoder's words); stdin and FIFOs are copied once, a compressed one as it comes (not decompressed
 to disk), plain text with its lines cut at the limit; the progress line wraps a plain file only
 when it is drawn."""

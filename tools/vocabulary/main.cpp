@@ -1,6 +1,6 @@
 // tools/vocabulary/main.cpp: cudapool-vocabulary prints the log's vocabulary as JSON, made from
 // the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, the fields of the
-// lines of log/fields.def, and the compressed formats of log/read/compressions.def): the file
+// lines of log/fields.def, and the compressed formats of log/compressions.def): the file
 // scripts/cudapool_analysis/log_schema.json, which the Python tools read. The build target
 // refresh-vocabulary rewrites that file; the test cli.vocabulary_schema fails when it differs from
 // this program's output. Not installed; not a reader of logs.
@@ -121,7 +121,7 @@ int main() {
   compressions.item("{\"name\": " + quoted(name) + ", \"magic\": \"" +                           \
                     hex(std::string_view(magic, sizeof(magic) - 1)) + "\", \"decompressor\": " + \
                     quoted(decompressor) + ", \"read\": " + (read ? "true" : "false") + "}");
-#include "log/read/compressions.def"
+#include "log/compressions.def"
 #undef CUDAPOOL_COMPRESSION
   std::printf("\n  ]\n}\n");
   return 0;
