@@ -13,8 +13,6 @@
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"
-bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
-[ -x "$bin" ] || fail "no $bin (build it)"
 compare() { python3 "$src/tests/cli/analyze_compare.py" "$bin" "$@"; }
 
 suite_logs

@@ -11,9 +11,6 @@
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"
-bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
-[ -x "$bin" ] || fail "no $bin (build it)"
-export CUDAPOOL_ANALYZE="$bin"
 compare() { python3 "$src/tests/cli/perfetto_compare.py" "$@"; }
 
 suite_logs

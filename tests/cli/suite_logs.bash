@@ -8,6 +8,11 @@
 # logs of fake-driver scenarios under it with backtraces (oom events explained, contexts dropped,
 # expandable segments, reuse fences). Writes into $tmp. edited_engine OUT CODE writes OUT, an
 # engine ($bin) whose document d is changed by the Python CODE: a comparison must catch it.
+# Sourcing it sets bin, the engine built (the test fails when there is none), and
+# CUDAPOOL_ANALYZE to it, so the package's commands run this build's engine.
+bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze"
+[ -x "$bin" ] || fail "no $bin (build it)"
+export CUDAPOOL_ANALYZE="$bin"
 suite_logs() {
   python3 "$fx/hostile_logs.py" "$tmp" omitted cut cut_summary gap made_up huge hostile devices \
     listed unlisted segmented

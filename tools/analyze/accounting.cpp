@@ -12,10 +12,6 @@ namespace {
 
 using A = log::LogAction;
 
-constexpr int action_id(A a) {
-  return static_cast<int>(a);
-}
-
 void note_segment(DeviceState& d, int ctx, Figure bytes, Figure segments) {
   d.reserved_ctx[ctx] += bytes;
   d.segments_ctx[ctx] += segments;

@@ -10,13 +10,11 @@ namespace cudapool::analyze {
 namespace {
 
 using A = log::LogAction;
-constexpr int id(A a) {
-  return static_cast<int>(a);
-}
 
 // timeline.py MARKED (STATE_ACTIONS: changes_state, device_layout.h).
 bool marks_a_moment(int action) {
-  return action == id(A::kOom) || action == id(A::kEmptyCache) || action == id(A::kSegmentRefused);
+  return action == action_id(A::kOom) || action == action_id(A::kEmptyCache) ||
+         action == action_id(A::kSegmentRefused);
 }
 
 }  // namespace
@@ -171,7 +169,7 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
     ++unknown_action_names_dropped_;
   }
 
-  const bool alloc = e.action == id(A::kAlloc);
+  const bool alloc = e.action == action_id(A::kAlloc);
   std::uint32_t bt = 0;
   const std::optional<JsonField>& backtrace = e.raw->backtrace;
   if (alloc && backtrace && backtrace->kind == replay::JsonKind::kNested &&
@@ -204,7 +202,7 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
       site = sites_.site(backtrace->value);
       sites_.count(site, e.block_size);
     }
-  } else if (e.action == id(A::kOom) && ooms_.size() < kMaxPageOoms) {
+  } else if (e.action == action_id(A::kOom) && ooms_.size() < kMaxPageOoms) {
     ooms_.push_back(read_oom(e));
     const OomRecord& o = ooms_.back();
     if (ooms_.size() <= kTop && !o.malformed.empty()) {

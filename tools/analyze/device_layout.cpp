@@ -7,9 +7,6 @@ namespace cudapool::analyze {
 
 namespace {
 using A = log::LogAction;
-constexpr int id(A a) {
-  return static_cast<int>(a);
-}
 MapKey address(std::uint64_t ptr) {
   return MapKey{true, ptr};
 }
@@ -17,14 +14,14 @@ MapKey address(std::uint64_t ptr) {
 
 bool changes_state(int action) {
   switch (action) {
-    case id(A::kAlloc):
-    case id(A::kFreeRequested):
-    case id(A::kFreeCompleted):
-    case id(A::kSegmentAlloc):
-    case id(A::kSegmentFree):
-    case id(A::kSegmentMap):
-    case id(A::kSegmentUnmap):
-    case id(A::kContextDropped):
+    case action_id(A::kAlloc):
+    case action_id(A::kFreeRequested):
+    case action_id(A::kFreeCompleted):
+    case action_id(A::kSegmentAlloc):
+    case action_id(A::kSegmentFree):
+    case action_id(A::kSegmentMap):
+    case action_id(A::kSegmentUnmap):
+    case action_id(A::kContextDropped):
       return true;
     default:
       return false;
@@ -63,43 +60,44 @@ void DeviceLayout::emit(const LayoutOp& op) {
 void DeviceLayout::event(const Event& e, std::int32_t site) {
   const MapKey segment_key{e.has_segment, e.segment};
   if (!changes_state(e.action)) return;
-  if (e.ctx != 0) tags_[e.action == id(A::kSegmentMap) ? segment_key : address(e.ptr)] = e.ctx;
+  if (e.ctx != 0)
+    tags_[e.action == action_id(A::kSegmentMap) ? segment_key : address(e.ptr)] = e.ctx;
   LayoutOp op;
   op.at = e.ptr;
   switch (e.action) {
-    case id(A::kAlloc):
+    case action_id(A::kAlloc):
       op.type = LayoutOp::kSetBlock;
       op.block = LayoutBlock{e.block_size, e.size, e.seq, site, false};
       return emit(op);
-    case id(A::kFreeRequested): {
+    case action_id(A::kFreeRequested): {
       const LayoutBlock* b = live_.block(e.ptr);
       if (b == nullptr || b->fenced) return;
       op.type = LayoutOp::kFence;
       return emit(op);
     }
-    case id(A::kFreeCompleted):
+    case action_id(A::kFreeCompleted):
       if (live_.block(e.ptr) == nullptr) return;
       op.type = LayoutOp::kEraseBlock;
       return emit(op);
-    case id(A::kSegmentAlloc):
+    case action_id(A::kSegmentAlloc):
       op.type = LayoutOp::kSetSegment;
       op.end = e.size;
       return emit(op);
-    case id(A::kSegmentFree):
+    case action_id(A::kSegmentFree):
       op.type = LayoutOp::kEraseSegment;
       return emit(op);
-    case id(A::kSegmentMap):
+    case action_id(A::kSegmentMap):
       op.type = LayoutOp::kAddRange;
       op.key = segment_key;
       op.end = UFigure(e.ptr) + e.size;
       return emit(op);
-    case id(A::kSegmentUnmap):
+    case action_id(A::kSegmentUnmap):
       op.type =
           live_.has_ranges(segment_key) ? LayoutOp::kRemoveRange : LayoutOp::kRemoveRangeEverywhere;
       op.key = segment_key;
       op.end = UFigure(e.ptr) + e.size;
       return emit(op);
-    case id(A::kContextDropped): {  // the driver took every block and segment of the context
+    case action_id(A::kContextDropped): {  // the driver took every block and segment of the context
       std::vector<LayoutOp> gone;
       live_.for_each_block([&](std::uint64_t ptr, const LayoutBlock&) {
         if (tag(address(ptr)) == e.ctx) {

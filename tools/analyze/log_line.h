@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "log/record.h"
 #include "tools/analyze/json_value.h"
 #include "tools/replay/flat_json.h"
 
@@ -31,12 +32,17 @@ inline constexpr std::size_t kOomFigures = 9;
 
 // The top-level fields of a line the engine reads (the last of a repeated key).
 struct RawFields {
-  std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size,
-      segment, stream, devices, cache_hit, backtrace, cause;
+  std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
+      stream, devices, cache_hit, backtrace, cause;
   std::optional<JsonField> figures[kOomFigures];
   void clear();
   void take(const JsonField& f);
 };
+
+// An action's number as Event::action holds it (a switch's case labels).
+constexpr int action_id(log::LogAction a) {
+  return static_cast<int>(a);
+}
 
 struct Event {
   std::uint64_t seq = 0, t_ns = 0, tid = 0, ptr = 0, size = 0, block_size = 0;
@@ -45,7 +51,7 @@ struct Event {
   std::uint64_t segment = 0;
   int action = kUnknownAction;  // a log::LogAction, or kUnknownAction
   std::string_view action_name;
-  bool cache_hit = false;       // "cache_hit": true
+  bool cache_hit = false;  // "cache_hit": true
   const RawFields* raw = nullptr;
 };
 
@@ -54,7 +60,7 @@ enum class LineKind : std::uint8_t { kEvent, kHeader, kSummary, kBlank, kMalform
 struct Line {
   LineKind kind = LineKind::kBlank;
   Event event;
-  std::string problem;          // kMalformed: the report's text, "malformed: ..."
+  std::string problem;  // kMalformed: the report's text, "malformed: ..."
   // When the line is the input's last and has no newline after it: its problem, if another (a
   // fault at the line's very end is placed one character further with a newline).
   std::string problem_if_last;

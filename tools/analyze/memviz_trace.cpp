@@ -11,9 +11,6 @@ namespace cudapool::analyze {
 namespace {
 
 using A = log::LogAction;
-constexpr int id(A a) {
-  return static_cast<int>(a);
-}
 using Wide = UFigure;  // an end address past 2^64 (Python's ints have no end)
 
 // memviz.py's user_metadata texts (0: none).
@@ -26,7 +23,7 @@ constexpr std::uint8_t kDriverTook = 1, kNoFree = 2, kNoFreeRequested = 3, kNoFr
 
 // memviz.py MAPPED: what changes the state (device_layout.h), and oom.
 bool mapped(int action) {
-  return changes_state(action) || action == id(A::kOom);
+  return changes_state(action) || action == action_id(A::kOom);
 }
 
 using Ranges = std::vector<std::pair<Wide, Wide>>;
@@ -167,7 +164,7 @@ void MemvizTrace::event(std::uint64_t, std::string_view, const Event& e, const D
   }
   const std::uint64_t t = e.t_ns;
   switch (e.action) {
-    case id(A::kAlloc): {
+    case action_id(A::kAlloc): {
       std::uint32_t frames = 0;
       const auto& bt = e.raw->backtrace;
       if (bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[')
@@ -175,11 +172,11 @@ void MemvizTrace::event(std::uint64_t, std::string_view, const Event& e, const D
       alloc(d, e, stream, frames);
       return;
     }
-    case id(A::kFreeRequested):
-    case id(A::kFreeCompleted):
-      free(d, e.action == id(A::kFreeRequested), e.ptr, t);
+    case action_id(A::kFreeRequested):
+    case action_id(A::kFreeCompleted):
+      free(d, e.action == action_id(A::kFreeRequested), e.ptr, t);
       return;
-    case id(A::kOom): {
+    case action_id(A::kOom): {
       std::uint64_t device_free = 0;
       if (const auto& f = e.raw->figures[3]; f) {  // kOomFigureNames[3]: device_free
         std::string why;
@@ -188,7 +185,7 @@ void MemvizTrace::event(std::uint64_t, std::string_view, const Event& e, const D
       add(d, Entry{static_cast<std::uint8_t>(e.action), 0, 0, 0, device_free, e.size, stream, t});
       return;
     }
-    case id(A::kContextDropped):
+    case action_id(A::kContextDropped):
       drop_context(d, e.ctx, t);
       return;
     default:
@@ -288,10 +285,10 @@ void MemvizTrace::free(Device& d, bool requested, std::uint64_t ptr, std::uint64
 void MemvizTrace::segment(Device& d, int action, std::uint64_t ptr, std::uint64_t size,
                           std::optional<std::uint64_t> seg, int ctx, std::uint64_t stream,
                           std::uint64_t t, std::uint8_t meta) {
-  if (action == id(A::kSegmentAlloc)) {
+  if (action == action_id(A::kSegmentAlloc)) {
     if (d.segments.count(ptr) != 0) {
       ++d.count["segment_alloc of a segment that exists (its free implied)"];
-      segment(d, id(A::kSegmentFree), ptr, 0, std::nullopt, ctx, stream, t, kNoFree);
+      segment(d, action_id(A::kSegmentFree), ptr, 0, std::nullopt, ctx, stream, t, kNoFree);
     }
     auto r = std::make_shared<Region>();
     r->base = ptr;
@@ -301,7 +298,7 @@ void MemvizTrace::segment(Device& d, int action, std::uint64_t ptr, std::uint64_
     r->order = ++order_;
     d.segments[ptr] = std::move(r);
     ++d.regions_seen;
-  } else if (action == id(A::kSegmentFree)) {
+  } else if (action == action_id(A::kSegmentFree)) {
     const auto it = d.segments.find(ptr);
     if (it == d.segments.end()) {
       ++d.count["segment_free of an unknown segment (left out)"];
@@ -319,7 +316,7 @@ void MemvizTrace::segment(Device& d, int action, std::uint64_t ptr, std::uint64_
     }
     size = r->size;
     stream = r->stream;
-  } else if (action == id(A::kSegmentMap)) {
+  } else if (action == action_id(A::kSegmentMap)) {
     const std::uint64_t base = seg ? *seg : ptr;
     auto& r = d.expandable[base];
     if (!r) {

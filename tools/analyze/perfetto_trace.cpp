@@ -8,23 +8,20 @@ namespace cudapool::analyze {
 namespace {
 
 using A = log::LogAction;
-constexpr int id(A a) {
-  return static_cast<int>(a);
-}
 
 // perfetto.py INSTANTS.
 bool instant(int action) {
   switch (action) {
-    case id(A::kOom):
-    case id(A::kSegmentRefused):
-    case id(A::kEmptyCache):
-    case id(A::kSegmentAlloc):
-    case id(A::kSegmentFree):
-    case id(A::kSegmentMap):
-    case id(A::kSegmentUnmap):
-    case id(A::kContextDropped):
-    case id(A::kStreamCreated):
-    case id(A::kStreamFirstWork):
+    case action_id(A::kOom):
+    case action_id(A::kSegmentRefused):
+    case action_id(A::kEmptyCache):
+    case action_id(A::kSegmentAlloc):
+    case action_id(A::kSegmentFree):
+    case action_id(A::kSegmentMap):
+    case action_id(A::kSegmentUnmap):
+    case action_id(A::kContextDropped):
+    case action_id(A::kStreamCreated):
+    case action_id(A::kStreamFirstWork):
       return true;
     default:
       return false;
