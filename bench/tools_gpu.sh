@@ -12,7 +12,8 @@
 #     data (tests/cli/analyze_compare.py), the Perfetto trace (perfetto_compare.py), the
 #     memory_viz snapshot (memviz_compare.py), each "0 differences" or the differences.
 # Needs, built beforehand (carried): build/shim/libcudapool.so and build/tools/cudapool-{analyze,
-# cat,replay,tune}. Environment: PYTHON, STEPS (40), OUT (where the files go; default a temporary
+# cat,replay,tune}, and the page's charting library (web/node_modules/uplot/dist: carry it).
+# Environment: PYTHON, STEPS (40), OUT (where the files go; default a temporary
 # folder). Prints everything on stdout; exit status 1 when a check fails.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -68,7 +69,7 @@ timed replay "$build/tools/cudapool-replay" "$log"
 "$PY" -m cudapool_analysis report --html "$work/stdin.html" - <"$log" 2>"$work/stdin.err"
 check page-from-stdin $?
 "$PY" -m cudapool_analysis report --html "$work/file.html" "$log" 2>>"$work/stdin.err"
-if cmp -s <(sed 's/"generated":"[^"]*"//; s/"log":"[^"]*"//g; /<title>/d' "$work/stdin.html") \
+if [ -s "$work/stdin.html" ] && [ -s "$work/file.html" ] && cmp -s <(sed 's/"generated":"[^"]*"//; s/"log":"[^"]*"//g; /<title>/d' "$work/stdin.html") \
     <(sed 's/"generated":"[^"]*"//; s/"log":"[^"]*"//g; /<title>/d' "$work/file.html"); then
   echo "PASS the page of stdin is the file's"
 else
