@@ -24,8 +24,12 @@ bool DevicePool::release_available_cached_blocks(const Request& r) {
   BlockPool& pool = *r.pool;
   Block key = sort_key(r.stream, r.size < max_split ? max_split : r.size);
 
+  // Only a whole segment goes back. An oversize free block is one with the usual settings, but
+  // a large_segment_size above max_split_size makes segments that requests below the limit split,
+  // leaving free pieces at or above it (PyTorch would cudaFree such a piece's interior pointer).
+  const auto releasable = [](const Block* b) { return b->expandable == nullptr && !b->is_split(); };
   auto it = pool.blocks.lower_bound(&key);
-  if (it == pool.blocks.end() || (*it)->stream != r.stream || (*it)->expandable != nullptr) {
+  if (it == pool.blocks.end() || (*it)->stream != r.stream || !releasable(*it)) {
     // No single oversize block is large enough: free oversize blocks from the largest down
     // until as many bytes as the request are released.
     if (it == pool.blocks.begin()) return false;
@@ -35,7 +39,7 @@ bool DevicePool::release_available_cached_blocks(const Request& r) {
       auto current = it;
       const bool is_first = current == pool.blocks.begin();
       if (!is_first) --it;
-      if ((*current)->expandable == nullptr) {
+      if (releasable(*current)) {
         released += (*current)->size;
         release_block(*current);
       }

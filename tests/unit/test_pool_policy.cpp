@@ -268,6 +268,29 @@ TEST_CASE("pool: a request below max_split_size never takes an oversize block") 
   CHECK(ur.block_size == 8 * kMiB);
 }
 
+TEST_CASE("pool: a split piece of a large segment at or above max_split_size is never released") {
+  // large_segment_size above max_split_size: a 5 MiB request splits a 32 MiB segment and leaves a
+  // free piece of 27 MiB, "oversize" by its size. An oversize request that finds no room frees
+  // oversize cached blocks first: only whole segments may go, never such a piece (it freed the
+  // piece as a segment and left the blocks beside it pointing at it: a crash).
+  Options o = with_max_split(22 * kMiB);
+  o.large_segment_size = 32 * kMiB;
+  o.max_non_split_rounding = 1 * kMiB;  // the whole segment is too large to serve 30 MiB as it is
+  Harness h(40 * kMiB, o);
+  const std::uintptr_t small = h.alloc(5 * kMiB);
+  CHECK(h.pool.reserved_bytes() == 32 * kMiB);
+  const AllocResult r = h.try_alloc(30 * kMiB);  // no room beside the 32 MiB segment
+  CHECK(r.status == AllocStatus::kOutOfMemory);
+  CHECK(h.backend.misuse() == 0);
+  CHECK(h.pool.reserved_bytes() == 32 * kMiB);
+  h.free(small);
+  // The segment is whole again: now it goes back, and the request gets a segment of its own.
+  const AllocResult again = h.try_alloc(30 * kMiB);
+  CHECK(again.status == AllocStatus::kOk);
+  CHECK_FALSE(again.cache_hit);
+  CHECK(h.pool.reserved_bytes() == 30 * kMiB);
+}
+
 TEST_CASE("pool: an oversize request takes a cached block only within max_non_split_rounding") {
   SECTION("a block of request + 20 MiB is too large") {
     Harness h(kGiB, with_max_split(32 * kMiB));
