@@ -41,6 +41,8 @@ struct Options {
   ReuseFence reuse_fence = ReuseFence::kAuto;
   ThreadCacheMode thread_cache = ThreadCacheMode::kAuto;
   bool strict = false;  // a diagnostic makes the shim refuse to start instead of keeping defaults
+
+  bool operator==(const Options&) const = default;
 };
 
 }  // namespace cudapool::config

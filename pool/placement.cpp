@@ -48,6 +48,7 @@ DriverPlacement::DriverPlacement(std::uintptr_t ceiling, std::uintptr_t floor)
     c.start = frontier_ + r.offset;
     c.size = r.size;
     c.free[c.start] = c.size;
+    c.largest_free = c.size;
     c.driver_own = true;
     driver_.push_back(c);
   }
@@ -64,6 +65,7 @@ std::size_t DriverPlacement::chunk_size(std::size_t bytes) {
 bool DriverPlacement::fit(const Chunk& c, std::size_t size, std::uintptr_t* at) {
   // The smallest free range that fits; the lowest of equal ones (ascending walk, strict <).
   std::size_t best = 0;
+  if (c.largest_free < size) return false;
   for (const auto& [start, free] : c.free) {
     if (free < size || (best != 0 && free >= best)) continue;
     best = free;
@@ -78,6 +80,14 @@ void DriverPlacement::take(Chunk& c, std::uintptr_t at, std::size_t size) {
   c.free.erase(it);
   if (free > size) c.free[at + size] = free - size;
   c.used += size;
+  measure(c);
+}
+
+void DriverPlacement::measure(Chunk& c) {
+  c.largest_free = 0;
+  for (const auto& [start, free] : c.free) {
+    if (free > c.largest_free) c.largest_free = free;
+  }
 }
 
 std::uintptr_t DriverPlacement::reserve(std::size_t chunk) {
@@ -149,6 +159,7 @@ void DriverPlacement::release(std::uintptr_t ptr, std::size_t bytes) {
   const std::size_t size = segment_size(bytes);
   add_range(c->free, ptr, size);
   c->used -= size;
+  measure(*c);
   if (c->used != 0 || c->driver_own) return;
   const std::uintptr_t start = c->start;
   const std::size_t chunk = c->size;

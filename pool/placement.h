@@ -61,11 +61,13 @@ class DriverPlacement {
     std::size_t size = 0;
     std::map<std::uintptr_t, std::size_t> free;  // free ranges inside, merged
     std::size_t used = 0;                        // bytes of live segments
+    std::size_t largest_free = 0;                // the largest of free (fit() skips what cannot)
     std::uint64_t age = 0;                       // creation order: newer chunks are tried first
     bool driver_own = false;                     // one of the driver's ranges: never released
   };
   static bool fit(const Chunk& c, std::size_t size, std::uintptr_t* at);
   static void take(Chunk& c, std::uintptr_t at, std::size_t size);
+  static void measure(Chunk& c);  // sets largest_free
   std::uintptr_t reserve(std::size_t chunk);
   void unreserve(std::uintptr_t start, std::size_t size);
   Chunk* owner(std::uintptr_t ptr);

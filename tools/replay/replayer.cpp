@@ -162,7 +162,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         return;
       }
       ++counts_.events_replayed;
-      d.failed.erase(e.ptr);
+      if (d.failed.size() != 0) d.failed.erase(e.ptr);  // (a lookup, even of an empty map)
       const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
       d.backend->drop_refusals();  // refusals logged before this request were for it
       if (r.status == pool::AllocStatus::kOk) {

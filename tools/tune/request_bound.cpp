@@ -16,46 +16,60 @@ bool json_space(char c) {
 
 }  // namespace
 
-std::uint64_t line_request_bound(std::string_view line) {
-  if (line.find('\\') != std::string_view::npos) {  // keys or values escaped: parse it
-    const replay::ParsedLine parsed = replay::parse_log_line(line, nullptr);
-    return parsed.kind == replay::LineKind::kEvent && parsed.event.kind == replay::EventKind::kAlloc
-               ? parsed.event.size
-               : 0;
-  }
-  if (line.find("\"alloc\"") == std::string_view::npos) return 0;
-  constexpr std::string_view kKey = "\"size\"";
-  std::uint64_t bound = 0;
-  for (std::size_t at = line.find(kKey); at != std::string_view::npos;
-       at = line.find(kKey, at + 1)) {
-    std::size_t i = at + kKey.size();
-    while (i < line.size() && json_space(line[i])) ++i;
-    if (i >= line.size() || line[i] != ':') continue;
-    ++i;
-    while (i < line.size() && json_space(line[i])) ++i;
-    std::uint64_t value = 0;
-    bool overflow = false;
-    for (; i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i) {
-      const std::uint64_t digit = static_cast<std::uint64_t>(line[i] - '0');
-      if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) overflow = true;
-      value = value * 10 + digit;
+void RequestScan::line(std::string_view text) {
+  if (text.find('\\') != std::string_view::npos) {  // keys or values escaped: parse it
+    const replay::ParsedLine parsed = replay::parse_log_line(text, nullptr);
+    if (parsed.kind != replay::LineKind::kEvent) return;
+    const replay::LogEvent& e = parsed.event;
+    if (e.kind != replay::EventKind::kAlloc && e.kind != replay::EventKind::kOom) return;
+    if (e.kind == replay::EventKind::kAlloc && e.size > bound) bound = e.size;
+    if (sizes_known) sizes.insert(e.size);
+  } else {
+    const bool alloc = text.find("\"alloc\"") != std::string_view::npos;
+    if (!alloc && text.find("\"oom\"") == std::string_view::npos) return;
+    constexpr std::string_view kKey = "\"size\"";
+    for (std::size_t at = text.find(kKey); at != std::string_view::npos;
+         at = text.find(kKey, at + 1)) {
+      std::size_t i = at + kKey.size();
+      while (i < text.size() && json_space(text[i])) ++i;
+      if (i >= text.size() || text[i] != ':') continue;
+      ++i;
+      while (i < text.size() && json_space(text[i])) ++i;
+      const std::size_t digits = i;
+      std::uint64_t value = 0;
+      bool overflow = false;
+      for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+        const std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
+        if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) overflow = true;
+        value = value * 10 + digit;
+      }
+      if (overflow) value = std::numeric_limits<std::uint64_t>::max();
+      if (alloc && value > bound) bound = value;
+      if (!sizes_known) continue;
+      // Only a plain integer is read the way the pass reads it; anything else, no sizes.
+      const bool plain =
+          i > digits && !overflow &&
+          (i == text.size() || json_space(text[i]) || text[i] == ',' || text[i] == '}');
+      if (plain) {
+        sizes.insert(value);
+      } else {
+        forget_sizes();
+      }
     }
-    if (overflow) return std::numeric_limits<std::uint64_t>::max();
-    if (value > bound) bound = value;
   }
-  return bound;
+  if (sizes_known && sizes.size() > kMaxScannedSizes) forget_sizes();
 }
 
-std::uint64_t largest_request_bound(std::istream& in) {
-  std::uint64_t bound = 0;
+std::uint64_t line_request_bound(std::string_view line) {
+  RequestScan scan;
+  scan.line(line);
+  return scan.bound;
+}
+
+void scan_requests(std::istream& in, RequestScan* scan) {
   cudapool::log::for_each_line(
-      in,
-      [&](std::uint64_t, std::string_view line) {
-        const std::uint64_t b = line_request_bound(line);
-        if (b > bound) bound = b;
-      },
+      in, [&](std::uint64_t, std::string_view line) { scan->line(line); },
       [](std::uint64_t) {});  // a line over the limit is malformed: no request
-  return bound;
 }
 
 }  // namespace cudapool::tune

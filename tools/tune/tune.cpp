@@ -12,6 +12,7 @@
 #include "log/read/input.h"
 #include "tools/tune/pass.h"
 #include "tools/tune/request_bound.h"
+#include "tools/tune/same_replay.h"
 
 namespace cudapool::tune {
 
@@ -65,20 +66,24 @@ std::shared_ptr<LogSource> in_memory(std::string text) {
 bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const TuneOptions& options,
               TuneResult* result, std::string* error) {
   *result = TuneResult{};
-  // The split limits tried depend on the largest request: a quick look at every log first when
-  // each can be read twice; otherwise all of them are replayed.
+  // The split limits tried depend on the largest request, and which settings replay alike on the
+  // sizes asked for: a quick look at every log first when each can be read twice; otherwise all
+  // of them are replayed.
   std::uint64_t bound = std::numeric_limits<std::uint64_t>::max();
+  RequestScan scan;
+  scan.sizes_known = false;
   if (std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; })) {
-    bound = 0;
+    scan.sizes_known = true;
     for (const LogInput& l : logs) {
       const std::shared_ptr<LogSource> in = l.open(error);
       if (!in) return false;
-      bound = std::max(bound, largest_request_bound(in->stream()));
+      scan_requests(in->stream(), &scan);
       if (!in->error().empty()) {
         *error = in->error();
         return false;
       }
     }
+    bound = scan.bound;
   }
   // The own settings: the first log's header with a conf string (the next logs' headers are
   // looked at only when it has none; their decoders wait, their input read up to the header).
@@ -96,19 +101,37 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   result->fraction = sweep_in.fraction;
   std::vector<std::string> confs;
   for (const Candidate& c : sweep_up_to(sweep_in, bound)) confs.push_back(c.conf);
-  result->replayed = confs.size();
+  // Settings that replay alike are replayed once (same_replay.h).
+  std::vector<std::size_t> as(confs.size());
+  for (std::size_t k = 0; k < confs.size(); ++k) as[k] = k;
+  if (scan.sizes_known) {
+    as = replayed_as(confs, std::vector<std::uint64_t>(scan.sizes.begin(), scan.sizes.end()));
+  }
+  std::vector<std::string> distinct;
+  std::vector<std::size_t> slot(confs.size());
+  for (std::size_t k = 0; k < confs.size(); ++k) {
+    if (as[k] == k) {
+      slot[k] = distinct.size();
+      distinct.push_back(confs[k]);
+    } else {
+      slot[k] = slot[as[k]];
+    }
+  }
+  result->settings = confs.size();
+  result->replayed = distinct.size();
 
   PassOptions pass;
   pass.device_memory = options.device_memory;
   int threads =
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   // More workers than settings, and one decoding, would wait.
-  pass.threads = std::clamp(threads, 1, static_cast<int>(confs.size()) + 1);
+  pass.threads = std::clamp(threads, 1, static_cast<int>(distinct.size()) + 1);
 
   std::vector<std::vector<Outcome>> by_conf(logs.size());
   for (std::size_t i = 0; i < logs.size(); ++i) {
     if (!open[i].decoder && !open_log(logs[i], &open[i], error)) return false;
-    by_conf[i] = replay_pass(*open[i].decoder, confs, pass);
+    const std::vector<Outcome> outcomes = replay_pass(*open[i].decoder, distinct, pass);
+    for (std::size_t k = 0; k < confs.size(); ++k) by_conf[i].push_back(outcomes[slot[k]]);
     const replay::LogTally& tally = open[i].decoder->tally();
     if (!open[i].input->error().empty()) {  // corrupt compressed data, a read error
       *error = open[i].input->error();

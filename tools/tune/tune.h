@@ -2,9 +2,11 @@
 // candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
 // rank decides), and picks the setting to recommend, with why and its caveats. What the sweep
 // needs before the pass comes from a first look: the own settings from the first header
-// (LogDecoder::read_header), the largest request, which decides the split limits tried, from a
-// quick scan of each log that can be read twice (request_bound.h); a log read once (stdin, a
-// FIFO) has every split limit replayed and those above its largest request dropped afterwards.
+// (LogDecoder::read_header), the largest request, which decides the split limits tried, and the
+// sizes asked for, which say which settings replay alike (same_replay.h: those are replayed once),
+// from a quick scan of each log that can be read twice (request_bound.h); a log read once (stdin,
+// a FIFO) has every split limit and every setting replayed, and the split limits above its
+// largest request dropped afterwards.
 // Formatting is tune_report.h; the command line main.cpp.
 #pragma once
 
@@ -72,7 +74,8 @@ struct TuneResult {
   // Over all logs: each candidate's worst (largest) peak reserved, best first; only with several.
   std::vector<RankedRow> worst;
   Recommendation recommendation;
-  std::size_t replayed = 0;        // settings replayed (more than candidates: see above)
+  std::size_t settings = 0;  // settings tried (more than candidates: see above)
+  std::size_t replayed = 0;  // pools replayed: settings that replay alike share one (same_replay.h)
   std::vector<std::string> notes;  // for stderr
 };
 

@@ -111,9 +111,18 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     out += "  why: " + rec.why + ".\n";
     for (const std::string& c : rec.caveats) out += "  caveat: " + c + ".\n";
   }
-  std::snprintf(line, sizeof line, "(%zu settings x %zu logs replayed in %.2f s on %d threads)\n",
+  std::snprintf(line, sizeof line, "(%zu settings x %zu logs replayed in %.2f s on %d threads",
                 r.candidates.size(), r.logs.size(), ctx.seconds, ctx.threads);
   out += line;
+  if (r.replayed < r.settings) {
+    // Settings that round every request alike shared a replay (same_replay.h).
+    std::snprintf(line, sizeof line,
+                  "; %zu pools: settings that round every request of the log%s to the same "
+                  "blocks shared one",
+                  r.replayed, r.logs.size() == 1 ? "" : "s");
+    out += line;
+  }
+  out += ")\n";
   return out;
 }
 
@@ -122,6 +131,8 @@ std::string json_report(const TuneResult& r, const ReportContext& ctx) {
   j["schema"] = "cudapool.tune/1";
   j["seconds"] = ctx.seconds;
   j["threads"] = ctx.threads;
+  j["settings_tried"] = r.settings;
+  j["pools_replayed"] = r.replayed;
   if (r.fraction) j["fraction"] = *r.fraction;
   j["logs"] = nlohmann::json::array();
   for (std::size_t l = 0; l < r.logs.size(); ++l) {

@@ -1,0 +1,164 @@
+// tests/unit/test_tune_same_replay.cpp: tune's settings that replay alike (tools/tune/
+// same_replay.h): which roundings and split limits fall together on given sizes, and, on random
+// logs of a small device (out-of-memory retries, oversize blocks released), that every setting
+// grouped with another has exactly that one's replay. Not here: the pass (test_tune_pass.cpp).
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/unit/catch.h"
+#include "tools/replay/replayer.h"
+#include "tools/tune/pass.h"
+#include "tools/tune/request_bound.h"
+#include "tools/tune/same_replay.h"
+
+using namespace cudapool;
+using namespace cudapool::tune;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+Outcome replayed(const std::string& text, const std::string& conf) {
+  replay::ReplaySettings settings;
+  settings.conf = conf;
+  replay::Replayer r(settings);
+  std::istringstream in(text);
+  r.feed_stream(in);
+  return outcome_of(r);
+}
+
+// A log of random allocations and frees on one device of `device_bytes`.
+std::string random_log(std::mt19937_64& rng, std::uint64_t device_bytes, int events) {
+  std::string text = R"({"schema":"cudapool.log/1","version":"0.1.0","devices":[{"id":0,)"
+                     R"("name":"t","total_memory":)" +
+                     std::to_string(device_bytes) + "}]}\n";
+  std::vector<std::uint64_t> live;
+  std::uint64_t next_ptr = 1, seq = 0;
+  const auto line = [&](const char* action, std::uint64_t ptr, std::uint64_t size) {
+    ++seq;
+    text += R"({"seq":)" + std::to_string(seq) + R"(,"t_ns":)" + std::to_string(seq) +
+            R"(,"tid":1,"dev":0,"action":")" + action + R"(","ptr":"0x)" + std::to_string(ptr) +
+            R"(","size":)" + std::to_string(size) + "}\n";
+  };
+  // Sizes from a few ranges: the small pool, 1-10 MiB, and large ones around the split limits.
+  const std::uint64_t sizes[] = {700,       5000,          300 * 1024,    3 * kMiB + 5,
+                                 7 * kMiB,  12 * kMiB,     23 * kMiB + 1, 30 * kMiB,
+                                 47 * kMiB, 61 * kMiB + 9, 100 * kMiB,    150 * kMiB + 1};
+  for (int i = 0; i < events; ++i) {
+    if (!live.empty() && rng() % 100 < 45) {
+      const std::size_t at = rng() % live.size();
+      line("free_requested", live[at], 0);
+      live[at] = live.back();
+      live.pop_back();
+    } else {
+      const std::uint64_t ptr = next_ptr++;
+      line("alloc", ptr, sizes[rng() % std::size(sizes)]);
+      live.push_back(ptr);
+    }
+  }
+  return text;
+}
+
+std::vector<std::uint64_t> sizes_of(const std::string& text) {
+  std::istringstream in(text);
+  RequestScan scan;
+  scan_requests(in, &scan);
+  REQUIRE(scan.sizes_known);
+  return {scan.sizes.begin(), scan.sizes.end()};
+}
+
+}  // namespace
+
+TEST_CASE("same replay: roundings that give every size the same block fall together") {
+  const std::vector<std::string> confs = {"", "roundup_power2_divisions:4",
+                                          "roundup_power2_divisions:[>:4]",
+                                          "roundup_power2_divisions:8", "large_segment_size_mb:64"};
+  // Powers of two and small sizes: no division changes them.
+  CHECK(replayed_as(confs, {1000, 4 * kMiB, 64 * kMiB}) == std::vector<std::size_t>{0, 0, 0, 0, 4});
+  // 50 MiB: 4 and [>:4] divisions give 56 MiB, 8 give 52 MiB, none 50 MiB.
+  CHECK(replayed_as(confs, {1000, 50 * kMiB}) == std::vector<std::size_t>{0, 1, 1, 3, 4});
+  // No sizes known for nothing: every setting alone.
+  CHECK(replayed_as({"", "max_split_size_mb:20"}, {}) == std::vector<std::size_t>{0, 0});
+}
+
+TEST_CASE("same replay: split limits that no request and no segment lies between fall together") {
+  const std::vector<std::string> confs = {"max_split_size_mb:20",
+                                          "max_split_size_mb:24",
+                                          "max_split_size_mb:32",
+                                          "",
+                                          "expandable_segments:True,max_split_size_mb:20",
+                                          "expandable_segments:True,max_split_size_mb:24"};
+  // 30 MiB asked for (a segment of 30 MiB): 20 and 24 are below it, 32 and no limit above.
+  CHECK(replayed_as(confs, {30 * kMiB}) == std::vector<std::size_t>{0, 0, 2, 2, 4, 5});
+  // 29 MiB + 1 (a block of 29 MiB + 512, a segment of 30 MiB): three classes, below both, between
+  // them (the segment is oversize, the request not), above both.
+  CHECK(replayed_as({"max_split_size_mb:29", "max_split_size_mb:30", "max_split_size_mb:31",
+                     "max_split_size_mb:32"},
+                    {29 * kMiB + 1}) == std::vector<std::size_t>{0, 1, 2, 2});
+  // 5 MiB: its segment is large_segment_size (20 MiB): a limit of 20 MiB is at it, 21 above.
+  CHECK(replayed_as({"max_split_size_mb:20", "max_split_size_mb:21", ""}, {5 * kMiB}) ==
+        std::vector<std::size_t>{0, 1, 1});
+}
+
+TEST_CASE("same replay: a setting grouped with another replays exactly as that one") {
+  const std::vector<std::string> confs = {
+      "",
+      "roundup_power2_divisions:2",
+      "roundup_power2_divisions:4",
+      "roundup_power2_divisions:[>:1]",
+      "roundup_power2_divisions:[256:4,>:1]",
+      "max_split_size_mb:20",
+      "max_split_size_mb:22",
+      "max_split_size_mb:23",
+      "max_split_size_mb:24",
+      "max_split_size_mb:29",
+      "max_split_size_mb:30",
+      "max_split_size_mb:31",
+      "max_split_size_mb:46",
+      "max_split_size_mb:48",
+      "max_split_size_mb:62",
+      "max_split_size_mb:64",
+      "max_split_size_mb:100",
+      "max_split_size_mb:101",
+      "max_split_size_mb:151",
+      "max_split_size_mb:20,roundup_power2_divisions:2",
+      "max_split_size_mb:22,roundup_power2_divisions:[>:1]",
+      "max_split_size_mb:64,max_non_split_rounding_mb:40",
+      "max_split_size_mb:48,max_non_split_rounding_mb:40",
+      "large_segment_size_mb:32",
+      "large_segment_size_mb:32,max_split_size_mb:22",
+      "large_segment_size_mb:32,max_split_size_mb:31",
+      "large_segment_size_mb:32,max_split_size_mb:33",
+      "expandable_segments:True",
+      "expandable_segments:True,roundup_power2_divisions:2",
+      "expandable_segments:True,max_split_size_mb:20",
+      "per_process_memory_fraction:0.5,garbage_collection_threshold:0.6,max_split_size_mb:20",
+      "per_process_memory_fraction:0.5,garbage_collection_threshold:0.6,max_split_size_mb:22",
+  };
+  std::mt19937_64 rng(7);
+  std::size_t grouped = 0;
+  for (int round = 0; round < 6; ++round) {
+    const std::string text = random_log(rng, (round % 2 == 0 ? 2048 : 600) * kMiB, 3000);
+
+    const std::vector<std::size_t> as = replayed_as(confs, sizes_of(text));
+    std::vector<Outcome> outcomes;
+    for (const std::string& conf : confs) outcomes.push_back(replayed(text, conf));
+    for (std::size_t k = 0; k < confs.size(); ++k) {
+      if (as[k] == k) continue;
+      ++grouped;
+      INFO("round " << round << ": " << confs[k] << " replayed as " << confs[as[k]]);
+      CHECK(outcomes[k] == outcomes[as[k]]);
+    }
+    if (round == 0) {
+      std::uint64_t ooms = 0, retries = 0;
+      for (const Outcome& o : outcomes) {
+        ooms += o.ooms;
+        retries += o.retries;
+      }
+      CHECK(ooms + retries > 0);  // the device is small enough for the release paths
+    }
+  }
+  CHECK(grouped >= 30);  // the groups are not empty
+}
