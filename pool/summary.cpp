@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 namespace cudapool::pool {
 
