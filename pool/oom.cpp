@@ -1,5 +1,6 @@
-// pool/oom.cpp: see oom.h. scripts/cudapool_analysis/oom.py renders the same text from a log's oom
-// event (tests/fakecuda/oom_causes.sh compares the two).
+// pool/oom.cpp: see oom.h. `cudapool report` prints this same text from a log's oom event (the
+// analysis engine calls explain_oom: tools/analyze/oom_figures.h); tests/fakecuda/oom_causes.sh
+// compares the shim's stderr with the report.
 #include "pool/oom.h"
 
 #include <bit>
@@ -140,9 +141,12 @@ std::string explain_oom(const OomState& s, int device) {
   const char* const under_cap = cap_binds ? " under the cap (per_process_memory_fraction)" : "";
   switch (s.cause) {
     case OomCause::kCap: {
-      const double need = s.device_total != 0 ? static_cast<double>(s.reserved + s.segment_size) /
-                                                    static_cast<double>(s.device_total)
-                                              : 1.0;
+      // Summed as doubles: figures read back from a log may be near 2^64 (no wrap).
+      const double need =
+          s.device_total != 0
+              ? (static_cast<double>(s.reserved) + static_cast<double>(s.segment_size)) /
+                    static_cast<double>(s.device_total)
+              : 1.0;
       std::snprintf(line, sizeof line,
                     "cudapool:   why: the memory cap refused it, the device had room. Raise "
                     "per_process_memory_fraction to at least %.2f, or unset it\n",

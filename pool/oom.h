@@ -3,8 +3,9 @@
 // shim prints and `cudapool report` repeats: what was asked, the device's and the pool's memory,
 // the free cached blocks, and a remedy chosen from that state (a setting that made the segment or
 // the block larger than the memory left, fragmentation, the cap, or a real shortage). The text is
-// a function of the figures the log's oom event carries (and the cause), so that
-// scripts/cudapool_analysis/oom.py says the same from a log. Plain data and text; no I/O.
+// a function of the figures the log's oom event carries (and the cause), so that the report says
+// the same from a log (the analysis engine calls this: tools/analyze/oom_figures.h). Plain data
+// and text; no I/O.
 #pragma once
 
 #include <cstdint>

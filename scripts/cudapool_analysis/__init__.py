@@ -12,9 +12,9 @@
               request sizes, live blocks)
   layout      the second pass: the segments' layout at the reserved peak (fragmentation)
   replayed    the pool's decisions for a log of requests only, from `cudapool-replay --write-log`
-  oom         the figures of an oom event and the explanation the shim printed
+  oom         the figures of an oom event (its explanation: the engine's, pool/oom.cpp's text)
   report      one log's report as a JSON-ready dict; several logs: the cross-rank table
-  text        the report as text (the statistics table in torch.cuda.memory_summary()'s layout)
+  text        the report as text (the statistics table and the oom explanations: the engine's lines)
   timeline    the HTML page's timelines: each device's bytes over time, downsampled, peaks exact
   segmap      the HTML page's segment maps: blocks allocated, fenced or free, with their sites
   frames      backtrace frames named: library + offset from the summary line's modules, the

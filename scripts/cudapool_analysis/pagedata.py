@@ -3,7 +3,7 @@ gathered while report.read_log() reads it (the same two passes as `cudapool repo
 peak in the page is the report's figure): the run, per device the peaks, the downsampled
 timeline (timeline.py), the segment maps at the reserved peak and at the end (segmap.py), the
 allocation sites (sites.py) with their frames named (frames.py: library + offset from the
-summary line's modules, the leaks' symbols), the oom events with their explanations (oom.py), the
+summary line's modules, the leaks' symbols), the oom events with their figures (oom.py), the
 leaks. one_clock() puts the timelines of several logs on one time axis (clock.py).
 
 A log without pool decisions (request-only: alloc/free without block_size or segment events)
@@ -23,7 +23,7 @@ import os
 
 from .clock import Clock, clock_note, time_zero_ns
 from .frames import Frames
-from .oom import explain_oom, oom_figures
+from .oom import oom_figures
 from .reader import Malformed
 from .report import read_log
 from .segmap import Detail, snapshot
@@ -118,6 +118,9 @@ def run_info(rep, duration):
 
 
 def oom_entries(hooks, run):
+    """The page's oom entries. An entry with figures has no "explanation" here: the engine's is
+    pool/oom.cpp's text (the shim's), which this oracle does not copy (the comparisons leave it
+    out: tests/cli/analyze_compare.py text_left_out); one without says why it has none."""
     out = []
     for dev, size, seq, t_ns, obj in hooks.timeline.ooms:
         try:
@@ -127,9 +130,11 @@ def oom_entries(hooks, run):
             why = "its figures are malformed (%s)" % e
         else:
             why = None if f else "the event carries no explanation (not written by the shim)"
-        out.append({"dev": dev, "size": size, "seq": seq,
-                    "time_s": (t_ns - run.first_t) / 1e9, "cause": f["cause"] if f else None,
-                    "figures": f, "explanation": explain_oom(f, dev) if f else [why]})
+        entry = {"dev": dev, "size": size, "seq": seq, "time_s": (t_ns - run.first_t) / 1e9,
+                 "cause": f["cause"] if f else None, "figures": f}
+        if not f:
+            entry["explanation"] = [why]
+        out.append(entry)
     return out
 
 

@@ -1,145 +1,29 @@
-"""cudapool_analysis/text.py: the report (report.py's dict) as text for people: the header, the
-statistics of each device in torch.cuda.memory_summary()'s layout (sizes switch to KiB, MiB, ...
-from 768 of the unit, counts to K, M from 750 thousand), peaks, fragmentation, request sizes,
-oom explanations, leaks, notes; for several logs the cross-rank table. A byte figure or count no
-device can have (report.impossible()) is printed as "impossible", never as a size. Every string
-that comes from the log (paths, header fields, device names, actions, frames, problems, notes)
-is cut and escaped for the terminal (terminal.shown).
+"""cudapool_analysis/text.py: the report (the engine's report object, engine.py) as text for
+people: the header, the statistics of each device (the engine's lines of the
+torch.cuda.memory_summary() table: pool/summary.h, the shim's own formatter), peaks,
+fragmentation, request sizes, oom events with the explanation the shim printed (the engine's lines:
+pool/oom.h), leaks, notes; for several logs the cross-rank table. A byte figure or count no device
+can have (report.impossible()) is printed as "impossible", never as a size. Every string that
+comes from the log (paths, header fields, device names, actions, frames, problems, notes) is cut
+and escaped for the terminal (terminal.shown).
 
-Not here: any figure that is not in the report dict (report.py computes them all).
-"""
+Not here: any figure or line of text that is not in the report dict (the engine makes them all)."""
 
 import json
 import shlex
 
 from . import vocabulary as v
 from .accounting import TOP
-from .oom import explain_oom
 from .reader import MAX_PROBLEMS
 from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
-TABLE_WIDTH = 75
 IMPOSSIBLE = "impossible"
-
-
-def div_trunc(value, by):
-    """Integer division toward zero, as C++ (and PyTorch's C++ counters) would print it."""
-    return value // by if value >= 0 else -(-value // by)
 
 
 def possible(value):
     """Whether value (an int) is a figure a device can have: 0 to 2**64-1."""
     return v.fits(value, v.UINT)
-
-
-def format_size(value, unit_ref):
-    """memory_summary()'s size cell: the next binary prefix from 768 of it."""
-    if not possible(value):
-        return "%10s" % IMPOSSIBLE
-    if not possible(unit_ref):
-        unit_ref = value
-    prefixes = ("B  ", "KiB", "MiB", "GiB", "TiB", "PiB")
-    p = 0
-    while p + 1 < len(prefixes) and unit_ref >= 768 * 1024:
-        p += 1
-        value = div_trunc(value, 1024)
-        unit_ref /= 1024
-    return "%6d %s" % (value, prefixes[p])
-
-
-def format_count(value, unit_ref):
-    """memory_summary()'s count cell: K, then M, from 750 thousand."""
-    if not possible(value):
-        return "%10s" % IMPOSSIBLE
-    if not possible(unit_ref):
-        unit_ref = value
-    prefixes = (" ", "K", "M")
-    p = 0
-    while p + 1 < len(prefixes) and unit_ref >= 750 * 1000:
-        p += 1
-        value = div_trunc(value, 1000)
-        unit_ref /= 1000
-    return "%7d %s " % (value, prefixes[p])
-
-
-METRICS = (
-    ("allocated_bytes", "Allocated memory", format_size),
-    ("active_bytes", "Active memory", format_size),
-    ("requested_bytes", "Requested memory", format_size),
-    ("reserved_bytes", "GPU reserved memory", format_size),
-    ("inactive_split_bytes", "Non-releasable memory", format_size),
-    ("allocation", "Allocations", format_count),
-    ("active", "Active allocs", format_count),
-    ("segment", "GPU reserved segments", format_count),
-    ("inactive_split", "Non-releasable allocs", format_count),
-)
-SINGLES = (("oversize_allocations", "Oversize allocations"),
-           ("oversize_segments", "Oversize GPU segments"))
-POOLS = (("large_pool", "      from large pool"), ("small_pool", "      from small pool"))
-# Every name the table reads is a statistic of the log (vocabulary.stat fails at import if not).
-for _key, _, _ in METRICS:
-    for _pool in ("all",) + tuple(p for p, _ in POOLS):
-        v.stat("%s.%s.current" % (_key, _pool))
-for _key, _ in SINGLES:
-    v.stat(_key + ".current")
-NUM_OOMS, NUM_RETRIES, NUM_DEVICE_ALLOC, NUM_DEVICE_FREE = (v.stat(n) for n in (
-    "num_ooms", "num_alloc_retries", "num_device_alloc", "num_device_free"))
-
-
-def stat_row(stats, prefix):
-    values = []
-    for f in v.STAT_FIELDS:
-        x = stats.get(prefix + f)
-        if type(x) is not int:
-            return None
-        values.append(x)
-    return values
-
-
-def memory_table(stats, dev):
-    """The statistics of one device in memory_summary()'s layout; rows whose statistics the stats
-    do not hold are left out."""
-    out = []
-
-    def line(text):
-        out.append("|" + text.ljust(TABLE_WIDTH) + "|")
-
-    def row(name, values, ref, fmt):
-        return (" %-21s | " % name + " | ".join(fmt(x, r) for x, r in zip(values, ref)) + " ")
-
-    def number(name):
-        x = stats.get(name)
-        return "%-12d" % x if type(x) is int else "%-12s" % "-"
-
-    line("=" * TABLE_WIDTH)
-    line("                 cudapool memory summary, device ID %-17d" % dev)
-    line("-" * TABLE_WIDTH)
-    line("            OOMs: %s |       device alloc retries: %s" %
-         (number(NUM_OOMS), number(NUM_RETRIES).rstrip().ljust(8)))
-    line("=" * TABLE_WIDTH)
-    line("        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ")
-    for key, name, fmt in METRICS:
-        ref = stat_row(stats, key + ".all.")
-        if ref is None:
-            continue
-        line("-" * TABLE_WIDTH)
-        line(row(name, ref, ref, fmt))
-        for pool, pool_name in POOLS:
-            values = stat_row(stats, "%s.%s." % (key, pool))
-            if values is not None:
-                line(row(pool_name, values, ref, fmt))
-    for key, name in SINGLES:
-        values = stat_row(stats, key + ".")
-        if values is not None:
-            line("-" * TABLE_WIDTH)
-            line(row(name, values, values, format_count))
-    line("=" * TABLE_WIDTH)
-    if type(stats.get(NUM_DEVICE_ALLOC)) is int or type(stats.get(NUM_DEVICE_FREE)) is int:
-        line(" device allocs: %s   device frees: %s" %
-             (stats.get(NUM_DEVICE_ALLOC, "-"), stats.get(NUM_DEVICE_FREE, "-")))
-        line("=" * TABLE_WIDTH)
-    return out
 
 
 def human(n):
@@ -216,7 +100,7 @@ def text_report(rep):
         else:
             w("Statistics of device %s: no summary line was read; these are the statistics its "
               "events imply:" % dev)
-        out.extend(memory_table(dr["stats"], int(dev)))
+        out.extend(dr["summary_table"])
         w("")
         w("Peaks, device %s:" % dev)
         for key, name in (("peak_allocated", "peak allocated"), ("peak_reserved", "peak reserved")):
@@ -273,7 +157,7 @@ def text_report(rep):
         for e in rep["ooms"]:
             w("  %-32s dev %-3d seq %-10d at %.6f s" % (human(e["size"]), e["dev"], e["seq"],
                                                       e["time_s"]))
-            for line in explain_oom(e.get("explained"), e["dev"]):
+            for line in e.get("explanation", ()):
                 w("    " + line)
 
     out.extend(leaks_text(rep["leaks"]))

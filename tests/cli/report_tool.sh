@@ -181,20 +181,6 @@ assert [e["ptr"] for e in lk["entries"]] == ["0x50000000", "0x50600000", "0x6000
 assert lk["entries"][1]["backtrace"] == ["0x401000", "0x402000"]
 PY
 
-# ---- memory_summary()'s unit rules: sizes from 768 of the next unit, counts from 750 thousand --
-PYTHONDONTWRITEBYTECODE=1 python3 - "$src/scripts" <<'PY' || fail "memory_summary units"
-import sys
-sys.path.insert(0, sys.argv[1])
-from cudapool_analysis.text import format_size, format_count
-cases = [(format_size(786431, 786431), "786431 B  "), (format_size(786432, 786432), "   768 KiB"),
-         (format_size(805306367, 805306367), "786431 KiB"), (format_size(805306368, 805306368), "   768 MiB"),
-         (format_size(3 << 40, 3 << 40), "  3072 GiB"), (format_size(512, 805306368), "     0 MiB"),
-         (format_count(749999, 749999), " 749999   "), (format_count(750000, 750000), "    750 K "),
-         (format_count(749999999, 749999999), " 749999 K "), (format_count(750000000, 750000000), "    750 M ")]
-for got, want in cases:
-    assert got == want, (got, want)
-PY
-
 # ---- malformed.jsonl: bad lines counted with their line numbers and skipped ------------------
 report "$fx/malformed.jsonl" >"$tmp/bad.txt" || fail "malformed.jsonl: exit $?"
 o="$tmp/bad.txt"

@@ -2,8 +2,8 @@
 # tests/fakecuda/oom_causes.sh: every cause of an out-of-memory the shim answers, brought about
 # through the fake driver (the oom_steps scenario: the allocations and frees of OOM_STEPS), is
 # named in the log's oom event, and the explanation the shim printed on stderr (pool/oom.cpp) is
-# the one `cudapool report` prints from the log (scripts/cudapool_analysis/oom.py), line for line:
-# the two texts cannot drift. Then what must never be silent: a large_segment_size_mb the driver
+# the one `cudapool report` prints from the log (the analysis engine's, pool/oom.cpp's too), line
+# for line: the two texts cannot drift. Then what must never be silent: a large_segment_size_mb the driver
 # would refuse (above 1 TiB, or an odd number of MiB with expandable segments) is rejected when
 # the shim starts, with the default kept; and a driver error other than out-of-memory during the
 # pool's request is said on stderr and logged (alloc_failed, with the error).

@@ -20,7 +20,7 @@ LOG_READERS = ("reader", "checks", "accounting", "clock", "devices", "frames", "
 # Keys of dicts these modules make themselves, not of a line.
 OWN_KEYS = {
     "leaks": {"why"},                           # agreement(): why a leak entry does not agree
-    "oom": {"device_free_known", "requested"},  # figures(): the oom event's figures, decoded
+    "oom": {"device_free_known"},  # oom_figures(): the oom event's figures, decoded
 }
 
 

@@ -33,7 +33,7 @@ struct OomRecord {
 // The record of an oom event.
 OomRecord read_oom(const Event& e);
 
-// The explanation's lines (oom.py explain_oom, from pool/oom.cpp).
+// The explanation's lines (pool/oom.cpp explain_oom's, the shim's text, without its prefixes).
 std::vector<std::string> explain(const OomFigures& f, int dev);
 
 // {"cause", "requested", "block_size", ..., "device_free_known"}: oom.py's dict, in its order.

@@ -19,12 +19,6 @@ std::vector<std::string> texts(const Frames& frames, const std::vector<std::stri
   return out;
 }
 
-void string_list(JsonOut& out, const std::vector<std::string>& items) {
-  out.begin_array();
-  for (const std::string& s : items) out.str(s);
-  out.end_array();
-}
-
 }  // namespace
 
 void write_page_ooms(JsonOut& out, const LogAnalysis& a) {
@@ -41,7 +35,7 @@ void write_page_ooms(JsonOut& out, const LogAnalysis& a) {
     }
     out.key("explanation");
     if (o.figures) {
-      string_list(out, explain(*o.figures, o.dev));
+      write_lines(out, explain(*o.figures, o.dev));
     } else {
       out.begin_array().str(!o.malformed.empty()
                                 ? "its figures are malformed (" + o.malformed + ")"
@@ -105,7 +99,7 @@ void write_page_leaks(JsonOut& out, const LogAnalysis& a, const Report& r, const
   for (std::size_t i = 0; i < groups.size() && i < kTopSites; ++i) {
     const Group& g = groups[i];
     out.begin_object().key("backtrace");
-    string_list(out, g.backtrace);
+    write_lines(out, g.backtrace);
     out.key("focus").num(static_cast<std::uint64_t>(g.focus)).key("count").num(g.count);
     out.key("bytes").num(g.bytes).key("first_seq").value(g.first_seq).end_object();
   }
@@ -121,7 +115,7 @@ void write_page_sites(JsonOut& out, const LogAnalysis& a, const Frames& frames) 
     named.push_back(texts(frames, sites.frames(static_cast<std::int32_t>(i))));
   }
   out.key("sites").begin_object().key("frames").begin_array();
-  for (const auto& t : named) string_list(out, t);
+  for (const auto& t : named) write_lines(out, t);
   out.end_array().key("focus").begin_array();
   for (const auto& t : named) out.num(static_cast<std::uint64_t>(focus(t)));
   out.end_array();

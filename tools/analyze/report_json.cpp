@@ -5,6 +5,8 @@
 #include <map>
 
 #include "tools/analyze/frames.h"
+#include "tools/analyze/oom_figures.h"
+#include "tools/analyze/stats_table.h"
 
 namespace cudapool::analyze {
 
@@ -34,6 +36,12 @@ void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f) {
   out.key("regions").num(static_cast<std::uint64_t>(f->regions));
   out.key("blocks_leave_at").str(f->free_on_request ? "free_requested" : "free_completed");
   out.end_object();
+}
+
+void write_lines(JsonOut& out, const std::vector<std::string>& lines) {
+  out.begin_array();
+  for (const std::string& s : lines) out.str(s);
+  out.end_array();
 }
 
 namespace {
@@ -148,6 +156,8 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
     write_peak(out, d.peak_reserved);
     out.key("fragmentation");
     write_fragmentation(out, d.fragmentation);
+    out.key("summary_table");
+    write_lines(out, summary_table(d));
     out.end_object();
   }
   out.end_object();
@@ -187,6 +197,8 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
     if (o.figures) {
       out.key("explained");
       write_figures(out, *o.figures);
+      out.key("explanation");
+      write_lines(out, explain(*o.figures, o.dev));
     }
     out.end_object();
   }

@@ -27,6 +27,8 @@ void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f);
 // allocs, notes, problems (the first max_problems).
 void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
                        std::size_t max_problems);
+// Lines of text as a JSON array of strings.
+void write_lines(JsonOut& out, const std::vector<std::string>& lines);
 // A leak entry; with frames, its backtrace as the frames' texts (frames.h).
 void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames = nullptr);
 
