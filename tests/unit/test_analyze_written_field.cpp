@@ -45,19 +45,17 @@ TEST_CASE("analyze written_field: a record's fields are its line's") {
   int compared = 0;
   for (int a = 0; a <= static_cast<int>(cudapool::log::kLastLogAction); ++a) {
     for (int mask = 0; mask < 32; ++mask) {
-      LogRecord r;
-      r.seq = 9;
-      r.t_ns = 1234;
-      r.tid = 7;
+      const auto with = [mask](int bit, std::uint64_t v) { return (mask & bit) != 0 ? v : 0; };
+      LogRecord r;  // seq, t_ns and tid 0
       r.device = 1;
       r.action = static_cast<LogAction>(a);
       r.ptr = 0xabc000;
       r.size = 4096;
-      r.block_size = (mask & 1) != 0 ? 8192 : 0;
-      r.segment = (mask & 2) != 0 ? 0xFF0000 : 0;
-      r.stream = (mask & 4) != 0 ? 0x7f00deadbeef : 0;
-      r.ctx = (mask & 8) != 0 ? 3 : 0;
-      r.error = (mask & 16) != 0 ? -2 : 0;
+      r.block_size = with(1, 8192);
+      r.segment = with(2, 0xFF0000);
+      r.stream = with(4, 0x7f00deadbeef);
+      r.ctx = static_cast<std::uint8_t>(with(8, 3));
+      r.error = static_cast<std::int32_t>(with(16, 2)) * -1;
       Event from_record;
       if (!event_of_record(r, &from_record)) {
         CHECK(r.action == LogAction::kOom);  // the only action of a pool event left to its line

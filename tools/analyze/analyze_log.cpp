@@ -20,18 +20,15 @@ std::unique_ptr<EventHook> export_hook(const AnalysisOptions& o) {
 
 }  // namespace
 
-std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& name,
-                                       const std::string& path, std::size_t index,
-                                       const AnalysisOptions& options,
-                                       const std::function<std::string()>& cut) {
+std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOptions& options) {
   auto result = std::make_unique<LogResult>();
   result->analysis.options_ = options;
   LogAnalysis& a = result->analysis;
-  InputTap tap(source);
+  InputTap tap(source.in);
   std::istream in(&tap);
   // Until a pool decision shows in the first kScanLines lines, the log may be one of requests:
   // the replay reads along, and is dropped at the first decision.
-  auto replay = std::make_unique<RequestReplay>(path);
+  auto replay = std::make_unique<RequestReplay>(source.path);
   // The export follows the log, or its replay: each analysis owns the one that follows it, until
   // the log's kind is known and one of them goes.
   a.hook = export_hook(options);
@@ -60,15 +57,15 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
         if (!decided) replay->feed_too_long(n);
       });
   if (replay) a.hook.reset();  // a log of requests shorter than kScanLines lines
-  result->cut = cut ? cut() : std::string();
+  result->cut = source.cut ? source.cut() : std::string();
   a.finish(tap.last_line(), result->cut);
   result->bytes = tap.bytes();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);
   }
-  result->report = build_report(a, name);
-  result->row = rank_row(a, result->report, index);
+  result->report = build_report(a, source.name);
+  result->row = rank_row(a, result->report, source.index);
   return result;
 }
 

@@ -32,13 +32,19 @@ struct LogResult {
   const LogAnalysis& followed() const { return replay ? replay->analysis() : analysis; }
 };
 
-// name: the log as shown; path: as given (for the replay's header); cut, once in has ended: ""
-// or what to say of a compressed input that ended in the middle of a frame (ending.h). Never
-// throws on bad input.
-std::unique_ptr<LogResult> analyze_log(std::istream& in, const std::string& name,
-                                       const std::string& path, std::size_t index,
-                                       const AnalysisOptions& options,
-                                       const std::function<std::string()>& cut = {});
+// One log as the engine reads it.
+struct LogSource {
+  std::istream& in;
+  std::string name;   // the log as shown
+  std::string path;   // as given (for the replay's header)
+  std::size_t index;  // its place among the logs (its cross-rank row)
+  // Once in has ended: "" or what to say of a compressed input that ended in the middle of a
+  // frame (ending.h); none: "".
+  std::function<std::string()> cut;
+};
+
+// Never throws on bad input.
+std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOptions& options);
 
 // The document of several logs' results ("schema": "cudapool.analysis/1"): per log its report
 // and (with page) its page, then the cross-rank table.

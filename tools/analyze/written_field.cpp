@@ -48,34 +48,22 @@ const std::optional<JsonField>* raw_field(const RawFields& raw, F f) {
 // A field's value as a JSON reader makes it (a string decoded; a number with its text).
 std::optional<JsonValue> value_of(const JsonField& f) {
   if (f.kind != replay::JsonKind::kString) return parse_json(f.value);
-  JsonValue v;
-  v.type = JsonValue::Type::kString;
-  v.text = f.value_escaped ? replay::decode_json_string(f.value) : std::string(f.value);
-  return v;
-}
-
-JsonValue number(std::string text) {
-  JsonValue v;
-  v.type = JsonValue::Type::kNumber;
-  v.text = std::move(text);
-  return v;
+  return JsonValue::string_of(f.value_escaped ? replay::decode_json_string(f.value)
+                                              : std::string(f.value));
 }
 
 // format_event's hex string: "0x" and lower-case digits without leading zeros.
 JsonValue hex(std::uint64_t x) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%" PRIx64, x);
-  JsonValue v;
-  v.type = JsonValue::Type::kString;
-  v.text = text;
-  return v;
+  return JsonValue::string_of(text);
 }
 
 // What format_event writes of f for r (each when not 0).
 std::optional<JsonValue> record_field(const log::LogRecord& r, F f) {
   switch (f) {
     case F::kBlockSize:
-      if (r.block_size != 0) return number(std::to_string(r.block_size));
+      if (r.block_size != 0) return JsonValue::number_of(std::to_string(r.block_size));
       break;
     case F::kSegment:
       if (r.segment != 0) return hex(r.segment);
@@ -84,10 +72,10 @@ std::optional<JsonValue> record_field(const log::LogRecord& r, F f) {
       if (r.stream != 0) return hex(r.stream);
       break;
     case F::kCtx:
-      if (r.ctx != 0) return number(std::to_string(r.ctx));
+      if (r.ctx != 0) return JsonValue::number_of(std::to_string(r.ctx));
       break;
     case F::kError:
-      if (r.error != 0) return number(std::to_string(r.error));
+      if (r.error != 0) return JsonValue::number_of(std::to_string(r.error));
       break;
     default:
       break;
