@@ -33,38 +33,63 @@ class LogsRefused(Exception):
     """The engine refused a log: its message(s) are already on stderr (exit status 1)."""
 
 
-def run_engine(paths, page=False, names=None, started=None, stdin=None, extra=(), name=NAME,
-               what="report"):
-    """The engine's document (a dict) for the logs at paths, in one run. Raises LogsRefused when
-    a log cannot be read (said on stderr), EngineError when the engine cannot run or fails.
-    names: {path: the name to show} for logs handed over as /dev/fd/N (their descriptors are
-    passed on; fanout.py): the document and the messages call them by that name, and the engine
-    draws no progress line (the copying thread does). started: called once the engine's process
-    runs (before its output is read). stdin: the descriptor the engine reads - from (default:
-    this process's stdin). extra: more options (export: --perfetto); name: what its messages
+class EngineOptions:
+    """How one run of the engine reads its logs and what it prints besides the reports (what
+    run_engine() takes with the paths). page: the page's data too. extra: an export's option
+    (--perfetto P,I or --memory-viz N: export()). names: {path: the name to show} for logs handed
+    over as /dev/fd/N (their descriptors are passed on; fanout.py): the document and the messages
+    call them by that name, and the engine draws no progress line (the copying thread does).
+    started: called once the engine's process runs (before its output is read). stdin: the
+    descriptor the engine reads - from (default: this process's stdin). name: what its messages
     start with; what: the output that is not made when it fails."""
-    names = names or {}
-    cmd = tool_command("cudapool-analyze") + ["--as", name]
-    if not page:
-        cmd.append("--no-page")
-    cmd += list(extra)
-    if not progress.ENABLED or names:
-        cmd.append("--quiet")
-    cmd += list(paths)
+
+    def __init__(self, page=False, extra=(), names=None, started=None, stdin=None, name=NAME,
+                 what="report"):
+        self.page = page
+        self.extra = list(extra)
+        self.names = names or {}
+        self.started = started
+        self.stdin = stdin
+        self.name = name
+        self.what = what
+
+    @classmethod
+    def export(cls, *option):
+        """The options of `cudapool export`: the export's engine option (e.g. "--memory-viz",
+        "100000"), its messages starting with "cudapool export"."""
+        return cls(extra=option, name="cudapool export", what="export")
+
+    def command(self, paths):
+        """The engine's command line for the logs at paths."""
+        cmd = tool_command("cudapool-analyze") + ["--as", self.name]
+        if not self.page:
+            cmd.append("--no-page")
+        cmd += self.extra
+        if not progress.ENABLED or self.names:
+            cmd.append("--quiet")
+        return cmd + list(paths)
+
+
+def run_engine(paths, options=None):
+    """The engine's document (a dict) for the logs at paths, in one run under options (an
+    EngineOptions; default: the reports alone). Raises LogsRefused when a log cannot be read (said
+    on stderr), EngineError when the engine cannot run or fails."""
+    o = options or EngineOptions()
+    cmd = o.command(paths)
     # stderr a terminal: the engine draws its progress line there itself; else its messages are
     # read here (and passed on) so that a failure without one is still said.
-    terminal = progress._stderr_is_terminal() and not names
+    terminal = progress._stderr_is_terminal() and not o.names
     try:
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, stdin=o.stdin, stdout=subprocess.PIPE,
                                 stderr=None if terminal else subprocess.PIPE,
-                                pass_fds=_descriptors(names), preexec_fn=_dies_with_parent())
+                                pass_fds=_descriptors(o.names), preexec_fn=_dies_with_parent())
     except OSError as e:
         raise EngineError("cannot run %s: %s" % (cmd[0], e.strerror or e)) from None
-    if started is not None:
-        started()
+    if o.started is not None:
+        o.started()
     out, err = proc.communicate()
     if err:
-        sys.stderr.write(_named(err.decode("utf-8", "replace"), names))
+        sys.stderr.write(_named(err.decode("utf-8", "replace"), o.names))
         sys.stderr.flush()
     rc = proc.returncode
     if rc == 1 and (terminal or err):
@@ -72,14 +97,21 @@ def run_engine(paths, page=False, names=None, started=None, stdin=None, extra=()
     if rc != 0:
         how = "was killed by signal %d" % -rc if rc < 0 else "exited with status %d" % rc
         raise EngineError("the analysis engine %s %s%s; no %s" % (
-            cmd[0], how, "" if terminal or err else " without a message", what))
+            cmd[0], how, "" if terminal or err else " without a message", o.what))
+    return _document(out, cmd[0], len(paths), o)
+
+
+def _document(out, program, logs, o):
+    """The engine's output read as its document of logs logs, the logs handed over as /dev/fd/N
+    called by their names."""
     try:
         doc = json.loads(out)
-        if doc.get("schema") != v.ANALYSIS_SCHEMA or len(doc["logs"]) != len(paths):
-            raise ValueError("not a %s document of %d log(s)" % (v.ANALYSIS_SCHEMA, len(paths)))
+        if doc.get("schema") != v.ANALYSIS_SCHEMA or len(doc["logs"]) != logs:
+            raise ValueError("not a %s document of %d log(s)" % (v.ANALYSIS_SCHEMA, logs))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise EngineError("the analysis engine %s printed no document this %s reads (%s); "
-                          "no %s" % (cmd[0], what, str(e)[:200], what)) from None
+                          "no %s" % (program, o.what, str(e)[:200], o.what)) from None
+    names = o.names
     if names:
         for x in doc["logs"]:
             for part in ("report", "page"):

@@ -18,7 +18,7 @@ import os
 import sys
 
 from . import memviz, perfetto
-from .engine import EngineError, LogsRefused, run_engine
+from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .export import ExportError
 from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
@@ -68,8 +68,8 @@ def memviz_snapshot(log, max_entries):
     reads the log and replays one of requests only). Raises what engine.run_engine raises, and
     ExportError (memviz.from_engine)."""
     name = display_name(log)
-    part = run_engine([log], extra=["--memory-viz", str(max_entries)],
-                      name="cudapool export", what="export")["logs"][0]["memviz"]
+    options = EngineOptions.export("--memory-viz", str(max_entries))
+    part = run_engine([log], options)["logs"][0]["memviz"]
     snap, notes = memviz.from_engine(part, max_entries, name)
     if part["ended_early"]:
         notes.insert(0, part["ended_early"])

@@ -6,8 +6,9 @@ The page is page/report.html with, inlined at write time: the charting library u
 step runs; an install has it in page/uplot/), page/report.css and page/report.js (which draw
 everything: the timelines with uPlot, the segment maps on canvases of their own), and the data as
 JSON in a <script type="application/json"> (every "<" escaped). The data comes from one run of
-the analysis engine (engine.run_engine, page=True: cudapool-analyze reads each log once, plain or
-compressed, stdin and FIFOs included, says why a log cannot be read and draws the progress line):
+the analysis engine (engine.run_engine, EngineOptions(page=True): cudapool-analyze reads each log
+once, plain or compressed, stdin and FIFOs included, says why a log cannot be read and draws the
+progress line):
 per log its `page` object, their charts on one time axis (pagedata.one_clock(): several logs count
 from the earliest start among them); several logs add its cross-rank table (`ranks`, `notes`).
 --tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a
@@ -28,7 +29,7 @@ import sys
 import threading
 
 from . import vocabulary as v
-from .engine import EngineError, LogsRefused, run_engine
+from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .fanout import Fanout, needs_fanout
 from .pagedata import one_clock
 from .inputs import LogError, display_name
@@ -148,7 +149,7 @@ def analysed(paths, tune=False):
     both through pipes (fanout.py). Raises engine.LogsRefused, engine.EngineError, ToolError,
     LogError."""
     if not tune:
-        return run_engine(paths, page=True), None
+        return run_engine(paths, EngineOptions(page=True)), None
     fans = []
     try:
         engine_args, tune_args, names, fanned, tune_fds = [], [], {}, {}, []
@@ -180,7 +181,8 @@ def analysed(paths, tune=False):
             for fan in fans:
                 fan.start()
         try:
-            doc = run_engine(engine_args, page=True, names=fanned, started=started, stdin=stdin)
+            doc = run_engine(engine_args, EngineOptions(page=True, names=fanned, started=started,
+                                                       stdin=stdin))
             for fan in fans:
                 fan.join()
                 if fan.error():

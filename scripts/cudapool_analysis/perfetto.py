@@ -27,7 +27,7 @@ from collections import namedtuple
 
 from . import vocabulary as v
 from .clock import Clock, clock_note, time_zero_ns
-from .engine import run_engine
+from .engine import EngineOptions, run_engine
 from .report import header_rank
 
 SCHEMA = "cudapool.perfetto/1"     # the metadata's shape
@@ -208,8 +208,8 @@ def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
     """Writes the trace of the logs at paths (- for stdin) to the text file out; returns the
     notes. Raises what engine.run_engine raises (a log that cannot be read: said on stderr)."""
     from .reader import display_name
-    doc = run_engine(paths, extra=["--perfetto", "%d,%d" % (max_points, max_instants)],
-                     name="cudapool export", what="export")
+    limits = "%d,%d" % (max_points, max_instants)
+    doc = run_engine(paths, EngineOptions.export("--perfetto", limits))
     parts = [x["perfetto"] for x in doc["logs"]]
     base_ns = time_zero_ns([p["header"] for p in parts])
     logs = [from_engine(display_name(path), part, base_ns) for path, part in zip(paths, parts)]

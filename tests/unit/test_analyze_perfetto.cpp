@@ -4,6 +4,7 @@
 // the trace shows (integers, strings and booleans; a ctx of 0 left out), the rest counted.
 // tests/cli/perfetto_agree.sh checks the whole trace against the Python oracle on every log.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,13 +28,12 @@ std::string line(std::uint64_t seq, int dev, const std::string& action, const st
 nlohmann::json traced(const std::vector<std::string>& lines, std::size_t points,
                       std::size_t instants, std::string* text = nullptr) {
   LogAnalysis a;
-  PerfettoTrace trace(points, instants);
-  a.hook = &trace;
+  a.hook = std::make_unique<PerfettoTrace>(points, instants);
   std::uint64_t n = 0;
   for (const std::string& l : lines) a.feed(++n, l);
   a.finish(LastLine{false, 10, "{}", true});
   JsonOut out;
-  trace.write(out, a, a.header_, false, "");
+  a.hook->write(out, ExportInputs{a, a, false, ""});
   if (text != nullptr) *text = out.text();
   return nlohmann::json::parse(out.text());
 }

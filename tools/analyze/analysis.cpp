@@ -84,7 +84,7 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
       summary_line(line_number, *l.object);
       return;
     case LineKind::kEvent:
-      event_line(line_number, text, l.event);
+      event_line(line_number, l.event);
       return;
   }
 }
@@ -92,15 +92,15 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
 void LogAnalysis::feed_event(std::uint64_t line_number, const Event& e) {
   lines_ = line_number;
   pool_decision_ = false;
-  event_line(line_number, {}, e);
+  event_line(line_number, e);
 }
 
-void LogAnalysis::event_line(std::uint64_t line_number, std::string_view text, const Event& e) {
+void LogAnalysis::event_line(std::uint64_t line_number, const Event& e) {
   ++events_;
   if (summary_) ++events_after_summary_;
   if (!gate_.admit(e.dev, line_number)) return;
   event(line_number, e);
-  if (hook != nullptr) hook->event(line_number, text, e, last_device_->state);
+  if (hook) hook->event(line_number, e, last_device_->state);
 }
 
 void LogAnalysis::header_line(std::uint64_t line, JsonValue obj) {
@@ -234,6 +234,7 @@ void LogAnalysis::finish(const LastLine& last, const std::string& cut) {
   ending_ =
       ending(last, lines_, summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt,
              gaps_, cut);
+  if (hook) hook->finish();
 }
 
 }  // namespace cudapool::analyze

@@ -81,11 +81,11 @@ class LogAnalysis {
   // One line of the log, without its newline.
   void feed(std::uint64_t line_number, std::string_view line);
   // An event line already decoded (the in-process replay's decisions, replayed.h): as feed() of
-  // its line, which decodes to e. Not with a hook: a hook is given each event's line (its text).
+  // its line, which decodes to e.
   void feed_event(std::uint64_t line_number, const Event& e);
   // A line longer than the 64 MiB limit (line_reader.h).
   void feed_too_long(std::uint64_t line_number);
-  // The input's end: how its last line ends.
+  // The input's end: how its last line ends (then the hook's finish()).
   void finish(const LastLine& last, const std::string& cut = "");  // cut: ending.h
 
   // Whether the line just fed was a pool decision (replayed.py has_pool_decisions: a JSON
@@ -93,8 +93,9 @@ class LogAnalysis {
   // only while watch_pool_decisions is set.
   bool pool_decision() const { return pool_decision_; }
   bool watch_pool_decisions = false;
-  // Given every event taken, after it is counted (an export that follows the log: event_hook.h).
-  EventHook* hook = nullptr;
+  // Given every event taken, after it is counted (an export that follows the log: event_hook.h);
+  // owned here, with the analysis it follows.
+  std::unique_ptr<EventHook> hook;
   // Whether the input held any header, event or summary line: else it is not a log.
   bool holds_a_log() const { return header_ || events_ != 0 || summary_; }
   std::string first_problem_text() const;
@@ -132,7 +133,7 @@ class LogAnalysis {
   void problem(std::uint64_t line, std::string what, bool malformed = false);
   void header_line(std::uint64_t line, JsonValue obj);
   void summary_line(std::uint64_t line, JsonValue obj);
-  void event_line(std::uint64_t line, std::string_view text, const Event& e);  // a valid event line: counted, admitted
+  void event_line(std::uint64_t line, const Event& e);  // a valid event line: counted, admitted
   void event(std::uint64_t line, const Event& e);
   Device& device(int dev);
 

@@ -3,13 +3,15 @@
 
 #include "log/read/line_reader.h"
 #include "tools/analyze/input_tap.h"
+#include "tools/analyze/memviz_trace.h"
 #include "tools/analyze/page_json.h"
+#include "tools/analyze/perfetto_trace.h"
 
 namespace cudapool::analyze {
 
 namespace {
 
-// What an export follows the log with (analyze_log.h LogResult::hook), or null.
+// What an export follows the log with (LogAnalysis::hook), or null.
 std::unique_ptr<EventHook> export_hook(const AnalysisOptions& o) {
   if (o.perfetto) return std::make_unique<PerfettoTrace>(o.perfetto_points, o.perfetto_instants);
   if (o.memviz) return std::make_unique<MemvizTrace>(o.memviz_entries);
@@ -18,22 +20,19 @@ std::unique_ptr<EventHook> export_hook(const AnalysisOptions& o) {
 
 }  // namespace
 
-std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& name,
-                                       const std::string& path, std::size_t index,
-                                       const AnalysisOptions& options,
-                                       const std::function<std::string()>& cut) {
+std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOptions& options) {
   auto result = std::make_unique<LogResult>();
   result->analysis.options_ = options;
   LogAnalysis& a = result->analysis;
-  InputTap tap(source);
+  InputTap tap(source.in);
   std::istream in(&tap);
   // Until a pool decision shows in the first kScanLines lines, the log may be one of requests:
   // the replay reads along, and is dropped at the first decision.
-  auto replay = std::make_unique<RequestReplay>(path);
-  result->hook = export_hook(options);
-  std::unique_ptr<EventHook> replay_trace = export_hook(options);
-  a.hook = result->hook.get();
-  replay->hook(replay_trace.get());
+  auto replay = std::make_unique<RequestReplay>(source.path);
+  // The export follows the log, or its replay: each analysis owns the one that follows it, until
+  // the log's kind is known and one of them goes.
+  a.hook = export_hook(options);
+  replay->follow(export_hook(options));
   bool decided = false;
   a.watch_pool_decisions = true;
   cudapool::log::for_each_line(
@@ -45,31 +44,28 @@ std::unique_ptr<LogResult> analyze_log(std::istream& source, const std::string& 
           decided = true;
           a.watch_pool_decisions = false;
           replay.reset();
-          replay_trace.reset();
           return;
         }
-        if (n == kScanLines) a.watch_pool_decisions = false;
+        if (n == kScanLines) {  // a log of requests: its export follows the replay alone
+          a.watch_pool_decisions = false;
+          a.hook.reset();
+        }
         replay->feed(n, line);
       },
       [&](std::uint64_t n) {
         a.feed_too_long(n);
         if (!decided) replay->feed_too_long(n);
       });
-  result->cut = cut ? cut() : std::string();
+  if (replay) a.hook.reset();  // a log of requests shorter than kScanLines lines
+  result->cut = source.cut ? source.cut() : std::string();
   a.finish(tap.last_line(), result->cut);
-  if (result->hook) result->hook->finish();
   result->bytes = tap.bytes();
   if (replay) {
     replay->finish();
     result->replay = std::move(replay);
-    if (replay_trace) {
-      replay_trace->finish();
-      a.hook = nullptr;
-      result->hook = std::move(replay_trace);
-    }
   }
-  result->report = build_report(a, name);
-  result->row = rank_row(a, result->report, index);
+  result->report = build_report(a, source.name);
+  result->row = rank_row(a, result->report, source.index);
   return result;
 }
 
@@ -90,13 +86,10 @@ std::string analysis_document(const std::vector<std::unique_ptr<LogResult>>& log
       }
       write_page(out, r.analysis, r.report, r.row, i, replay);
     }
-    const LogAnalysis& followed = r.replay ? r.replay->analysis() : r.analysis;
-    if (const auto* p = dynamic_cast<const PerfettoTrace*>(r.hook.get())) {
-      out.key("perfetto");
-      p->write(out, followed, r.analysis.header_, r.replay != nullptr, r.cut);
-    } else if (const auto* m = dynamic_cast<const MemvizTrace*>(r.hook.get())) {
-      out.key("memviz");
-      m->write(out, followed, r.replay != nullptr, r.cut);
+    const LogAnalysis& followed = r.followed();
+    if (const EventHook* e = followed.hook.get()) {  // an export
+      out.key(e->key());
+      e->write(out, ExportInputs{followed, r.analysis, r.replay != nullptr, r.cut});
     }
     out.end_object();
     rows.push_back(r.row);

@@ -13,8 +13,6 @@
 #include <string>
 
 #include "tools/analyze/analysis.h"
-#include "tools/analyze/memviz_trace.h"
-#include "tools/analyze/perfetto_trace.h"
 #include "tools/analyze/replayed.h"
 #include "tools/analyze/report.h"
 #include "tools/analyze/report_json.h"
@@ -27,20 +25,26 @@ struct LogResult {
   Report report;
   RankRow row;
   std::uint64_t bytes = 0;
-  // With options.perfetto or options.memviz: the export's data (a PerfettoTrace or a
-  // MemvizTrace), of the log or (a log of requests) of its replay; cut: what the input said of
-  // ending in the middle of a compressed frame.
-  std::unique_ptr<EventHook> hook;
+  // What the input said of ending in the middle of a compressed frame, or "".
   std::string cut;
+  // The analysis an export follows (with options.perfetto or options.memviz its hook holds the
+  // export's data): the log's, or for a log of requests its replay's.
+  const LogAnalysis& followed() const { return replay ? replay->analysis() : analysis; }
 };
 
-// name: the log as shown; path: as given (for the replay's header); cut, once in has ended: ""
-// or what to say of a compressed input that ended in the middle of a frame (ending.h). Never
-// throws on bad input.
-std::unique_ptr<LogResult> analyze_log(std::istream& in, const std::string& name,
-                                       const std::string& path, std::size_t index,
-                                       const AnalysisOptions& options,
-                                       const std::function<std::string()>& cut = {});
+// One log as the engine reads it.
+struct LogSource {
+  std::istream& in;
+  std::string name;   // the log as shown
+  std::string path;   // as given (for the replay's header)
+  std::size_t index;  // its place among the logs (its cross-rank row)
+  // Once in has ended: "" or what to say of a compressed input that ended in the middle of a
+  // frame (ending.h); none: "".
+  std::function<std::string()> cut;
+};
+
+// Never throws on bad input.
+std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOptions& options);
 
 // The document of several logs' results ("schema": "cudapool.analysis/1"): per log its report
 // and (with page) its page, then the cross-rank table.

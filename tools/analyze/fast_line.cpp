@@ -229,6 +229,7 @@ bool fast_event_line(std::string_view text, RawFields& raw, std::string* action,
   }
   e.has_segment = (seen & bit(kSegment)) != 0;
   e.segment = values[kSegment];
+  e.stream = values[kStream];
   e.cache_hit = cache_hit;
   action->assign(action_name);
   log::LogAction a{};

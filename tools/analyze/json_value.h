@@ -21,9 +21,9 @@
 namespace cudapool::analyze {
 
 enum class Kind : std::uint8_t {
-  kUint,     // an integer from 0 to 2^64 - 1
-  kInt,      // an integer from -2^63 to 2^63 - 1 (the summary's statistics)
-  kHex,      // a string "0x" or "0X" and hex digits, its value below 2^64
+  kUint,  // an integer from 0 to 2^64 - 1
+  kInt,   // an integer from -2^63 to 2^63 - 1 (the summary's statistics)
+  kHex,   // a string "0x" or "0X" and hex digits, its value below 2^64
   kString,
   kBool,
   kList,
@@ -43,6 +43,10 @@ struct JsonValue {
   std::vector<JsonValue> items;
   std::vector<std::pair<std::string, JsonValue>> members;
 
+  // A number of that text (as written), a string of that (decoded) text.
+  static JsonValue number_of(std::string text) { return of(Type::kNumber, std::move(text)); }
+  static JsonValue string_of(std::string text) { return of(Type::kString, std::move(text)); }
+
   bool is_null() const { return type == Type::kNull; }
   bool is_string() const { return type == Type::kString; }
   bool is_array() const { return type == Type::kArray; }
@@ -60,6 +64,14 @@ struct JsonValue {
   bool erase(std::string_view key);
   // Sets key (in place when present, else at the end).
   void set(std::string_view key, JsonValue value);
+
+ private:
+  static JsonValue of(Type type, std::string text) {
+    JsonValue v;
+    v.type = type;
+    v.text = std::move(text);
+    return v;
+  }
 };
 
 // Parses a JSON text the line scanner accepted; nullopt for anything else.

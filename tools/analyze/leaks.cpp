@@ -16,17 +16,7 @@ namespace {
 constexpr std::size_t kShown = 5;  // disagreeing entries named in a note
 
 JsonValue number(Figure v) {
-  JsonValue out;
-  out.type = JsonValue::Type::kNumber;
-  out.text = figure_text(v);
-  return out;
-}
-
-JsonValue string(std::string s) {
-  JsonValue out;
-  out.type = JsonValue::Type::kString;
-  out.text = std::move(s);
-  return out;
+  return JsonValue::number_of(figure_text(v));
 }
 
 JsonValue field(const JsonValue& leak, const char* name) {
@@ -81,7 +71,7 @@ LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes) {
   const auto entry_of = [&](const AliveBlock& b) {
     LeakEntry e;
     e.dev = number(b.dev);
-    e.ptr = string(hex_text(b.ptr));
+    e.ptr = JsonValue::string_of(hex_text(b.ptr));
     e.size = number(b.block->size);
     e.block_size = number(b.block->block_size);
     e.seq = number(b.block->seq);
@@ -136,8 +126,9 @@ LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes) {
         const auto it = a.devices_.find(static_cast<int>(*dev));
         const LiveBlock* b = it == a.devices_.end() ? nullptr : it->second->state.blocks.find(*ptr);
         if (b == nullptr || !b->live) {
-          e.why = "no block is alive there at the end of the events (never allocated there, or "
-                  "freed)";
+          e.why =
+              "no block is alive there at the end of the events (never allocated there, or "
+              "freed)";
         } else if (!claimed.emplace(static_cast<int>(*dev), *ptr).second) {
           e.why = "listed twice";
         } else {
@@ -187,9 +178,9 @@ LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes) {
   out.not_listed = rest;
   if (const JsonValue* omitted = summary.find("leaks_omitted");
       omitted != nullptr && omitted->is_object()) {
-    out.omitted = std::array<Figure, 3>{*omitted->find("count")->integer(),
-                                        *omitted->find("size")->integer(),
-                                        *omitted->find("block_size")->integer()};
+    out.omitted =
+        std::array<Figure, 3>{*omitted->find("count")->integer(), *omitted->find("size")->integer(),
+                              *omitted->find("block_size")->integer()};
   }
   out.disagreements = disagree.size();
   if (!disagree.empty()) {
@@ -207,8 +198,8 @@ LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes) {
                     " bytes requested, " + figure_text(rest[2]) +
                     " in blocks): the events' are counted");
   } else if (!out.omitted && rest[0] != 0) {
-    notes.push_back("the events have " + figure_text(rest[0]) +
-                    " block(s) alive at exit (" + figure_text(rest[2]) +
+    notes.push_back("the events have " + figure_text(rest[0]) + " block(s) alive at exit (" +
+                    figure_text(rest[2]) +
                     " bytes in blocks) that the summary's leaks do not list: counted");
   }
   return out;

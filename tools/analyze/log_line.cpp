@@ -106,8 +106,9 @@ std::optional<std::uint64_t> hex_field(const char* name, const JsonField& f, std
 }  // namespace
 
 void RawFields::clear() {
-  for (auto* f : {&action, &schema, &seq, &t_ns, &tid, &dev, &ctx, &ptr, &size, &block_size,
-                  &segment, &stream, &devices, &cache_hit, &backtrace, &cause}) {
+  for (auto* f :
+       {&action, &schema, &seq, &t_ns, &tid, &dev, &ctx, &ptr, &size, &block_size, &segment,
+        &stream, &devices, &cache_hit, &backtrace, &cause, &entry, &caller, &error}) {
     f->reset();
   }
   for (auto& f : figures) f.reset();
@@ -134,10 +135,14 @@ void RawFields::take(const JsonField& f) {
       slot = is("t_ns") ? &t_ns : is("size") ? &size : nullptr;
       break;
     case 5:
-      slot = is("cause") ? &cause : nullptr;
+      slot = is("cause") ? &cause : is("entry") ? &entry : is("error") ? &error : nullptr;
       break;
     case 6:
-      slot = is("action") ? &action : is("schema") ? &schema : is("stream") ? &stream : nullptr;
+      slot = is("action")   ? &action
+             : is("schema") ? &schema
+             : is("stream") ? &stream
+             : is("caller") ? &caller
+                            : nullptr;
       break;
     case 7:
       slot = is("segment") ? &segment : is("devices") ? &devices : nullptr;
@@ -298,7 +303,11 @@ void LineDecoder::event_fields(const std::string& action) {
     e.has_segment = true;
     e.segment = *v;
   }
-  if (raw_.stream && !hex_field("stream", *raw_.stream, &why)) return bad(why);
+  if (raw_.stream) {
+    const auto v = hex_field("stream", *raw_.stream, &why);
+    if (!v) return bad(why);
+    e.stream = *v;
+  }
   l.kind = LineKind::kEvent;
   log::LogAction a{};
   e.action = log::action_from_name(action, &a) ? static_cast<int>(a) : kUnknownAction;

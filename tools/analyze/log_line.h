@@ -1,10 +1,11 @@
 // tools/analyze/log_line.h: one line of a cudapool.log/1 file as the engine reads it: an event
 // with its decoded fields (and the raw fields the outputs read later: a backtrace, an oom
-// event's figures), the header or the summary as parsed JSON, a blank line, or a malformed line
-// with the Python reader's words for why (docs/log-format.md "Valid lines";
-// scripts/cudapool_analysis/reader.py decode_event). The fast check is tools/replay/flat_json.h's
-// scanner, the replay's; a line it refuses is judged by line_verdict.h. Not here: what the
-// header's and the summary's fields may hold (line_checks.h), what an event means (accounting.h).
+// event's figures, the fields an export shows as written), the header or the summary as parsed
+// JSON, a blank line, or a malformed line with the Python reader's words for why
+// (docs/log-format.md "Valid lines"; scripts/cudapool_analysis/reader.py decode_event). The fast
+// check is tools/replay/flat_json.h's scanner, the replay's; a line it refuses is judged by
+// line_verdict.h. Not here: what the header's and the summary's fields may hold (line_checks.h),
+// what an event means (accounting.h).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,7 @@ inline constexpr std::size_t kOomFigures = 9;
 // The top-level fields of a line the engine reads (the last of a repeated key).
 struct RawFields {
   std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
-      stream, devices, cache_hit, backtrace, cause;
+      stream, devices, cache_hit, backtrace, cause, entry, caller, error;
   std::optional<JsonField> figures[kOomFigures];
   void clear();
   void take(const JsonField& f);
@@ -49,10 +50,15 @@ struct Event {
   int dev = 0, ctx = 0;
   bool has_segment = false;
   std::uint64_t segment = 0;
+  std::uint64_t stream = 0;     // 0: none (the default stream)
   int action = kUnknownAction;  // a log::LogAction, or kUnknownAction
   std::string_view action_name;
   bool cache_hit = false;  // "cache_hit": true
+  // The fields as its line wrote them; empty for an event of a record (record).
   const RawFields* raw = nullptr;
+  // An event handed over as its record, not its line (the in-process replay's: replayed.h): the
+  // record, for what its line would hold as written (written_field.h). Valid during the call.
+  const log::LogRecord* record = nullptr;
 };
 
 enum class LineKind : std::uint8_t { kEvent, kHeader, kSummary, kBlank, kMalformed };

@@ -139,13 +139,13 @@ int main(int argc, char** argv) {
   options.sites = page;
   std::vector<std::unique_ptr<cudapool::analyze::LogResult>> results;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    std::istream& in = files[i]->stream();
     const cudapool::log::LogInput& input = *files[i];
     const std::string name = display_name(paths[i]);
+    const cudapool::analyze::LogSource source{files[i]->stream(), name, paths[i], i,
+                                              [&input] { return input.ended_early(); }};
     std::unique_ptr<cudapool::analyze::LogResult> r;
     try {
-      r = cudapool::analyze::analyze_log(in, name, paths[i], i, options,
-                                         [&input] { return input.ended_early(); });
+      r = cudapool::analyze::analyze_log(source, options);
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "%s: out of memory reading %s\n", self.c_str(), name.c_str());
       return 1;

@@ -150,18 +150,13 @@ std::shared_ptr<MemvizTrace::Region> MemvizTrace::region_of(
   return nullptr;
 }
 
-void MemvizTrace::event(std::uint64_t, std::string_view, const Event& e, const DeviceState&) {
+void MemvizTrace::event(std::uint64_t, const Event& e, const DeviceState&) {
   if (!mapped(e.action)) {
     ++left_out_[std::string(e.action_name)];
     return;
   }
   Device& d = device(e.dev);
-  std::uint64_t stream = 0;
-  if (const auto& s = e.raw->stream; s && s->kind == replay::JsonKind::kString) {
-    const std::string text =
-        s->value_escaped ? replay::decode_json_string(s->value) : std::string(s->value);
-    stream = hex_value(text).value_or(0);
-  }
+  const std::uint64_t stream = e.stream;
   const std::uint64_t t = e.t_ns;
   switch (e.action) {
     case action_id(A::kAlloc): {
@@ -388,8 +383,10 @@ void MemvizTrace::finish() {
   }
 }
 
-void MemvizTrace::write(JsonOut& out, const LogAnalysis& a, bool replayed,
-                        const std::string& cut) const {
+void MemvizTrace::write(JsonOut& out, const ExportInputs& in) const {
+  const LogAnalysis& a = in.followed;
+  const bool replayed = in.replayed;
+  const std::string& cut = in.cut;
   out.begin_object();
   out.key("replayed").boolean(replayed);
   out.key("ended_early");

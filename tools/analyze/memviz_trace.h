@@ -30,14 +30,14 @@ namespace cudapool::analyze {
 class MemvizTrace : public EventHook {
  public:
   explicit MemvizTrace(std::size_t max_entries) : max_entries_(max_entries) {}
-  void event(std::uint64_t line, std::string_view text, const Event& e,
-             const DeviceState& d) override;
+  void event(std::uint64_t line, const Event& e, const DeviceState& d) override;
   // The log's end (memviz.py finish()): blocks of a log without free_completed events leave at
   // their free_requested.
   void finish() override;
-  // The log's "memviz" object: a is the analysis this trace followed (the replay's for a log of
+  // The log's "memviz" object, of the analysis this trace followed (the replay's for a log of
   // requests: replayed).
-  void write(JsonOut& out, const LogAnalysis& a, bool replayed, const std::string& cut) const;
+  const char* key() const override { return "memviz"; }
+  void write(JsonOut& out, const ExportInputs& in) const override;
 
   struct Region {
     std::uint64_t base = 0, size = 0, stream = 0, first_map = 0, largest_block = 0, blocks = 0;

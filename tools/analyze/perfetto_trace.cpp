@@ -2,6 +2,7 @@
 #include "tools/analyze/perfetto_trace.h"
 
 #include "tools/analyze/device_layout.h"
+#include "tools/analyze/written_field.h"
 
 namespace cudapool::analyze {
 
@@ -28,27 +29,21 @@ bool instant(int action) {
   }
 }
 
-// perfetto.py INSTANT_FIELDS, in its order.
-constexpr const char* kInstantFields[] = {
-    "block_size", "segment",   "stream",       "ctx",   "cause",  "device_free", "device_total",
-    "reserved",   "allocated", "segment_size", "entry", "caller", "error"};
-
 // A field the trace shows: an integer, a string or a boolean (Python's type(x) in (int, str,
 // bool)), but not a ctx of 0, "" or false.
-bool shown(const char* name, const JsonValue& v) {
+bool shown(log::EventField f, const JsonValue& v) {
   const bool integer = v.type == JsonValue::Type::kNumber && v.is_integer();
   if (!integer && v.type != JsonValue::Type::kString && v.type != JsonValue::Type::kBool) {
     return false;
   }
-  if (std::string_view(name) != "ctx") return true;
+  if (f != log::EventField::kCtx) return true;
   if (integer) return v.integer_text() != "0";
   return v.type == JsonValue::Type::kString ? !v.text.empty() : v.boolean;
 }
 
 }  // namespace
 
-void PerfettoTrace::event(std::uint64_t, std::string_view text, const Event& e,
-                          const DeviceState& d) {
+void PerfettoTrace::event(std::uint64_t, const Event& e, const DeviceState& d) {
   if (changes_state(e.action)) {
     auto& s = series_[e.dev];
     if (!s) s = std::make_unique<Downsampler>(max_points_);
@@ -59,21 +54,20 @@ void PerfettoTrace::event(std::uint64_t, std::string_view text, const Event& e,
   std::uint64_t& n = instant_counts_[{e.dev, std::string(e.action_name)}];
   if (++n > max_instants_) return;
   Instant i{e.t_ns, e.size, e.ptr, e.dev, std::string(e.action_name), {}};
-  // Instants are few (at most max_instants of each device and action): their lines are parsed
-  // whole for the fields the fast decoder does not keep.
-  if (std::optional<JsonValue> obj = parse_json(text); obj && obj->is_object()) {
-    for (const char* name : kInstantFields) {
-      const JsonValue* v = obj->find(name);
-      if (v == nullptr || !shown(name, *v)) continue;
-      i.fields.emplace_back(name, *v);  // an integer written as Python reads it (json_out.h)
-    }
+  for (const log::EventField f : kShownFields) {
+    std::optional<JsonValue> v = written_field(e, f);
+    if (!v || !shown(f, *v)) continue;
+    // The name: fields.def's literal; an integer written as Python reads it (json_out.h).
+    i.fields.emplace_back(log::event_field_name(f).data(), std::move(*v));
   }
   instants_.push_back(std::move(i));
 }
 
-void PerfettoTrace::write(JsonOut& out, const LogAnalysis& a,
-                          const std::optional<JsonValue>& header, bool replayed,
-                          const std::string& cut) const {
+void PerfettoTrace::write(JsonOut& out, const ExportInputs& in) const {
+  const LogAnalysis& a = in.followed;
+  const std::optional<JsonValue>& header = in.log.header_;
+  const bool replayed = in.replayed;
+  const std::string& cut = in.cut;
   out.begin_object();
   out.key("replayed").boolean(replayed);
   out.key("header");

@@ -13,9 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +21,7 @@
 #include "tools/analyze/downsample.h"
 #include "tools/analyze/event_hook.h"
 #include "tools/analyze/json_out.h"
+#include "tools/analyze/json_value.h"
 
 namespace cudapool::analyze {
 
@@ -31,12 +30,11 @@ class PerfettoTrace : public EventHook {
   // max_points: at least 10 (perfetto.py MAX_POINTS 20000, MAX_INSTANTS 2000 by default).
   PerfettoTrace(std::size_t max_points, std::size_t max_instants)
       : max_points_(max_points), max_instants_(max_instants) {}
-  void event(std::uint64_t line, std::string_view text, const Event& e,
-             const DeviceState& d) override;
-  // The log's "perfetto" object: a is the analysis this trace followed (the replay's for a log
-  // of requests: replayed), header the log's own.
-  void write(JsonOut& out, const LogAnalysis& a, const std::optional<JsonValue>& header,
-             bool replayed, const std::string& cut) const;
+  void event(std::uint64_t line, const Event& e, const DeviceState& d) override;
+  // The log's "perfetto" object: the header is the log's own, the rest of the analysis this
+  // trace followed (the replay's for a log of requests: replayed).
+  const char* key() const override { return "perfetto"; }
+  void write(JsonOut& out, const ExportInputs& in) const override;
 
  private:
   struct Instant {

@@ -13,7 +13,8 @@ namespace cudapool::analyze {
 
 namespace {
 
-// An event of the replay carries no backtrace and no oom figures: no raw fields.
+// An event of a record carries no line: no raw fields (its record holds what the line would:
+// written_field.h).
 const RawFields kNoFields{};
 
 }  // namespace
@@ -23,7 +24,8 @@ bool event_of_record(const log::LogRecord& r, Event* e) {
   // (a device ordinal below kDeviceLimit), ctx when not 0, block_size, segment and stream when
   // not 0 (a missing block_size reads as size), cache_hit on an alloc.
   if (r.action == log::LogAction::kOom || r.action > log::kLastLogAction || r.device < 0 ||
-      static_cast<std::uint64_t>(r.device) >= kDeviceLimit) {
+      static_cast<std::uint64_t>(r.device) >= kDeviceLimit || r.frames != 0 || r.entry != nullptr ||
+      r.caller != nullptr) {
     return false;
   }
   *e = Event{};
@@ -37,10 +39,12 @@ bool event_of_record(const log::LogRecord& r, Event* e) {
   e->ctx = r.ctx;
   e->has_segment = r.segment != 0;
   e->segment = r.segment;
+  e->stream = r.stream;
   e->action = static_cast<int>(r.action);
   e->action_name = log::action_name(r.action);
   e->cache_hit = r.action == log::LogAction::kAlloc && r.cache_hit;
   e->raw = &kNoFields;
+  e->record = &r;
   return true;
 }
 
@@ -68,10 +72,8 @@ void RequestReplay::line(std::string_view text) {
 }
 
 void RequestReplay::record(const log::LogRecord& r) {
-  // An export that follows the events (a hook) reads fields no Event keeps (stream, the
-  // instants' fields) from each line: then every decision goes as its line.
   Event e;
-  if (analysis_.hook == nullptr && event_of_record(r, &e)) {
+  if (event_of_record(r, &e)) {
     analysis_.feed_event(++lines_, e);  // never the last line: the summary is (close())
     return;
   }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "log/record.h"
 #include "tools/analyze/analysis.h"
@@ -27,8 +28,9 @@ namespace cudapool::analyze {
 inline constexpr std::uint64_t kScanLines = 5000;  // replayed.py SCAN_LINES
 
 // The event a record's line decodes to (log_line.h), when it has one that needs no line: false
-// for an oom event (its figures are read from the line's fields) and a device the log cannot
-// name (read as the malformed line it is).
+// for an oom event (its figures are read from the line's fields), a device the log cannot name
+// (read as the malformed line it is) and a record with fields no pool event has (a backtrace, a
+// stream event's entry and caller: read from the line). e->record is r (written_field.h).
 bool event_of_record(const log::LogRecord& r, Event* e);
 
 class RequestReplay : private replay::RecordSink {
@@ -48,7 +50,7 @@ class RequestReplay : private replay::RecordSink {
 
   const LogAnalysis& analysis() const { return analysis_; }
   // Given each event of the replay's log (an export that follows it: event_hook.h).
-  void hook(EventHook* h) { analysis_.hook = h; }
+  void follow(std::unique_ptr<EventHook> hook) { analysis_.hook = std::move(hook); }
   const Report& report() const { return report_; }
 
  private:
