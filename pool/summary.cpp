@@ -74,7 +74,11 @@ std::string padded(std::string text, std::size_t width) {
 }
 
 std::string row(std::string_view name, const Cells& values, const Cells& ref, Formatter f) {
-  std::string out = " " + padded(std::string(name), 21) + " | ";
+  // Appended, not +: GCC 12's -Wstringop-overflow misreads the temporaries under LTO.
+  std::string out = " ";
+  out += name;
+  if (name.size() < 21) out.append(21 - name.size(), ' ');
+  out += " | ";
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i != 0) out += " | ";
     out += cell(*values[i], *ref[i], f);

@@ -70,4 +70,15 @@ test_conf() {
       env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/torch_train.py"
     same_losses "$name-torch_train-bitwise" "$raw_train" "$LOGS/$name-torch_train.log"
   done
+  # A large segment above max_split_size, split by a small tensor: its free piece is oversize by
+  # its size, and must not go back to the driver as a segment (split_piece.py). The cap: ~43 MiB.
+  if py_has torch; then
+    local total_mib
+    total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
+    fraction=$(awk -v t="$total_mib" 'BEGIN { printf "%.6f", 43 / t }')
+    checked_run conf-split-piece 120 \
+      "shim:large_segment_size_mb:32,max_split_size_mb:22,max_non_split_rounding_mb:1,per_process_memory_fraction:$fraction" \
+      "a split piece of a large segment is not released as a segment" \
+      env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/split_piece.py"
+  fi
 }
