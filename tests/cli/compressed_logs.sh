@@ -73,7 +73,9 @@ for name in normal example; do
 import json, os, pickle, re, sys
 out, name, forms = sys.argv[1], sys.argv[2], sys.argv[3:]
 shown = [("<stdin>" if f.startswith("stdin:") else f) for f in forms]
-VARYING = {"seconds", "events_per_second", "generated", "threads"}   # timings, the date
+# timings, the date; the settings and pools tune replayed (a file is looked at first: fewer)
+VARYING = {"seconds", "events_per_second", "generated", "threads", "pools_replayed",
+           "settings_tried"}
 
 def same(value, given):
     """value with the log's name (as given) replaced, the timings dropped."""

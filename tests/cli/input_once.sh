@@ -61,6 +61,8 @@ def load(how, kind):
         for log in d["logs"]:
             log.pop("log")
         d["tune"].pop("seconds", None)
+        for k in ("pools_replayed", "settings_tried"):  # a file is looked at first: fewer
+            d["tune"].pop(k, None)
         for log in d["tune"]["logs"]:
             log.pop("path")
             log.pop("seconds", None)

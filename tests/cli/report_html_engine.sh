@@ -102,6 +102,8 @@ def load(text):
     d = json.loads(text)
     d.pop("generated")
     d["tune"].pop("seconds", None)
+    for k in ("pools_replayed", "settings_tried"):  # a file is looked at first: fewer
+        d["tune"].pop(k, None)
     names = [l.pop("log") for l in d["logs"]] + [l.pop("path") for l in d["tune"]["logs"]]
     for l in d["tune"]["logs"]:
         l.pop("seconds", None)
