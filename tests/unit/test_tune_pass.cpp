@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/unit/catch.h"
+#include "tests/unit/tune_test_util.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
 #include "tools/tune/pass.h"
@@ -21,6 +22,7 @@
 
 using namespace cudapool;
 using namespace cudapool::tune;
+using tunetest::whole_replay;
 
 namespace {
 
@@ -57,15 +59,6 @@ LogInput input(const std::string& name, const std::string& text, bool rereadable
   in.open = [text](std::string*) { return in_memory(text); };
   in.rereadable = rereadable;
   return in;
-}
-
-Outcome whole_replay(const std::string& text, const std::string& conf) {
-  replay::ReplaySettings settings;
-  settings.conf = conf;
-  replay::Replayer r(settings);
-  std::istringstream in(text);
-  r.feed_stream(in);
-  return outcome_of(r);
 }
 
 }  // namespace

@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "tests/unit/catch.h"
-#include "tools/replay/replayer.h"
-#include "tools/tune/pass.h"
+#include "tests/unit/tune_test_util.h"
 #include "tools/tune/request_bound.h"
 #include "tools/tune/same_replay.h"
 
@@ -19,15 +18,6 @@ using namespace cudapool::tune;
 namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
-
-Outcome replayed(const std::string& text, const std::string& conf) {
-  replay::ReplaySettings settings;
-  settings.conf = conf;
-  replay::Replayer r(settings);
-  std::istringstream in(text);
-  r.feed_stream(in);
-  return outcome_of(r);
-}
 
 // A log of random allocations and frees on one device of `device_bytes`.
 std::string random_log(std::mt19937_64& rng, std::uint64_t device_bytes, int events) {
@@ -144,7 +134,7 @@ TEST_CASE("same replay: a setting grouped with another replays exactly as that o
 
     const std::vector<std::size_t> as = replayed_as(confs, sizes_of(text));
     std::vector<Outcome> outcomes;
-    for (const std::string& conf : confs) outcomes.push_back(replayed(text, conf));
+    for (const std::string& conf : confs) outcomes.push_back(tunetest::whole_replay(text, conf));
     for (std::size_t k = 0; k < confs.size(); ++k) {
       if (as[k] == k) continue;
       ++grouped;

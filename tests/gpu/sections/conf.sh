@@ -77,7 +77,7 @@ test_conf() {
     total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
     fraction=$(awk -v t="$total_mib" 'BEGIN { printf "%.6f", 43 / t }')
     checked_run conf-split-piece 120 \
-      "shim:large_segment_size_mb:32,max_split_size_mb:22,max_non_split_rounding_mb:1,per_process_memory_fraction:$fraction" \
+      "shim:large_segment_size_mb:32,max_split_size_mb:22,per_process_memory_fraction:$fraction" \
       "a split piece of a large segment is not released as a segment" \
       env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$PY" "$HERE/split_piece.py"
   fi
