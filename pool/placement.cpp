@@ -1,6 +1,7 @@
 // pool/placement.cpp: see placement.h.
 #include "pool/placement.h"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 
@@ -65,7 +66,6 @@ std::size_t DriverPlacement::chunk_size(std::size_t bytes) {
 bool DriverPlacement::fit(const Chunk& c, std::size_t size, std::uintptr_t* at) {
   // The smallest free range that fits; the lowest of equal ones (ascending walk, strict <).
   std::size_t best = 0;
-  if (c.largest_free < size) return false;
   for (const auto& [start, free] : c.free) {
     if (free < size || (best != 0 && free >= best)) continue;
     best = free;
@@ -83,11 +83,45 @@ void DriverPlacement::take(Chunk& c, std::uintptr_t at, std::size_t size) {
   measure(c);
 }
 
+std::size_t DriverPlacement::room_class(std::size_t bytes) {
+  const std::size_t k = bytes / kSegmentStep;
+  return k < kRoomClasses ? k : kRoomClasses;
+}
+
 void DriverPlacement::measure(Chunk& c) {
-  c.largest_free = 0;
-  for (const auto& [start, free] : c.free) {
-    if (free > c.largest_free) c.largest_free = free;
+  if (c.driver_own) {  // the driver's ranges are tried after every chunk: no class
+    c.largest_free = 0;
+    for (const auto& [start, free] : c.free) c.largest_free = std::max(c.largest_free, free);
+    return;
   }
+  const std::size_t before = room_class(c.largest_free);
+  c.largest_free = 0;
+  for (const auto& [start, free] : c.free) c.largest_free = std::max(c.largest_free, free);
+  const std::size_t after = room_class(c.largest_free);
+  if (before != after) by_room_[before].erase(c.age);
+  by_room_[after].insert(c.age);
+}
+
+DriverPlacement::Chunk* DriverPlacement::newest_with_room(std::size_t size) {
+  // Every chunk of a class above size's holds room for it; those of size's own class and of the
+  // last are looked at, newest first, until one does.
+  const std::size_t first = room_class(size);
+  bool found = false;
+  std::uint64_t newest = 0;
+  for (std::size_t k = first; k <= kRoomClasses; ++k) {
+    const std::set<std::uint64_t>& ages = by_room_[k];
+    for (auto it = ages.rbegin(); it != ages.rend(); ++it) {
+      if (found && *it < newest) break;  // none newer in this class
+      const bool fits =
+          (k != first && k != kRoomClasses) || chunks_.at(by_age_.at(*it)).largest_free >= size;
+      if (fits) {
+        newest = *it;
+        found = true;
+        break;
+      }
+    }
+  }
+  return found ? &chunks_.at(by_age_.at(newest)) : nullptr;
 }
 
 std::uintptr_t DriverPlacement::reserve(std::size_t chunk) {
@@ -127,12 +161,9 @@ DriverPlacement::Chunk* DriverPlacement::owner(std::uintptr_t ptr) {
 std::uintptr_t DriverPlacement::place(std::size_t bytes) {
   const std::size_t size = segment_size(bytes);
   std::uintptr_t at = 0;
-  for (auto it = by_age_.rbegin(); it != by_age_.rend(); ++it) {
-    Chunk& c = chunks_.at(it->second);
-    if (fit(c, size, &at)) {
-      take(c, at, size);
-      return at;
-    }
+  if (Chunk* c = newest_with_room(size); c != nullptr && fit(*c, size, &at)) {
+    take(*c, at, size);
+    return at;
   }
   for (Chunk& c : driver_) {
     if (fit(c, size, &at)) {
@@ -163,6 +194,7 @@ void DriverPlacement::release(std::uintptr_t ptr, std::size_t bytes) {
   if (c->used != 0 || c->driver_own) return;
   const std::uintptr_t start = c->start;
   const std::size_t chunk = c->size;
+  by_room_[room_class(c->largest_free)].erase(c->age);
   by_age_.erase(c->age);
   chunks_.erase(start);
   unreserve(start, chunk);
