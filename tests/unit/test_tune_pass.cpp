@@ -1,9 +1,10 @@
 // tests/unit/test_tune_pass.cpp: cudapool tune's one pass (tools/tune/pass.h) and its first look
-// (tune.h, request_bound.h): the decoder's batches hold the whole log; every setting's outcome is
-// its replay of the whole log whatever the batches and threads; the quick bound of the largest
-// request is never below it; the settings replayed hold every sweep up to the bound; a log read
-// once gets the tune of a log read twice; the own settings, errors, and a log that grows between
-// the look and the pass. Not here: the sweep, the ranking, the recommendation (test_tune.cpp).
+// (tune.h, first_look.h): the decoder's batches hold the whole log; every setting's outcome is
+// its replay of the whole log whatever the batches and threads; the look's requests; the settings
+// replayed hold every sweep up to the bound; a log read once gets the tune of a log read twice; a
+// look at part of a log gets the tune of a look at all of it; the own settings, errors, and a log
+// that grows between two passes. Not here: the sweep, the ranking, the recommendation
+// (test_tune.cpp).
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -15,8 +16,8 @@
 #include "tests/unit/tune_test_util.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
+#include "tools/tune/first_look.h"
 #include "tools/tune/pass.h"
-#include "tools/tune/request_bound.h"
 #include "tools/tune/sweep.h"
 #include "tools/tune/tune.h"
 
@@ -148,46 +149,45 @@ TEST_CASE("tune pass: each setting's outcome is its replay of the whole log, how
   CHECK(small[0].ooms > whole_replay(large(), "").ooms);
 }
 
-TEST_CASE("tune pass: the quick bound of the largest request is never below it") {
-  CHECK(line_request_bound(alloc(16, 4096)) == 4096);
-  CHECK(line_request_bound(R"({"action" : "alloc", "size" :	77 ,"seq":9999999})") == 77);
-  // A repeated key: the parser takes the last, the bound the largest.
-  CHECK(line_request_bound(R"({"action":"alloc","size":1,"size":999})") == 999);
-  CHECK(line_request_bound(R"({"action":"alloc","size":999,"size":1})") == 999);
-  // Escapes: parsed.
-  const std::string escaped_key =
-      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"alloc","ptr":"0x10","\u0073ize":123456})";
-  CHECK(line_request_bound(escaped_key) == 123456);
-  const std::string escaped_action =
-      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"\u0061lloc","ptr":"0x10","size":654321})";
-  CHECK(line_request_bound(escaped_action) == 654321);
-  // Not an allocation: nothing.
-  CHECK(line_request_bound(R"({"action":"segment_alloc","size":999})") == 0);
-  CHECK(line_request_bound(R"({"action":"free_requested","size":999})") == 0);
-  CHECK(line_request_bound("") == 0);
-  CHECK(line_request_bound(R"({"action":"alloc","size":99999999999999999999999})") ==
-        std::numeric_limits<std::uint64_t>::max());
-  // Every line of the rules fixture (valid and malformed ones): never below what the parser reads.
-  const std::string rules =
-      read_file(std::string(CUDAPOOL_SOURCE_DIR) + "/tests/cli/fixtures/line_rules.jsonl");
-  std::istringstream lines(rules);
-  std::size_t allocs = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const replay::ParsedLine parsed = replay::parse_log_line(line, nullptr);
-    if (parsed.kind != replay::LineKind::kEvent || parsed.event.kind != replay::EventKind::kAlloc)
-      continue;
-    ++allocs;
-    INFO(line);
-    CHECK(line_request_bound(line) >= parsed.event.size);
+TEST_CASE("tune first look: every size of an alloc or oom event, and the largest alloc") {
+  std::istringstream in(
+      example() + alloc(9999, 123) + "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"oom","ptr":"0x0","size":77777777777})" + "\n" +
+      R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"segment_alloc",)" +
+      R"("ptr":"0x10","size":555})" + "\n");
+  const replay::RecordedLog log = replay::read_log(in);
+  replay::EventBatch batch;
+  batch.events = log.events;
+  RequestSizes r;
+  r.add(batch);
+  CHECK(r.known);
+  CHECK(r.largest == log.largest_request);  // an oom's size is not a request that was served
+  CHECK(r.largest < 77777777777);
+  CHECK(r.sizes.count(123) == 1);
+  CHECK(r.sizes.count(77777777777) == 1);
+  CHECK(r.sizes.count(555) == 0);
+  std::set<std::uint64_t> expected;
+  for (const replay::RecordedEvent& e : log.events) {
+    if (e.event.kind == replay::EventKind::kAlloc || e.event.kind == replay::EventKind::kOom)
+      expected.insert(e.event.size);
   }
-  CHECK(allocs > 5);
-  // Of a whole log written as the shim writes it: exactly the largest request.
-  for (const std::string& text : {example(), large()}) {
-    std::istringstream a(text), b(text);
-    RequestScan scan;
-    scan_requests(a, &scan);
-    CHECK(scan.bound == replay::read_log(b).largest_request);
+  CHECK(std::set<std::uint64_t>(r.sizes.begin(), r.sizes.end()) == expected);
+  // The same events again: nothing new.
+  const std::uint64_t changes = r.changes();
+  r.add(batch);
+  CHECK(r.changes() == changes);
+  // More distinct sizes than kept: not known.
+  replay::EventBatch many;
+  for (std::uint64_t size = 1; size <= kMaxScannedSizes + 1; ++size) {
+    replay::RecordedEvent e;
+    e.event.kind = replay::EventKind::kAlloc;
+    e.event.size = size << 10;
+    many.events.push_back(e);
   }
+  r.add(many);
+  CHECK_FALSE(r.known);
+  CHECK(r.sizes.empty());
+  CHECK(r.changes() > changes);
 }
 
 TEST_CASE("tune pass: the settings replayed hold every sweep up to the bound, and only those") {
@@ -291,22 +291,104 @@ TEST_CASE("tune: a log that cannot be read or holds no allocation is an error") 
   }
 }
 
-TEST_CASE("tune: a log that grows between the first look and the pass is tuned with a note") {
-  // The first look sees requests below 20 MiB (no split limit to try); the pass sees 300 MiB.
-  const std::string before = header("") + "\n" + alloc(16, 10 * kMiB) + "\n";
-  const std::string after = before + alloc(32, 300 * kMiB) + "\n";
+namespace {
+
+std::string free_line(std::uint64_t ptr) {
+  return R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"free_requested","ptr":"0x)" +
+         std::to_string(ptr) + R"("})";
+}
+
+// Powers of two first (every rounding gives them the same block, and no request passes 64 MiB);
+// then sizes that roundings tell apart and a request of 300 MiB (more split limits).
+std::string phased_log() {
+  std::string text = header("") + "\n";
+  std::uint64_t ptr = 16;
+  auto steps = [&](std::initializer_list<std::uint64_t> sizes, int count) {
+    for (int step = 0; step < count; ++step) {
+      std::vector<std::uint64_t> held;
+      for (const std::uint64_t size : sizes) {
+        text += alloc(ptr, size + static_cast<std::uint64_t>(step % 3) * 4096 * (size > kMiB));
+        text += "\n";
+        held.push_back(ptr++);
+      }
+      for (std::size_t i = 0; i < held.size(); i += 2) text += free_line(held[i]) + "\n";
+    }
+  };
+  steps({4096, 2 * kMiB, 64 * kMiB, 512}, 40);
+  steps({50 * kMiB + 12345, 300 * kMiB, 3 * kMiB + 5, 4096}, 20);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("tune: a first look at part of the log gives the figures of a look at all of it") {
+  SweepInputs in;
+  in.tries = {"max_split_size_mb:100", "roundup_power2_divisions:8"};
+  for (const std::string& text : {phased_log(), large(), example()}) {
+    TuneResult whole;
+    std::string error;
+    REQUIRE(run_tune({input("a", text, true)}, in, {}, &whole, &error));
+    for (const std::size_t look : {std::size_t{1}, std::size_t{30}, std::size_t{200}}) {
+      INFO("first look " << look << " events");
+      for (const bool two_logs : {false, true}) {
+        std::vector<LogInput> logs = {input("a", text, true)};
+        if (two_logs) logs.push_back(input("b", text, true));
+        TuneOptions options;
+        options.first_look_events = look;
+        TuneResult part;
+        REQUIRE(run_tune(logs, in, options, &part, &error));
+        CHECK(part.settings == whole.settings);
+        REQUIRE(part.candidates.size() == whole.candidates.size());
+        for (std::size_t c = 0; c < part.candidates.size(); ++c)
+          CHECK(part.candidates[c].conf == whole.candidates[c].conf);
+        CHECK(part.outcomes[0] == whole.outcomes[0]);
+        if (two_logs) CHECK(part.outcomes[1] == whole.outcomes[0]);
+        CHECK(part.recommendation.conf == whole.recommendation.conf);
+        CHECK(part.notes.empty());
+      }
+      // Read once, longer than the look: every setting is replayed, to the same figures.
+      TuneOptions options;
+      options.first_look_events = look;
+      TuneResult once;
+      REQUIRE(run_tune({input("a", text, false)}, in, options, &once, &error));
+      CHECK(once.replayed >= once.settings);
+      CHECK(once.outcomes == whole.outcomes);
+    }
+  }
+  // The phased log's look at its first steps groups the roundings, which its later sizes separate.
+  TuneResult whole, part;
+  std::string error;
+  REQUIRE(run_tune({input("a", phased_log(), true)}, in, {}, &whole, &error));
+  TuneOptions options;
+  options.first_look_events = 30;
+  auto opened = std::make_shared<int>(0);
+  LogInput counted = input("a", phased_log(), true);
+  counted.open = [=](std::string*) {
+    ++*opened;
+    return in_memory(phased_log());
+  };
+  REQUIRE(run_tune({counted}, in, options, &part, &error));
+  CHECK(*opened == 2);  // a second pass
+  // Each setting replayed in the first pass is the first of its group in the end too.
+  CHECK(part.replayed == whole.replayed);
+  CHECK(whole.replayed < whole.settings);
+}
+
+TEST_CASE("tune: a log that grows between the two passes is tuned with a note") {
+  const std::string before = phased_log();
+  const std::string after = before + alloc(99999, 10 * kMiB) + "\n";
   auto opened = std::make_shared<int>(0);
   LogInput growing;
   growing.path = "growing";
   growing.rereadable = true;
   growing.open = [=](std::string*) { return in_memory((*opened)++ == 0 ? before : after); };
+  TuneOptions options;
+  options.first_look_events = 30;
   TuneResult r;
   std::string error;
-  REQUIRE(run_tune({growing}, {}, {}, &r, &error));
+  REQUIRE(run_tune({growing}, {}, options, &r, &error));
+  CHECK(*opened == 2);
   REQUIRE(r.notes.size() == 1);
-  CHECK(r.notes[0].find("not tried: max_split_size_mb:20") != std::string::npos);
-  CHECK(r.logs[0].largest_request == 300 * kMiB);
-  for (const Candidate& c : r.candidates)
-    CHECK(c.conf.find("max_split_size_mb") == std::string::npos);
+  CHECK(r.notes[0].find("growing changed between tune's two passes") != std::string::npos);
   CHECK(r.candidates.size() == r.outcomes[0].size());
 }

@@ -9,7 +9,8 @@
 
 #include "tests/unit/catch.h"
 #include "tests/unit/tune_test_util.h"
-#include "tools/tune/request_bound.h"
+#include "tools/replay/recorded_log.h"
+#include "tools/tune/first_look.h"
 #include "tools/tune/same_replay.h"
 
 using namespace cudapool;
@@ -53,10 +54,12 @@ std::string random_log(std::mt19937_64& rng, std::uint64_t device_bytes, int eve
 
 std::vector<std::uint64_t> sizes_of(const std::string& text) {
   std::istringstream in(text);
-  RequestScan scan;
-  scan_requests(in, &scan);
-  REQUIRE(scan.sizes_known);
-  return {scan.sizes.begin(), scan.sizes.end()};
+  replay::EventBatch batch;
+  batch.events = replay::read_log(in).events;
+  RequestSizes requests;
+  requests.add(batch);
+  REQUIRE(requests.known);
+  return {requests.sizes.begin(), requests.sizes.end()};
 }
 
 }  // namespace

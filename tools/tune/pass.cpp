@@ -16,12 +16,15 @@ namespace {
 class Pass {
  public:
   Pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
-       const PassOptions& options)
+       const PassOptions& options, std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
+       RequestSizes* requests)
       : decoder_(decoder),
+        requests_(requests),
         batch_events_(std::max<std::size_t>(options.batch_events, 1)),
         max_batches_(std::max<std::size_t>(options.max_batches, 1)),
         next_(confs.size(), 0),
         busy_(confs.size(), false) {
+    if (!confs.empty()) batches_ = std::move(decoded);
     for (const std::string& conf : confs) {
       replay::ReplaySettings settings;
       settings.conf = conf;
@@ -70,6 +73,7 @@ class Pass {
     auto batch = std::make_shared<replay::EventBatch>();
     batch->events.reserve(batch_events_);
     const bool more = decoder_.next_batch(batch.get(), batch_events_);
+    if (more && requests_ != nullptr) requests_->add(*batch);
     lock.lock();
     decoding_ = false;
     if (!more) {
@@ -115,6 +119,7 @@ class Pass {
   }
 
   replay::LogDecoder& decoder_;
+  RequestSizes* const requests_;
   const std::size_t batch_events_, max_batches_;
   std::vector<std::unique_ptr<replay::Replayer>> replayers_;
   std::mutex mutex_;
@@ -148,8 +153,10 @@ Outcome outcome_of(const replay::Replayer& r) {
 }
 
 std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
-                                 const PassOptions& options) {
-  Pass pass(decoder, confs, options);
+                                 const PassOptions& options,
+                                 std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
+                                 RequestSizes* requests) {
+  Pass pass(decoder, confs, options, std::move(decoded), requests);
   std::vector<std::thread> workers;
   for (int i = 1; i < options.threads; ++i) workers.emplace_back([&] { pass.work(); });
   pass.work();

@@ -4,17 +4,22 @@
 // batch when the decoder is free and fewer than kMaxBatches are held; otherwise it takes the
 // setting that lags most and replays its next batch (each setting's batches in order, so the
 // result does not depend on the threads). A batch is dropped once every setting has replayed it:
-// the memory is the batches held and the pools' live state, never the log's length. Not here:
-// which settings (sweep.h), the ranking (tune.h).
+// the memory is the batches held and the pools' live state, never the log's length. The pass
+// starts with the batches the first look decoded (first_look.h) and adds the requests of every
+// batch it decodes to the first look's RequestSizes. Not here: which settings (sweep.h), the
+// ranking (tune.h).
 #pragma once
 
 #include <cstddef>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
+#include "tools/tune/first_look.h"
 #include "tools/tune/outcome.h"
 
 namespace cudapool::tune {
@@ -36,9 +41,13 @@ struct PassOptions {
 // What one setting's replay came to (after finish()).
 Outcome outcome_of(const replay::Replayer& replayer);
 
-// Replays the rest of decoder's log (read_header() done) under each conf string: the outcomes in
-// the same order. The decoder's tally is final afterwards.
+// Replays the batches already decoded (the first of the log, in order), then the rest of
+// decoder's log (read_header() done), under each conf string: the outcomes in the same order. The
+// decoder's tally is final afterwards. With requests, the requests of every batch decoded here are
+// added to it.
 std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
-                                 const PassOptions& options);
+                                 const PassOptions& options,
+                                 std::deque<std::shared_ptr<const replay::EventBatch>> decoded = {},
+                                 RequestSizes* requests = nullptr);
 
 }  // namespace cudapool::tune

@@ -14,7 +14,7 @@
 //   between two limits that no rounded request and no segment size lies between, every comparison
 //   comes out the same, and release_available_cached_blocks(), which searches from the limit, frees
 //   the same blocks. Such limits are one class: the number of those sizes below the limit.
-// Needs every size the pool can be asked for (request_bound.h); without them every setting is
+// Needs every size the pool can be asked for (first_look.h); without them every setting is
 // replayed. Not here: the pass (pass.h), the sweep (sweep.h).
 #pragma once
 

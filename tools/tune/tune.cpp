@@ -1,17 +1,19 @@
-// tools/tune/tune.cpp: see tune.h. The first look at the logs, a pass per log, and which of the
-// settings replayed are the sweep's; the ranking and the recommendation: recommend.cpp.
+// tools/tune/tune.cpp: see tune.h. The first look, the pass over the logs (and a second one where
+// the look missed requests), and which replay each setting of the sweep takes; the ranking and the
+// recommendation: recommend.cpp.
 #include "tools/tune/tune.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <thread>
 
 #include <sstream>
 
 #include "log/read/input.h"
+#include "tools/tune/first_look.h"
 #include "tools/tune/pass.h"
-#include "tools/tune/request_bound.h"
 #include "tools/tune/same_replay.h"
 
 namespace cudapool::tune {
@@ -63,28 +65,72 @@ std::shared_ptr<LogSource> in_memory(std::string text) {
   return std::make_shared<TextSource>(std::move(text));
 }
 
+namespace {
+
+std::vector<std::size_t> identity(std::size_t n) {
+  std::vector<std::size_t> out(n);
+  std::iota(out.begin(), out.end(), std::size_t{0});
+  return out;
+}
+
+// Which setting's replay each setting takes (same_replay.h; every setting its own when the sizes
+// are not known).
+std::vector<std::size_t> replays_of(const std::vector<std::string>& confs,
+                                    const RequestSizes& requests) {
+  if (!requests.known) return identity(confs.size());
+  std::vector<std::uint64_t> sizes(requests.sizes.begin(), requests.sizes.end());
+  std::sort(sizes.begin(), sizes.end());
+  return replayed_as(confs, sizes);
+}
+
+std::vector<std::string> confs_up_to(const SweepInputs& in, std::uint64_t bound) {
+  std::vector<std::string> confs;
+  for (const Candidate& c : sweep_up_to(in, bound)) confs.push_back(c.conf);
+  return confs;
+}
+
+// The outcomes of the settings replayed so far: conf string -> one per log.
+using Replayed = std::map<std::string, std::vector<Outcome>>;
+
+// Replays every log under confs (each log opened unless open[i] already is; the first log starts
+// with first_batches), adding each setting's outcomes to *replayed and each log's tally to
+// *tallies (when not null).
+bool pass_over(const std::vector<LogInput>& logs, std::vector<OpenLog>& open,
+               std::deque<std::shared_ptr<const replay::EventBatch>> first_batches,
+               const std::vector<std::string>& confs, const PassOptions& pass,
+               RequestSizes* requests, Replayed* replayed, std::vector<replay::LogTally>* tallies,
+               std::vector<std::string>* notes, std::string* error) {
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    if (!open[i].decoder && !open_log(logs[i], &open[i], error)) return false;
+    const std::vector<Outcome> outcomes = replay_pass(
+        *open[i].decoder, confs, pass,
+        i == 0 ? std::move(first_batches) : std::deque<std::shared_ptr<const replay::EventBatch>>{},
+        requests);
+    for (std::size_t q = 0; q < confs.size(); ++q) (*replayed)[confs[q]].push_back(outcomes[q]);
+    const replay::LogTally& tally = open[i].decoder->tally();
+    if (!open[i].input->error().empty()) {  // corrupt compressed data, a read error
+      *error = open[i].input->error();
+      return false;
+    }
+    if (!open[i].input->ended_early().empty())
+      notes->push_back("note: " + open[i].input->ended_early());
+    if (tally.allocs == 0) {
+      *error = logs[i].path + ": no alloc events (" + std::to_string(tally.lines) + " lines, " +
+               std::to_string(tally.malformed_lines) +
+               " malformed): nothing to tune; is it a cudapool.log/1 file (CUDAPOOL_LOG)?";
+      return false;
+    }
+    if (tallies != nullptr) tallies->push_back(tally);
+    open[i] = OpenLog{};  // its input closed
+  }
+  return true;
+}
+
+}  // namespace
+
 bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const TuneOptions& options,
               TuneResult* result, std::string* error) {
   *result = TuneResult{};
-  // The split limits tried depend on the largest request, and which settings replay alike on the
-  // sizes asked for: a quick look at every log first when each can be read twice; otherwise all
-  // of them are replayed.
-  std::uint64_t bound = std::numeric_limits<std::uint64_t>::max();
-  RequestScan scan;
-  scan.sizes_known = false;
-  if (std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; })) {
-    scan.sizes_known = true;
-    for (const LogInput& l : logs) {
-      const std::shared_ptr<LogSource> in = l.open(error);
-      if (!in) return false;
-      scan_requests(in->stream(), &scan);
-      if (!in->error().empty()) {
-        *error = in->error();
-        return false;
-      }
-    }
-    bound = scan.bound;
-  }
   // The own settings: the first log's header with a conf string (the next logs' headers are
   // looked at only when it has none; their decoders wait, their input read up to the header).
   std::vector<OpenLog> open(logs.size());
@@ -99,80 +145,81 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   }
   set_base(&sweep_in, own);
   result->fraction = sweep_in.fraction;
-  std::vector<std::string> confs;
-  for (const Candidate& c : sweep_up_to(sweep_in, bound)) confs.push_back(c.conf);
-  // Settings that replay alike are replayed once (same_replay.h).
-  std::vector<std::size_t> as(confs.size());
-  for (std::size_t k = 0; k < confs.size(); ++k) as[k] = k;
-  if (scan.sizes_known) {
-    as = replayed_as(confs, std::vector<std::uint64_t>(scan.sizes.begin(), scan.sizes.end()));
-  }
-  std::vector<std::string> distinct;
-  std::vector<std::size_t> slot(confs.size());
-  for (std::size_t k = 0; k < confs.size(); ++k) {
-    if (as[k] == k) {
-      slot[k] = distinct.size();
-      distinct.push_back(confs[k]);
-    } else {
-      slot[k] = slot[as[k]];
-    }
-  }
-  result->settings = confs.size();
-  result->replayed = distinct.size();
+
+  // The split limits tried depend on the largest request, and which settings replay alike on the
+  // sizes asked for: both from the first look at the first log. They hold when the look saw the
+  // whole of the only log; when the logs can be read again, the pass tells what the look missed
+  // and a second pass replays the settings that it separates (or adds); otherwise (a log read
+  // once, longer than the look) every split limit and every setting is replayed.
+  FirstLook look = first_look(*open[0].decoder, options.first_look_events, kBatchEvents);
+  RequestSizes& requests = look.requests;
+  const std::uint64_t looked = requests.changes();
+  const bool all_seen = logs.size() == 1 && look.whole_log;
+  const bool rereadable =
+      std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; });
+  const bool from_look = all_seen || rereadable;
+  std::vector<std::string> confs = confs_up_to(
+      sweep_in, from_look ? requests.largest : std::numeric_limits<std::uint64_t>::max());
+  std::vector<std::size_t> as = from_look ? replays_of(confs, requests) : identity(confs.size());
 
   PassOptions pass;
   pass.device_memory = options.device_memory;
-  int threads =
+  const int threads =
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  // More workers than settings, and one decoding, would wait.
-  pass.threads = std::clamp(threads, 1, static_cast<int>(distinct.size()) + 1);
+  auto replay = [&](const std::vector<std::string>& distinct, Replayed* replayed,
+                    std::vector<replay::LogTally>* tallies,
+                    std::deque<std::shared_ptr<const replay::EventBatch>> first_batches) {
+    // More workers than settings, and one decoding, would wait.
+    pass.threads = std::clamp(threads, 1, static_cast<int>(distinct.size()) + 1);
+    result->replayed += distinct.size();
+    return pass_over(logs, open, std::move(first_batches), distinct, pass, &requests, replayed,
+                     tallies, &result->notes, error);
+  };
+  auto unreplayed = [&](const Replayed& replayed) {
+    std::vector<std::string> distinct;
+    for (std::size_t k = 0; k < confs.size(); ++k) {
+      if (as[k] == k && !replayed.contains(confs[k])) distinct.push_back(confs[k]);
+    }
+    return distinct;
+  };
 
-  std::vector<std::vector<Outcome>> by_conf(logs.size());
-  for (std::size_t i = 0; i < logs.size(); ++i) {
-    if (!open[i].decoder && !open_log(logs[i], &open[i], error)) return false;
-    const std::vector<Outcome> outcomes = replay_pass(*open[i].decoder, distinct, pass);
-    for (std::size_t k = 0; k < confs.size(); ++k) by_conf[i].push_back(outcomes[slot[k]]);
-    const replay::LogTally& tally = open[i].decoder->tally();
-    if (!open[i].input->error().empty()) {  // corrupt compressed data, a read error
-      *error = open[i].input->error();
-      return false;
-    }
-    if (!open[i].input->ended_early().empty())
-      result->notes.push_back("note: " + open[i].input->ended_early());
-    if (tally.allocs == 0) {
-      *error = logs[i].path + ": no alloc events (" + std::to_string(tally.lines) + " lines, " +
-               std::to_string(tally.malformed_lines) +
-               " malformed): nothing to tune; is it a cudapool.log/1 file (CUDAPOOL_LOG)?";
-      return false;
-    }
+  Replayed replayed;
+  if (!replay(unreplayed(replayed), &replayed, &result->logs, std::move(look.batches))) {
+    return false;
+  }
+  for (const replay::LogTally& tally : result->logs) {
     sweep_in.largest_request = std::max(sweep_in.largest_request, tally.largest_request);
-    result->logs.push_back(tally);
-    open[i] = OpenLog{};  // its input closed
   }
-
-  // The sweep of the largest request, picked from the settings replayed.
-  std::map<std::string, std::size_t> replayed;
-  for (std::size_t k = 0; k < confs.size(); ++k) replayed.emplace(confs[k], k);
-  result->outcomes.assign(logs.size(), {});
-  std::string missing;
-  for (Candidate& c : sweep(sweep_in)) {
-    const auto it = replayed.find(c.conf);
-    if (it == replayed.end()) {  // only when a log grew between the first look and the pass
-      missing += (missing.empty() ? "" : ", ") + c.label;
-      continue;
+  if (from_look && !all_seen && requests.changes() != looked) {
+    // The pass found requests the look did not: the settings now known to replay apart from the
+    // one replayed for them, and the split limits up to a larger request, are replayed again.
+    confs = confs_up_to(sweep_in, requests.largest);
+    as = replays_of(confs, requests);
+    const std::vector<std::string> again = unreplayed(replayed);
+    if (!again.empty()) {
+      std::vector<replay::LogTally> tallies;
+      if (!replay(again, &replayed, &tallies, {})) return false;
+      for (std::size_t i = 0; i < logs.size(); ++i) {
+        if (tallies[i].lines != result->logs[i].lines) {
+          result->notes.push_back("note: " + logs[i].path +
+                                  " changed between tune's two passes over it (written to "
+                                  "meanwhile?): the figures of some settings are of its new lines");
+        }
+      }
     }
-    for (std::size_t i = 0; i < logs.size(); ++i)
-      result->outcomes[i].push_back(by_conf[i][it->second]);
-    result->candidates.push_back(std::move(c));
   }
-  if (!missing.empty()) {
-    result->notes.push_back(
-        "note: a log held a larger request when it was replayed than when it was first looked at "
-        "(written to meanwhile?): not tried: " +
-        missing);
+  result->settings = confs.size();
+
+  // The sweep of the largest request, each setting with the figures of the replay it takes.
+  result->outcomes.assign(logs.size(), {});
+  std::map<std::string, std::size_t> index;
+  for (std::size_t k = 0; k < confs.size(); ++k) index.emplace(confs[k], k);
+  for (Candidate& c : sweep(sweep_in)) {
+    const std::vector<Outcome>& outcomes = replayed.at(confs[as[index.at(c.conf)]]);
+    for (std::size_t i = 0; i < logs.size(); ++i) result->outcomes[i].push_back(outcomes[i]);
+    result->candidates.push_back(std::move(c));
   }
   rank_and_recommend(result);
   return true;
 }
-
 }  // namespace cudapool::tune

@@ -1,12 +1,16 @@
 // tools/tune/tune.h: cudapool tune's engine. Reads every log once, in one pass that feeds every
 // candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
 // rank decides), and picks the setting to recommend, with why and its caveats. What the sweep
-// needs before the pass comes from a first look: the own settings from the first header
-// (LogDecoder::read_header), the largest request, which decides the split limits tried, and the
-// sizes asked for, which say which settings replay alike (same_replay.h: those are replayed once),
-// from a quick scan of each log that can be read twice (request_bound.h); a log read once (stdin,
-// a FIFO) has every split limit and every setting replayed, and the split limits above its
-// largest request dropped afterwards.
+// needs before the pass: the own settings from the first header (LogDecoder::read_header), and
+// from the first look at the first log's first events (first_look.h), which the pass then replays
+// first, the largest request, which decides the split limits tried, and the sizes asked for, which
+// say which settings replay alike (same_replay.h: those are replayed once). The look holds when it
+// saw the whole of the only log. Otherwise, when every log can be read again (a regular file), the
+// pass adds the requests it decodes, and where it found any the look had not seen, the settings
+// they separate from the replay they took (and the split limits up to a larger request) are
+// replayed in a second pass: the figures are those of replaying every setting, whatever the look
+// saw. A longer log read once (stdin, a FIFO) has every split limit and every setting replayed,
+// and the split limits above its largest request dropped afterwards.
 // Formatting is tune_report.h; the command line main.cpp.
 #pragma once
 
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "tools/replay/recorded_log.h"
+#include "tools/tune/first_look.h"
 #include "tools/tune/outcome.h"
 #include "tools/tune/sweep.h"
 
@@ -42,12 +47,13 @@ struct LogInput {
   std::string path;  // as the output names it
   // Opens the log from its start: null with *error set when it cannot be read.
   std::function<std::shared_ptr<LogSource>(std::string* error)> open;
-  bool rereadable = false;  // open() may be called twice: its requests are looked at first
+  bool rereadable = false;  // open() may be called twice: a second pass may read it again
 };
 
 struct TuneOptions {
-  std::optional<std::uint64_t> device_memory;  // --device-memory; else each log's header's
-  int threads = 0;                             // 0: all cores
+  std::optional<std::uint64_t> device_memory;        // --device-memory; else each log's header's
+  int threads = 0;                                   // 0: all cores
+  std::size_t first_look_events = kFirstLookEvents;  // (tests: fewer)
 };
 
 struct RankedRow {
