@@ -89,14 +89,10 @@ std::size_t DriverPlacement::room_class(std::size_t bytes) {
 }
 
 void DriverPlacement::measure(Chunk& c) {
-  if (c.driver_own) {  // the driver's ranges are tried after every chunk: no class
-    c.largest_free = 0;
-    for (const auto& [start, free] : c.free) c.largest_free = std::max(c.largest_free, free);
-    return;
-  }
   const std::size_t before = room_class(c.largest_free);
   c.largest_free = 0;
   for (const auto& [start, free] : c.free) c.largest_free = std::max(c.largest_free, free);
+  if (c.driver_own) return;  // the driver's ranges are tried after every chunk: no class
   const std::size_t after = room_class(c.largest_free);
   if (before != after) by_room_[before].erase(c.age);
   by_room_[after].insert(c.age);
