@@ -36,11 +36,12 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
+sys.path.insert(0, os.path.join(SRC, "tests"))     # the test oracles (tests/oracle)
 
 from cudapool_analysis import reader  # noqa: E402
 from cudapool_analysis.reader import LogError, LogReader  # noqa: E402
-from cudapool_analysis.report import read_log  # noqa: E402
 from cudapool_analysis.text import text_report  # noqa: E402
+from oracle.report import read_log  # noqa: E402
 
 TIME_LIMIT = 10   # seconds per input
 NUMBERS = [b"0", b"-0", b"-1", b"1.5", b"1e3", b"1e999", b"-1e999", b"00012", b"18446744073709551615",

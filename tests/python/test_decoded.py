@@ -2,14 +2,15 @@
 decoder, from the build: CUDAPOOL_BUILD_DIR): one child per pass whose position is the pass's
 progress; a log cut in the middle of a frame read to the cut and said (ended_early); corrupt data
 a LogError with cudapool-cat's message, which gives the byte; the last line known from the pass as
-ending.py reads it from a plain file; closing early ends the child; cudapool-cat missing is said."""
+the test oracle tests/oracle/ending.py reads it from a plain file; closing early ends the child; cudapool-cat missing is said."""
 
 import io
 
 import pytest
 
 from conftest import gzipped, write, zstded
-from cudapool_analysis import decoded, ending, inputs, progress, tools
+from cudapool_analysis import decoded, inputs, progress, tools
+from oracle import ending
 
 
 @pytest.fixture(autouse=True)
