@@ -10,15 +10,15 @@ from .clock import Clock, clock_note, time_zero_ns
 
 
 def one_clock(logs):
-    """The page's time axis, for its logs' data (the engine's page objects): with several logs every chart counts
-    from the earliest start among them (clock.time_zero_ns, each log's events on the wall clock:
-    clock.Clock, the Perfetto export's rule), so that the ranks' charts line up, when their runs
-    overlap in time (runs_overlap); one log, or runs apart in time, count from each log's first
-    event. Each timeline keeps its times (since its log's first event: the
-    report's time_s) and gets offset_s, where its t = 0 lies on that axis; each log's clock
-    becomes {how, offset_s}. Returns the page's {"zero" ("first event" or "earliest start"),
-    "start_time" (the earliest log's, several logs), "range" (several logs: the part of the axis
-    every chart shows), "notes"}."""
+    """The page's time axis, for its logs' data (the engine's page objects): with several logs every
+    chart counts from the earliest start among them (clock.time_zero_ns, each log's events on the
+    wall clock: clock.Clock, the Perfetto export's rule), so that the ranks' charts line up, when
+    their runs overlap in time (runs_overlap); one log, or runs apart in time, count from each log's
+    first event. Each timeline keeps its times (since its log's first event: the report's time_s)
+    and gets offset_s, where its t = 0 lies on that axis; each log's clock becomes {how, offset_s}.
+    Returns the page's {"zero" ("first event" or "earliest start"), "start_time" (the earliest
+    log's, several logs), "range" (several logs: the part of the axis every chart shows),
+    "notes"}."""
     several = len(logs) > 1 and runs_overlap(logs)
     zero = time_zero_ns([l["clock"] for l in logs]) if several else None
     start_time = next((l["run"]["start_time"] for l in logs

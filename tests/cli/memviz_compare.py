@@ -16,6 +16,7 @@ import sys
 # The engine's test oracles (tests/oracle: `oracle`, not the shipped package): tests/ on the path.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from cudapool_analysis import memviz  # noqa: E402
 from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
 from cudapool_analysis.export import ExportError  # noqa: E402
 from cudapool_analysis.exportcli import memviz_snapshot  # noqa: E402
