@@ -14,12 +14,14 @@ once, into a private copy (inputs.py), and every LOG is checked by the reader be
 work (reader.check_log). On a terminal each pass over a log draws a progress line on stderr
 (progress.py; the engine's own); --quiet: none. export: one log as a PyTorch memory_viz snapshot
 (memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one
-self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and export) follows outfile.py's rule: never an input or a log,
-written whole or not at all, mode 0600.
+self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and
+export) follows outfile.py's rule: never an input or a log, written whole or not at all, mode
+0600.
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
 each, nothing on stdout), 2 on a usage error. Not here: what the report computes (the engine;
-report.py is its Python oracle) or prints (text.py).
+its Python oracle, tests/oracle/report.py, is test code, not shipped) or
+prints (text.py).
 """
 
 import argparse

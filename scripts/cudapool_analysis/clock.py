@@ -1,6 +1,6 @@
 """cudapool_analysis/clock.py: the wall clock of a log's events, one rule for every output that
 puts logs side by side or on real time: the Perfetto export (perfetto.py: each log a process on
-one time axis), the memory_viz export (memviz.py: time_us), the HTML page (pagedata.one_clock:
+one time axis), the memory_viz export (memviz.py: time_us), the HTML page (timeaxis.one_clock:
 the ranks' charts on one axis).
 
 An event's t_ns is CLOCK_MONOTONIC; the header's start_unix_ns and start_t_ns are the wall clock

@@ -44,7 +44,8 @@ def ended_early(path):
 
 
 def ended_early_said(path, text):
-    """Keeps what another C++ tool (the replay of a log of requests only: replayed.py) said of
+    """Keeps what another C++ tool (the replay of a log of requests only: the test
+    oracle's tests/oracle/replayed.py) said of
     the log at path ending in the middle of a frame, as ended_early() gives it."""
     _ended[path] = text
 

@@ -7,7 +7,7 @@ bounded: the report's sections, the page's charts, the exports' tracks.
 
 reader.LogReader holds one DeviceGate (reader.devices): it gives it the header's devices (before
 any event) and asks it about each event's dev; checks.py asks it about the summary's devices.
-Not here: reading lines (reader.py), what a device's events mean (accounting.py).
+Not here: reading lines (reader.py), what a device's events mean (the engine).
 """
 
 MAX_DEVICES = 256    # tools/replay/replayer.h kMaxPools: the pools the shim and the replay keep

@@ -2,14 +2,15 @@
 one run of the analysis engine (cudapool-analyze, docs/analysis-format.md, found by tools.py;
 $CUDAPOOL_ANALYZE overrides): each log read once, in C++, its document ("cudapool.analysis/1")
 turned into the report's own objects: one log's report (`cudapool report --json`'s object), or for
-several logs {"schema": "cudapool.report/1", "logs", "ranks", "notes"} (what report.several()
-makes).
+several logs {"schema": "cudapool.report/1", "logs", "ranks", "notes"} (what the test oracle
+tests/oracle/report.py several() makes).
 
 The engine reads the logs itself: a file, plain or compressed, or - for this process's stdin
 (inherited, read once); it draws the progress line on stderr when that is a terminal (--quiet
 passed on) and says why a log cannot be read in the report's own words, on stderr, starting with
 "cudapool report" (--as). Not here: printing (text.py, cli.py); the Python computation of the same
-figures (report.read_log), kept as the oracle tests/cli/analyze_agree.sh compares the engine with.
+figures (tests/oracle/report.py: read_log), the test oracle tests/cli/analyze_agree.sh compares the
+engine with (not shipped).
 """
 
 import json

@@ -1,5 +1,6 @@
 """cudapool_analysis/frames.py: readable names for the frames of a log's backtraces, one rule for
-the HTML page (sites.py, pagedata.py) and the memory_viz export (memviz.py, memviz_snapshot.py).
+the memory_viz export (memviz.py, memviz_snapshot.py) and the HTML page's test oracle
+(tests/oracle/sites.py, pagedata.py).
 
 alloc events carry bare return addresses ("0x7f6d5f8146f3"); the summary line carries, when
 backtraces were recorded, the loaded objects' address ranges (`modules`: base, end, path) and its

@@ -9,15 +9,15 @@ JSON in a <script type="application/json"> (every "<" escaped). The data comes f
 the analysis engine (engine.run_engine, EngineOptions(page=True): cudapool-analyze reads each log
 once, plain or compressed, stdin and FIFOs included, says why a log cannot be read and draws the
 progress line):
-per log its `page` object, their charts on one time axis (pagedata.one_clock(): several logs count
+per log its `page` object, their charts on one time axis (timeaxis.one_clock(): several logs count
 from the earliest start among them); several logs add its cross-rank table (`ranks`, `notes`).
 --tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a
 note instead), run beside the engine; an input readable once (stdin, a FIFO) is then read here
 once and handed to both through pipes (fanout.py). The file is written by outfile.py's rule
 (never over an input or a log, whole or not at all, mode 0600).
 
-Not here: the figures (the engine; pagedata.log_data is its Python oracle, for the agreement
-tests only), the drawing (page/report.js).
+Not here: the figures (the engine; tests/oracle/pagedata.py's log_data is its Python oracle, for
+the agreement tests only, not installed), the drawing (page/report.js).
 """
 
 import datetime
@@ -31,9 +31,9 @@ import threading
 from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .fanout import Fanout, needs_fanout
-from .pagedata import one_clock
 from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
+from .timeaxis import one_clock
 from .tools import ToolError, _dies_with_parent, tool_command
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "page")
@@ -205,7 +205,7 @@ def analysed(paths, tune=False):
 
 def page_data(paths, tune=False):
     """The page's data: every log's (the engine's page objects), the time axis
-    (pagedata.one_clock()), the cross-rank table for several, tune's JSON with --tune
+    (timeaxis.one_clock()), the cross-rank table for several, tune's JSON with --tune
     ({"error": why} when it fails). Raises what analysed() raises."""
     doc, tuned = analysed(paths, tune)
     logs = [x["page"] for x in doc["logs"]]

@@ -18,8 +18,8 @@ The figures come from one run of the analysis engine over all the logs (cudapool
 --perfetto, engine.run_engine; its "perfetto" object per log, docs/analysis-format.md): it reads
 each log once (stdin too), replays a request-only log in process, counts, downsamples and keeps
 the instants; here they are put on the wall clock and written (render). Not here: the Python pass
-kept as the engine's oracle (perfetto_oracle.py), the wall clock (clock.py), writing the file
-whole (outfile.write_output), the command line (exportcli.py).
+kept as the engine's test oracle (tests/oracle/perfetto_pass.py, not installed), the wall clock
+(clock.py), writing the file whole (outfile.write_output), the command line (exportcli.py).
 """
 
 import json
@@ -28,7 +28,7 @@ from collections import namedtuple
 from . import vocabulary as v
 from .clock import Clock, clock_note, time_zero_ns
 from .engine import EngineOptions, run_engine
-from .report import header_rank
+from .rank import header_rank
 
 SCHEMA = "cudapool.perfetto/1"     # the metadata's shape
 MAX_POINTS = 20000                 # counter points per device (--max-points)
@@ -43,12 +43,13 @@ INSTANT_FIELDS = ("block_size", "segment", "stream", "ctx", "cause", "device_fre
                   "error")
 COUNTERS = ("allocated", "reserved", "active", "fragmentation")
 
-# One log's figures, whoever computed them (the engine, or perfetto_oracle.py): shown, its name;
-# clock, its clock.Clock; ended_early, None or what the input said of a cut compressed frame;
-# device_notes, the devices left out; devices, per device seen (in order) a dict of dev,
-# num_device_alloc, no_free_completed, peak_allocated, peak_reserved and points ([(wall ns,
-# (allocated, reserved, active, fragmentation))], None without a state event); instants, [(wall
-# ns, action, args)], times never going back; instant_counts, {(dev, action): events}.
+# One log's figures, whoever computed them (the engine, or the test oracle
+# tests/oracle/perfetto_pass.py): shown, its name; clock, its clock.Clock; ended_early, None or what
+# the input said of a cut compressed frame; device_notes, the devices left out; devices, per device
+# seen (in order) a dict of dev, num_device_alloc, no_free_completed, peak_allocated, peak_reserved
+# and points ([(wall ns, (allocated, reserved, active, fragmentation))], None without a state
+# event); instants, [(wall ns, action, args)], times never going back; instant_counts, {(dev,
+# action): events}.
 LogData = namedtuple("LogData", "shown header clock replayed events ended_early device_notes "
                      "devices instants instant_counts")
 

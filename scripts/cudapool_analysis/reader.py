@@ -25,7 +25,8 @@ same rules. The header reaches reader.header as soon as it is read (line 1: befo
 event is yielded); the summary after its line. The events of devices the replay would not keep
 (not in the header's list, or beyond the first 256) are counted, not yielded (devices.py).
 
-Not here: what the events mean (accounting.py, layout.py), printing (text.py).
+Not here: what the events mean (the engine; its test oracles tests/oracle/accounting.py,
+layout.py), printing (text.py).
 """
 
 import collections

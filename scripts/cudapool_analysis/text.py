@@ -3,9 +3,9 @@ people: the header, the statistics of each device (the engine's lines of the
 torch.cuda.memory_summary() table: pool/summary.h, the shim's own formatter), peaks,
 fragmentation, request sizes, oom events with the explanation the shim printed (the engine's lines:
 pool/oom.h), leaks, notes; for several logs the cross-rank table. A byte figure or count no device
-can have (report.impossible()) is printed as "impossible", never as a size. Every string that
-comes from the log (paths, header fields, device names, actions, frames, problems, notes) is cut
-and escaped for the terminal (terminal.shown).
+can have (the report's "impossible" list) is printed as "impossible", never as a size. Every
+string that comes from the log (paths, header fields, device names, actions, frames, problems,
+notes) is cut and escaped for the terminal (terminal.shown).
 
 Not here: any figure or line of text that is not in the report dict (the engine makes them all)."""
 
@@ -13,11 +13,11 @@ import json
 import shlex
 
 from . import vocabulary as v
-from .accounting import TOP
 from .reader import MAX_PROBLEMS
 from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
+TOP = 10             # request-size rows, oom events a report lists (the engine's kTop)
 IMPOSSIBLE = "impossible"
 
 
@@ -208,7 +208,7 @@ def leaks_text(lk):
 
 
 def ranks_text(multi):
-    """The cross-rank table of several logs (report.several()), one row per log and device."""
+    """The cross-rank table of several logs (the engine's "ranks"), one row per log and device."""
     rows = multi["ranks"]
     out = ["Ranks: %d logs%s" % (len(rows), "" if all(r["rank_from"] == "header" for r in rows)
                                  else " (a rank the header does not name: the log's place in the "

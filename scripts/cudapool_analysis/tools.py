@@ -1,6 +1,6 @@
 """cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-analyze for the
 figures of `report` and `report --json`, engine.py; cudapool-replay for logs of requests only,
-replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat
+the test oracle's tests/oracle/replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat
 for compressed logs, decoded.py), which stay the source of the pool's decisions and the one
 decoder of compressed logs, and the one way they are run (run_tool, or start_tool for a child
 read as it goes).

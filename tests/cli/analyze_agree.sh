@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# tests/cli/analyze_agree.sh: the analysis engine (cudapool-analyze, docs/analysis-format.md)
-# says what the Python report says, field by field (tests/cli/analyze_compare.py), on every log the
-# suite has: the fixtures of tests/cli/fixtures (and the hostile ones hostile_logs.py writes), the
-# bundled example (a log of requests only: the engine replays it in process, the Python side
-# through cudapool-replay --write-log), the parity traces, the replay fuzzer's corpus (inputs that
-# are no log at all included: the same refusal), logs made at random and mutated
-# (fixtures/random_logs.py, fixed seeds), a long one whose timelines are downsampled (more changes
-# than the page keeps) and whose peaks lie mid-log (the segment maps at the peak), a log of the
-# shim itself (a fake-driver program with backtraces) when the shim is built, and two logs as the
-# ranks of one job. Then that the comparison catches an engine off by one, inputs the engine
-# refuses as the report does (missing, a directory, empty), and stdin.
+# tests/cli/analyze_agree.sh: the analysis engine (cudapool-analyze, docs/analysis-format.md) says
+# what the Python report (the test oracle tests/oracle/report.py) says, field by field
+# (tests/cli/analyze_compare.py), on every log the suite has: the fixtures of tests/cli/fixtures
+# (and the hostile ones hostile_logs.py writes), the bundled example (a log of requests only: the
+# engine replays it in process, the Python side through cudapool-replay --write-log), the parity
+# traces, the replay fuzzer's corpus (inputs that are no log at all included: the same refusal),
+# logs made at random and mutated (fixtures/random_logs.py, fixed seeds), a long one whose timelines
+# are downsampled (more changes than the page keeps) and whose peaks lie mid-log (the segment maps
+# at the peak), a log of the shim itself (a fake-driver program with backtraces) when the shim is
+# built, and two logs as the ranks of one job. Then that the comparison catches an engine off by
+# one, inputs the engine refuses as the report does (missing, a directory, empty), and stdin.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"

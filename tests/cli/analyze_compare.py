@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """tests/cli/analyze_compare.py ENGINE [--several] LOG...: the analysis engine (cudapool-analyze,
-docs/analysis-format.md) against the Python report on the same logs, field by field. For each
-log: `cudapool report --json`'s object (report.read_log, the same code, in this process) against
-the engine's "report", and the HTML page's data (pagedata.log_data) against its "page", the
-engine's lines of text made from figures left out (text_left_out); a log
-that cannot be read must be refused by both, with the same message. --several: the logs as one
-run of several ranks, the cross-rank table and its notes against report.several()'s. Every
-difference is printed with its path, except those KNOWN (a field and the reason it differs:
-docs/analysis-format.md, "Where the engine differs"); exit status 1 when one is left.
-Run by tests/cli/analyze_agree.sh (PYTHONPATH: scripts/)."""
+docs/analysis-format.md) against the Python report on the same logs, field by field. For each log:
+`cudapool report --json`'s object as the Python report computed it (the test oracle
+tests/oracle/report.py: read_log, in this process) against the engine's "report", and the HTML
+page's data (oracle.pagedata.log_data) against its "page", the engine's lines of text made from
+figures left out (text_left_out); a log that cannot be read must be refused by both, with the same
+message. --several: the logs as one run of several ranks, the cross-rank table and its notes against
+report.several()'s. Every difference is printed with its path, except those KNOWN (a field and the
+reason it differs: docs/analysis-format.md, "Where the engine differs"); exit status 1 when one is
+left. Run by tests/cli/analyze_agree.sh (PYTHONPATH: scripts/; tests/ is put on sys.path here)."""
 import json
+import os
 import re
 import subprocess
 import sys
 
-from cudapool_analysis import pagedata
-from cudapool_analysis.reader import LogError, check_logs
-from cudapool_analysis.report import read_log, several
+# The engine's test oracles (tests/oracle: `oracle`, not the shipped package): tests/ on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from cudapool_analysis.reader import LogError, check_logs  # noqa: E402
+from oracle import pagedata  # noqa: E402
+from oracle.report import read_log, several  # noqa: E402
 
 # (path pattern, why): differences that are meant. The engine follows the Python report in
 # every field on every log of the suite; none is listed.

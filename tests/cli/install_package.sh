@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/install_package.sh: cudapool as a package. `cmake --install` into a temporary prefix P
-# gives P/lib/libcudapool.so, P/bin/cudapool (the launcher) and the tools, the Python package with
-# the page's assets and the demo's log in P/share/cudapool, the docs in P/share/doc/cudapool; the
+# gives P/lib/libcudapool.so, P/bin/cudapool (the launcher) and the tools, the Python package (the
+# modules of scripts/cudapool_analysis, none of the test oracles of tests/oracle) with the page's
+# assets and the demo's log in P/share/cudapool, the docs in P/share/doc/cudapool; the
 # launcher then works from P alone (run, config, replay, demo, tune, report (a zstd log too, through
 # P's cudapool-cat), report --html [--tune], export --perfetto; build and test say they need a
 # source checkout), with CUDAPOOL_BUILD_DIR pointing nowhere. The same from a copy of P at another path with P removed (everything is found
@@ -48,6 +49,16 @@ for doc in "$src"/docs/*.md; do
   cmp -s "$doc" "$P/share/doc/cudapool/docs/${doc##*/}" || fail "docs/${doc##*/}: not installed"
 done
 cmp -s "$ex_src" "$P/share/cudapool/examples/training-loop.jsonl" || fail "the demo's log differs"
+# The Python package's modules are the source folder's, and the engine's test oracles (tests/oracle,
+# each opening with ORACLE_MARK: issue 27) are not installed.
+ORACLE_MARK="A test oracle of the analysis engine"
+(cd "$src/scripts/cudapool_analysis" && ls -- *.py) >"$tmp/modules.want"
+(cd "$P/share/cudapool/cudapool_analysis" && ls -- *.py) >"$tmp/modules.got"
+cmp -s "$tmp/modules.want" "$tmp/modules.got" || fail "the installed package's modules are not" \
+  "scripts/cudapool_analysis's: $(diff "$tmp/modules.want" "$tmp/modules.got" | head -5)"
+if grep -rlF "$ORACLE_MARK" "$P/bin" "$P/share/cudapool" >"$tmp/names"; then
+  fail "test oracles installed: $(head -3 "$tmp/names")"
+fi
 if [ "$shim_built" -eq 1 ]; then
   [ -f "$P/lib/libcudapool.so" ] || fail "lib/libcudapool.so: not installed"
 else
@@ -202,6 +213,10 @@ if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
     grep -qxF "$f" "$tmp/deb.list" || fail ".deb lacks $f"
   done
   if grep -E '__pycache__|\.pyc$' "$tmp/deb.list"; then fail ".deb carries compiled Python"; fi
+  sed -n 's|^\./usr/share/cudapool/cudapool_analysis/\([^/]*\.py\)$|\1|p' "$tmp/deb.list" | sort \
+    >"$tmp/deb.modules"
+  sort "$tmp/modules.want" | cmp -s - "$tmp/deb.modules" || fail ".deb: the package's modules are" \
+    "not scripts/cudapool_analysis's: $(sort "$tmp/modules.want" | diff - "$tmp/deb.modules" | head -5)"
   # unpacked at another path (not installed on this machine): it runs from there
   dpkg-deb -x "$deb" "$tmp/root"
   inst "$tmp/root/usr" demo || fail "the unpacked .deb: demo: exit $?: $(cat "$tmp/err")"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tests/cli/memviz_agree.sh: `cudapool export --memory-viz` from the analysis engine
-# (cudapool-analyze --memory-viz) makes the same snapshot (equal objects once pickled and read
-# back) and the same notes as the Python pass it replaced (memviz.build), on every log the suite
-# has (suite_logs.bash: fixtures, hostile logs, the bundled example of requests only, parity
-# traces, the fuzzer's corpus, random and mutated logs, a long one, the shim's logs), with the
-# default ring (100000 entries) and with a ring of 7 (entries pushed out, completions appended to
-# entries already gone) (tests/cli/memviz_compare.py). Then that the comparison catches an engine
-# one byte off, and that a compressed log on stdin gives the file's snapshot.
+# (cudapool-analyze --memory-viz) makes the same snapshot (equal objects once pickled and read back)
+# and the same notes as the Python pass it replaced (the test oracle tests/oracle/memviz_pass.py:
+# build), on every log the suite has (suite_logs.bash: fixtures, hostile logs, the bundled example
+# of requests only, parity traces, the fuzzer's corpus, random and mutated logs, a long one, the
+# shim's logs), with the default ring (100000 entries) and with a ring of 7 (entries pushed out,
+# completions appended to entries already gone) (tests/cli/memviz_compare.py). Then that the
+# comparison catches an engine one byte off, and that a compressed log on stdin gives the file's
+# snapshot.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"

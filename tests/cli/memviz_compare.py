@@ -1,24 +1,29 @@
 #!/usr/bin/env python3
 """tests/cli/memviz_compare.py MAX_ENTRIES LOG...: `cudapool export --memory-viz` from the analysis
 engine (exportcli.memviz_snapshot: cudapool-analyze --memory-viz, found as the package finds it;
-$CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (memviz.build over
-export.pool_log's log, with the notes the command added), on the same logs: the snapshots must be
-equal objects once pickled and read back, and the notes the same. A log both refuse is skipped;
-one refused by only one side is a difference. Prints each difference (the first path that
-differs); exit status 1 when there is one. Run by tests/cli/memviz_agree.sh (PYTHONPATH:
-scripts/)."""
+$CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (the test oracle
+tests/oracle/memviz_pass.py: build over pool_log's log, with the notes the command added), on the
+same logs: the snapshots must be equal objects once pickled and read back, and the notes the same. A
+log both refuse is skipped; one refused by only one side is a difference. Prints each difference
+(the first path that differs); exit status 1 when there is one. Run by tests/cli/memviz_agree.sh
+(PYTHONPATH: scripts/)."""
 import contextlib
 import io
 import os
 import pickle
 import sys
 
-from cudapool_analysis import memviz
-from cudapool_analysis.engine import EngineError, LogsRefused
-from cudapool_analysis.export import ExportError, check_logs, pool_log
-from cudapool_analysis.exportcli import memviz_snapshot
-from cudapool_analysis.inputs import ended_early, open_log
-from cudapool_analysis.reader import LogError, display_name
+# The engine's test oracles (tests/oracle: `oracle`, not the shipped package): tests/ on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from cudapool_analysis import memviz  # noqa: E402
+from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
+from cudapool_analysis.export import ExportError  # noqa: E402
+from cudapool_analysis.exportcli import memviz_snapshot  # noqa: E402
+from cudapool_analysis.inputs import ended_early, open_log  # noqa: E402
+from cudapool_analysis.reader import LogError, display_name  # noqa: E402
+from oracle import memviz_pass  # noqa: E402
+from oracle.pool_log import check_logs, pool_log  # noqa: E402
 
 
 def oracle(log, max_entries):
@@ -27,7 +32,7 @@ def oracle(log, max_entries):
     name = display_name(log)
     with pool_log(log) as path:
         with open_log(path) as f:
-            snap, notes = memviz.build(f, max_entries, name)
+            snap, notes = memviz_pass.build(f, max_entries, name)
         if ended_early(log):
             notes.insert(0, ended_early(log))
         if path != log:

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # tests/cli/perfetto_agree.sh: `cudapool export --perfetto` from the analysis engine
 # (cudapool-analyze --perfetto) writes the same trace, byte for byte, and the same notes as the
-# Python pass it replaced (perfetto_oracle.py), on every log analyze_agree.sh reads: the fixtures
-# (and the hostile ones), the bundled example (a log of requests only: the engine replays it in
-# process, the oracle through cudapool-replay --write-log), the parity traces, the replay fuzzer's
-# corpus, logs made at random and mutated, a long one whose counters are downsampled, logs of the
-# shim when it is built, and several logs as the ranks of one job (tests/cli/perfetto_compare.py).
-# Then that the comparison catches an engine one byte off, and that a log on stdin (compressed)
-# gives the trace of the same file.
+# Python pass it replaced (the test oracle tests/oracle/perfetto_pass.py), on every log
+# analyze_agree.sh reads: the fixtures (and the hostile ones), the bundled example (a log of
+# requests only: the engine replays it in process, the oracle through cudapool-replay --write-log),
+# the parity traces, the replay fuzzer's corpus, logs made at random and mutated, a long one whose
+# counters are downsampled, logs of the shim when it is built, and several logs as the ranks of one
+# job (tests/cli/perfetto_compare.py). Then that the comparison catches an engine one byte off, and
+# that a log on stdin (compressed) gives the trace of the same file.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/suite_logs.bash"

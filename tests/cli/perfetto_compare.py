@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """tests/cli/perfetto_compare.py [--several] LOG...: `cudapool export --perfetto` from the analysis
 engine (perfetto.export: cudapool-analyze --perfetto, found as the package finds it;
-$CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (perfetto_oracle.export), on the
-same logs: the two traces must be the same bytes, and the same notes. Each LOG alone, or with
+$CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (the test oracle
+tests/oracle/perfetto_pass.py: export), on the same logs: the two traces must be the same bytes,
+and the same notes. Each LOG alone, or with
 --several all of them as the ranks of one job. A log both refuse is skipped (the engine's refusal
 is checked by export_perfetto.sh and analyze_agree.sh); one refused by only one side is a
 difference. Prints each difference (the first line that differs); exit status 1 when there is
-one. Run by tests/cli/perfetto_agree.sh (PYTHONPATH: scripts/)."""
+one. Run by tests/cli/perfetto_agree.sh (PYTHONPATH: scripts/; tests/ is put on sys.path here)."""
 import contextlib
 import io
 import os
 import sys
 
-from cudapool_analysis import perfetto, perfetto_oracle
-from cudapool_analysis.engine import EngineError, LogsRefused
-from cudapool_analysis.reader import LogError
+# The engine's test oracles (tests/oracle: `oracle`, not the shipped package): tests/ on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from cudapool_analysis import perfetto  # noqa: E402
+from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
+from cudapool_analysis.reader import LogError  # noqa: E402
+from oracle import perfetto_pass  # noqa: E402
 
 
 def trace(export, logs):
@@ -37,7 +42,7 @@ def first_difference(a, b):
 
 def compare(logs):
     """The differences of the two exports of logs (a list of lines)."""
-    want, want_notes = trace(perfetto_oracle.export, logs)
+    want, want_notes = trace(perfetto_pass.export, logs)
     got, got_notes = trace(perfetto.export, logs)
     if want is None and got is None:
         return []

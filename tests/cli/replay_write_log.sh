@@ -62,8 +62,8 @@ assert ev[j][1] == 6000, ev        # says free_completed) at its next request af
 assert ev[-1][2] == 6 and ev[-1][0] == "alloc", ev             # and thread
 PY
 
-# an inherited descriptor (/dev/fd/N: how replayed.py hands the replay a file without a name):
-# the same log as a named file, the command line in the header aside
+# an inherited descriptor (/dev/fd/N: how tests/oracle/replayed.py hands the replay a file without a
+# name): the same log as a named file, the command line in the header aside
 "$bin" --write-log /dev/fd/3 "$log" >/dev/null 3>"$tmp/fd.jsonl" || fail "--write-log /dev/fd/3: exit $?"
 cmp -s <(tail -n +2 "$tmp/fd.jsonl") <(tail -n +2 "$tmp/pool.jsonl") ||
   fail "--write-log /dev/fd/3 wrote another log"

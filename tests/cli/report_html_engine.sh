@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # tests/cli/report_html_engine.sh: `report --html` draws the page from one run of the analysis
-# engine (cudapool-analyze; htmlreport.py, issue 27) and from nothing else: an engine whose
-# document is doctored shows in the page, and no replay runs for a log of requests only; the
-# page's data is, to the byte (key order included), what the Python passes gave before
-# (pagedata.log_data + one_clock, the oracle) on logs of every kind: requests only (the replay's
-# maps), several ranks, ranks on one clock, a long log downsampled with marks. --tune runs beside
-# the engine; stdin, a FIFO and a zstd stdin are read once and handed to both (fanout.py): both
-# name the log as given; a tune that fails without reading its input still leaves the page; a
-# corrupt stdin is refused in the engine's words (exit 1, no page, no tune left running); an
-# engine that is killed is said in one line. Every command runs under a hang guard of 300 s.
+# engine (cudapool-analyze; htmlreport.py, issue 27) and from nothing else: an engine whose document
+# is doctored shows in the page, and no replay runs for a log of requests only; the page's data is,
+# to the byte (key order included), what the Python passes gave before (the test oracles
+# tests/oracle/pagedata.py's log_data + timeaxis.one_clock) on logs of every kind: requests only
+# (the replay's maps), several ranks, ranks on one clock, a long log downsampled with marks. --tune
+# runs beside the engine; stdin, a FIFO and a zstd stdin are read once and handed to both
+# (fanout.py): both name the log as given; a tune that fails without reading its input still leaves
+# the page; a corrupt stdin is refused in the engine's words (exit 1, no page, no tune left
+# running); an engine that is killed is said in one line. Every command runs under a hang guard of
+# 300 s.
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -54,14 +55,15 @@ python3 "$fx/random_logs.py" "$tmp" long 80000
 oracle() {      # oracle OUT LOG...: the page data's logs, clock, ranks as the Python passes make them
   local out=$1
   shift
-  python3 - "$@" >"$out" <<'PY'
+  PYTHONPATH="$src/scripts:$src/tests" python3 - "$@" >"$out" <<'PY'
 import json, sys
-from cudapool_analysis import pagedata, report
+from cudapool_analysis.timeaxis import one_clock
+from oracle import pagedata, report
 logs, reps, rows = [], [], []
 for i, path in enumerate(sys.argv[1:]):
     d, rep, row = pagedata.log_data(path, i)
     logs.append(d); reps.append(rep); rows.append(row)
-clock = pagedata.one_clock(logs)
+clock = one_clock(logs)
 multi = report.several(reps, rows) if len(logs) > 1 else None
 print(json.dumps([logs, clock, multi["ranks"] if multi else None,
                   multi["notes"] if multi else []], separators=(",", ":")))

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """tests/fuzz/reader_fuzz.py [SECONDS] [--seed N] [--replay BIN] [--keep DIR]: a seeded mutation
 fuzzer (standard library only) for the Python log reader: scripts/cudapool_analysis/reader.py and
-the report built on it (`cudapool report`, text and --json). It mutates the fixture logs
-(tests/cli/fixtures/*.jsonl and the replay fuzzer's seeds, tests/fuzz/corpus/replay_fuzz/): bit
-flips, bytes replaced and inserted, truncation, splices of two logs, lines repeated, dropped and
-swapped, numbers made huge, negative or fractional, values of the wrong kind, deep nesting,
-invalid UTF-8, lone surrogates, lines over the 64 MiB limit. For every input:
+the report built on it (the Python report, kept as the engine's test oracle in tests/oracle, text
+and --json). It mutates the fixture logs (tests/cli/fixtures/*.jsonl and the replay fuzzer's seeds,
+tests/fuzz/corpus/replay_fuzz/): bit flips, bytes replaced and inserted, truncation, splices of two
+logs, lines repeated, dropped and swapped, numbers made huge, negative or fractional, values of the
+wrong kind, deep nesting, invalid UTF-8, lone surrogates, lines over the 64 MiB limit. For every
+input:
 
   - LogReader reads it without raising (a bad line is a counted problem, never an exception);
-  - the report (report.read_log, then the text and the JSON) raises nothing but LogError, the
-    package's documented error for what is not a log;
+  - the report (the test oracle tests/oracle/report.py: read_log, then the text and the JSON)
+    raises nothing but LogError, the package's documented error for what is not a log;
   - neither takes more than 10 s (an alarm; a hang is a failure);
   - with --replay BIN (cudapool-replay): both call the same lines malformed (docs/log-format.md,
     "Valid lines"; tests/cli/replay_report_agree.sh checks the fixtures).
@@ -36,11 +37,12 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
+sys.path.insert(0, os.path.join(SRC, "tests"))     # the test oracles (tests/oracle)
 
 from cudapool_analysis import reader  # noqa: E402
 from cudapool_analysis.reader import LogError, LogReader  # noqa: E402
-from cudapool_analysis.report import read_log  # noqa: E402
 from cudapool_analysis.text import text_report  # noqa: E402
+from oracle.report import read_log  # noqa: E402
 
 TIME_LIMIT = 10   # seconds per input
 NUMBERS = [b"0", b"-0", b"-1", b"1.5", b"1e3", b"1e999", b"-1e999", b"00012", b"18446744073709551615",

@@ -1,6 +1,7 @@
 """tests/python/conftest.py: what the pytest suite of the Python package (scripts/cudapool_analysis)
-shares: the package on sys.path, the C++ tools of the build (CUDAPOOL_BUILD_DIR, set by ctest; else
-the source tree's build/, as tools.py looks), a log to read, and helpers that compress it. Run by
+shares: the package and the engine's test oracles (tests/oracle) on sys.path, the C++ tools of
+the build (CUDAPOOL_BUILD_DIR, set by ctest; else the source tree's build/, as tools.py looks), a
+log to read, and helpers that compress it. Run by
 ctest as `/usr/bin/python3 -m pytest tests/python` (Debian's python3, which sees python3-pytest);
 not a test itself.
 """
@@ -15,6 +16,7 @@ import pytest
 SOURCE = os.environ.get("CUDAPOOL_SOURCE_DIR") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+sys.path.insert(0, os.path.join(SOURCE, "tests"))    # the engine's test oracles: tests/oracle
 FIXTURES = os.path.join(SOURCE, "tests", "cli", "fixtures")
 
 

@@ -1,15 +1,17 @@
 """tests/python/test_decoded.py: decoded.py, a compressed log read through cudapool-cat (the C++
 decoder, from the build: CUDAPOOL_BUILD_DIR): one child per pass whose position is the pass's
-progress; a log cut in the middle of a frame read to the cut and said (ended_early); corrupt data
-a LogError with cudapool-cat's message, which gives the byte; the last line known from the pass as
-ending.py reads it from a plain file; closing early ends the child; cudapool-cat missing is said."""
+progress; a log cut in the middle of a frame read to the cut and said (ended_early); corrupt data a
+LogError with cudapool-cat's message, which gives the byte; the last line known from the pass as the
+test oracle tests/oracle/ending.py reads it from a plain file; closing early ends the child;
+cudapool-cat missing is said."""
 
 import io
 
 import pytest
 
 from conftest import gzipped, write, zstded
-from cudapool_analysis import decoded, ending, inputs, progress, tools
+from cudapool_analysis import decoded, inputs, progress, tools
+from oracle import ending
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,10 @@
 """tests/python/test_engine.py: engine.py, the report's figures from one run of cudapool-analyze:
-the report and the text printed from its document are what the Python computation (report.py,
-the oracle) gives, byte for byte, for one log and for several (the cross-rank table), but for the
-engine's lines of text (the statistics table, the oom explanations: tests/cli/report_text.sh
-checks those); stdin is handed to the engine; a refusal is said once in the report's words; an
-engine that fails or prints something else is an EngineError naming it. Needs the build's
-cudapool-analyze (found as tools.py finds it); skipped without one."""
+the report and the text printed from its document are what the Python computation (the test oracle
+tests/oracle/report.py) gives, byte for byte, for one log and for several (the cross-rank table),
+but for the engine's lines of text (the statistics table, the oom explanations:
+tests/cli/report_text.sh checks those); stdin is handed to the engine; a refusal is said once in the
+report's words; an engine that fails or prints something else is an EngineError naming it. Needs the
+build's cudapool-analyze (found as tools.py finds it); skipped without one."""
 
 import json
 import os
@@ -15,8 +15,8 @@ import pytest
 
 from conftest import FIXTURES, SOURCE
 from cudapool_analysis import engine, progress, tools
-from cudapool_analysis.report import read_log, several
 from cudapool_analysis.text import several_text, text_report
+from oracle.report import read_log, several
 
 LOGS = [os.path.join(FIXTURES, n) for n in ("normal.jsonl", "killed.jsonl", "expandable.jsonl",
                                              "viewers.jsonl", "viewers-rank1.jsonl")]

@@ -10,13 +10,16 @@ import ast
 import json
 import os
 
+import oracle
 from cudapool_analysis import vocabulary as v
 
 PACKAGE = os.path.dirname(os.path.abspath(v.__file__))
+ORACLE = os.path.dirname(os.path.abspath(oracle.__file__))   # the engine's test oracles
 
-# The modules that read the lines of a log (header, events, summary) as dicts.
-LOG_READERS = ("reader", "checks", "accounting", "clock", "devices", "frames", "leaks", "oom",
-               "replayed", "timeline")
+# The modules that read the lines of a log (header, events, summary) as dicts: the package's, and
+# the test oracles' (tests/oracle).
+LOG_READERS = ("reader", "checks", "clock", "devices", "frames")
+ORACLE_LOG_READERS = ("accounting", "leaks", "oom", "replayed", "timeline")
 # Keys of dicts these modules make themselves, not of a line.
 OWN_KEYS = {
     "leaks": {"why"},                           # agreement(): why a leak entry does not agree
@@ -73,8 +76,9 @@ def test_vocabulary_lists_are_the_schemas():
 
 def test_every_key_the_log_readers_take_is_a_field():
     names = field_names()
-    for module in LOG_READERS:
-        with open(os.path.join(PACKAGE, module + ".py"), encoding="utf-8") as f:
+    for folder, module in ([(PACKAGE, m) for m in LOG_READERS]
+                           + [(ORACLE, m) for m in ORACLE_LOG_READERS]):
+        with open(os.path.join(folder, module + ".py"), encoding="utf-8") as f:
             read = keys_read(f.read())
         unknown = read - names - OWN_KEYS.get(module, set())
         assert not unknown, "%s.py reads keys that are no field of log/fields.def: %s" % (

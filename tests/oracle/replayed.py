@@ -1,4 +1,4 @@
-"""cudapool_analysis/replayed.py: the pool's decisions for a log that has none. A log of requests
+"""tests/oracle/replayed.py: the pool's decisions for a log that has none. A log of requests
 alone (alloc and free events without block sizes or segments: a synthetic log, or one converted
 from another tool's trace) says nothing about segments and blocks; the C++ replay, the one source
 of pool decisions, does: `cudapool-replay --write-log OUT LOG` writes them as a cudapool.log/1 file
@@ -13,16 +13,19 @@ replay itself ends with it (tools.run_tool).
 Not here: finding and running cudapool-replay (tools.py: $CUDAPOOL_REPLAY, the build trees, an
 install's PREFIX/bin, PATH), reading either file (reader.py, inputs.py: a log given as - or a FIFO
 is the copy inputs.py made), what is drawn from it (layout.py and the outputs).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import contextlib
 import tempfile
 
-from . import vocabulary as v
-from .decoded import ended_early_said
-from .inputs import LogError, display_name, label, open_log, tool_argument
-from .reader import Malformed, lines_of, parse_line
-from .tools import find_tool, run_tool
+from cudapool_analysis import vocabulary as v
+from cudapool_analysis.decoded import ended_early_said
+from cudapool_analysis.inputs import LogError, display_name, label, open_log, tool_argument
+from cudapool_analysis.reader import Malformed, lines_of, parse_line
+from cudapool_analysis.tools import find_tool, run_tool
 
 SCAN_LINES = 5000   # the lines looked at to decide whether a log has pool decisions
 _NOTE = "cudapool-replay: note: "

@@ -1,13 +1,16 @@
-"""cudapool_analysis/oom.py: an oom event's figures (docs/log-format.md, the oom action), as the
+"""tests/oracle/oom.py: an oom event's figures (docs/log-format.md, the oom action), as the
 Python report (report.py, the engine's oracle) and the page's data (pagedata.py) keep them.
 
 Not here: deciding the cause (the shim did, the event carries it), counting oom events
 (accounting.py), the explanation the shim printed for them: pool/oom.cpp alone writes it, and the
 analysis engine puts its lines in its document (docs/analysis-format.md), which the report prints.
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
-from . import vocabulary as v
-from .reader import optional_int
+from cudapool_analysis import vocabulary as v
+from cudapool_analysis.reader import optional_int
 
 FIGURES = ("block_size",) + v.OOM_FIGURES
 

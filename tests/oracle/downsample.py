@@ -1,4 +1,4 @@
-"""cudapool_analysis/downsample.py: a time series of samples with several values each, cut down
+"""tests/oracle/downsample.py: a time series of samples with several values each, cut down
 while it streams to at most a fixed number of points, every peak and trough kept exact.
 
     ds = Downsampler(limit=20000, values=4)
@@ -13,6 +13,9 @@ are always kept. So the maximum of each value over the points equals its maximum
 samples, at the time it was first reached. Memory: the buckets, whatever the series' length.
 
 Not here: what the values are (perfetto.py: a device's allocated, reserved, active bytes).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 

@@ -1,4 +1,4 @@
-"""cudapool_analysis/layout.py: the report's second pass: each device's segments and blocks rebuilt
+"""tests/oracle/layout.py: the report's second pass: each device's segments and blocks rebuilt
 from its events up to its reserved peak, and there the largest free block (docs/log-format.md,
 "Who reads what", item 4: fragmentation).
 
@@ -6,12 +6,15 @@ Reads the log again through reader.LogReader (which takes the same lines as in t
 applies the layout actions, and stops at the last device's peak line (or at the last of the further
 lines a caller asks for: the HTML page's segment maps, segmap.py). Not here: finding the peaks
 (accounting.py), printing (text.py), block states and allocation sites (segmap.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import bisect
 
-from . import vocabulary as v
-from .reader import LogReader
+from cudapool_analysis import vocabulary as v
+from cudapool_analysis.reader import LogReader
 
 
 def add_range(ranges, start, end):

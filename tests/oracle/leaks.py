@@ -1,4 +1,4 @@
-"""cudapool_analysis/leaks.py: the report's leaks: the blocks alive at the end of a log. The
+"""tests/oracle/leaks.py: the report's leaks: the blocks alive at the end of a log. The
 events say which blocks those are (accounting.Device.live: alloc .. free_requested), so they are
 what is counted; the summary line's `leaks` (the pool's own list at exit, with symbolized stacks)
 is what is listed, each entry checked against the events: one the events never allocated there
@@ -9,9 +9,12 @@ events' blocks alive that it does not list; where the two disagree a note gives 
 
 leak_report(run, notes) -> the report's "leaks" object. Not here: the events' accounting
 (accounting.py), printing (text.py), grouping by stack (sites.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
-from . import vocabulary as v
+from cudapool_analysis import vocabulary as v
 
 SHOWN = 5            # disagreeing entries named in a note
 

@@ -1,4 +1,4 @@
-"""cudapool_analysis/accounting.py: the report's first pass over a log: what its events imply per
+"""tests/oracle/accounting.py: the report's first pass over a log: what its events imply per
 device (docs/log-format.md, "What the events imply"): torch.cuda.memory_stats()-style counters
 (pool "all"), the allocated and reserved peaks with their lines, the blocks still allocated, the
 request sizes, the oom events, seq gaps, and the problems of the events' sequence (a free of a
@@ -6,15 +6,18 @@ block not allocated, ...).
 
 Reads the events through reader.LogReader, one pass, memory growing with what is live at a time.
 Not here: parsing (reader.py), the segments' layout (layout.py), the report's shape (report.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import heapq
 
-from . import vocabulary as v
-from .oom import oom_figures
-from .reader import LogReader, Malformed
+from cudapool_analysis import vocabulary as v
+from cudapool_analysis.reader import LogReader, Malformed
+from cudapool_analysis.text import TOP
 
-TOP = 10             # rows of the request-size tables, oom events kept
+from .oom import oom_figures
 
 # The actions the loop below acts on (the others are counted).
 HANDLED = v.actions("alloc", "free_requested", "free_completed", "segment_alloc", "segment_map",

@@ -1,4 +1,4 @@
-"""cudapool_analysis/timeline.py: allocated, reserved and active bytes of each device over time,
+"""tests/oracle/timeline.py: allocated, reserved and active bytes of each device over time,
 downsampled for the HTML page (htmlreport.py) while the first pass reads the log.
 
 The figures are accounting.py's: Timeline.observe() is first_pass()'s observer and reads each
@@ -18,9 +18,13 @@ pagedata.one_clock puts several logs on one wall clock, clock.py).
 
 Not here: the figures themselves (accounting.py), the downsampling rule (downsample.py), drawing
 (page/report.js).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
-from . import vocabulary as v
+from cudapool_analysis import vocabulary as v
+
 from .downsample import Downsampler
 
 BUCKETS = 4096                 # per device: at most 2 * 4 * BUCKETS + 2 points

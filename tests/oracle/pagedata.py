@@ -1,10 +1,10 @@
-"""cudapool_analysis/pagedata.py: what the HTML page shows of one log, as a JSON-ready dict,
+"""tests/oracle/pagedata.py: what the HTML page shows of one log, as a JSON-ready dict,
 gathered while report.read_log() reads it (the same two passes as `cudapool report`, so every
 peak in the page is the report's figure): the run, per device the peaks, the downsampled
 timeline (timeline.py), the segment maps at the reserved peak and at the end (segmap.py), the
 allocation sites (sites.py) with their frames named (frames.py: library + offset from the
 summary line's modules, the leaks' symbols), the oom events with their figures (oom.py), the
-leaks. one_clock() puts the timelines of several logs on one time axis (clock.py).
+leaks.
 
 A log without pool decisions (request-only: alloc/free without block_size or segment events)
 has no segment layout of its own: its maps, and the reserved bytes over time, are those of the
@@ -13,24 +13,28 @@ a log), read the same way and labelled as the replay's.
 
 log_data() is the Python oracle of the analysis engine's `page` object (cudapool-analyze,
 docs/analysis-format.md), which the page is drawn from: tests/cli/analyze_agree.sh compares them
-on every log of the suite; `report --html` runs no pass of its own. one_clock() is the page's.
+on every log of the suite; `report --html` runs no pass of its own. The page's time axis of
+several logs is the shipped package's (cudapool_analysis/timeaxis.py).
 
 Not here: the figures (accounting.py, layout.py, report.py), naming a frame (frames.py), the
 wall clock (clock.py), writing the page (htmlreport.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import os
 
-from .clock import Clock, clock_note, time_zero_ns
-from .frames import Frames
+from cudapool_analysis.frames import Frames
+from cudapool_analysis.reader import Malformed
+
 from .oom import oom_figures
-from .reader import Malformed
+from .replayed import pool_events
 from .report import read_log
 from .segmap import Detail, snapshot
 from .sites import Sites, at_peak, leak_groups
 from .timeline import Timeline
 
-from .replayed import pool_events
 
 MAX_LEAKS = 200          # leaks listed one by one (all are counted, and grouped by stack)
 MAX_PROBLEMS = 20
@@ -213,73 +217,3 @@ def replay_data(pool_path):
         dev: {"peak_allocated": dr["peak_allocated"], "peak_reserved": dr["peak_reserved"],
               "fragmentation": dr["fragmentation"], "timeline": timelines.get(dev),
               "maps": maps.get(dev, {})} for dev, dr in rep["devices"].items()}}
-
-
-def one_clock(logs):
-    """The page's time axis, for its logs' data (gather()'s): with several logs every chart counts
-    from the earliest start among them (clock.time_zero_ns, each log's events on the wall clock:
-    clock.Clock, the Perfetto export's rule), so that the ranks' charts line up, when their runs
-    overlap in time (runs_overlap); one log, or runs apart in time, count from each log's first
-    event. Each timeline keeps its times (since its log's first event: the
-    report's time_s) and gets offset_s, where its t = 0 lies on that axis; each log's clock
-    becomes {how, offset_s}. Returns the page's {"zero" ("first event" or "earliest start"),
-    "start_time" (the earliest log's, several logs), "range" (several logs: the part of the axis
-    every chart shows), "notes"}."""
-    several = len(logs) > 1 and runs_overlap(logs)
-    zero = time_zero_ns([l["clock"] for l in logs]) if several else None
-    start_time = next((l["run"]["start_time"] for l in logs
-                       if several and l["clock"]["start_unix_ns"] == zero), None)
-    lo = hi = 0.0
-    notes = []
-    for l in logs:
-        c = l["clock"]
-        clock = Clock(c, fallback_ns=zero or 0)
-        first = clock.wall_ns(c["first_t_ns"]) if c["first_t_ns"] is not None else None
-        origin = zero if several else first
-        spans = [(l["devices"], c["first_t_ns"])]      # the log's timelines, the replay's
-        if l["replay"] is not None:
-            spans.append((l["replay"]["devices"], l["replay"].pop("first_t_ns")))
-        for devices, t0 in spans:
-            off = 0.0 if t0 is None or origin is None else (clock.wall_ns(t0) - origin) / 1e9
-            for d in devices.values():
-                tl = d["timeline"]
-                if tl:
-                    tl["offset_s"] = off
-                    lo, hi = min(lo, off), max(hi, off + (tl["t"][-1] if tl["t"] else 0.0))
-        l["clock"] = {"how": clock.how, "offset_s": 0.0 if first is None or origin is None
-                      else (first - origin) / 1e9}
-        note = clock_note(l["log"], clock) if several and first is not None else None
-        if note:
-            notes.append(note)
-    if len(logs) > 1 and not several:
-        notes.append("the runs lie far apart in time (more than a minute, and more than the "
-                     "longest run, between one's end and another's start): each chart counts from "
-                     "its own log's first event")
-    return {"zero": "earliest start" if several else "first event", "start_time": start_time,
-            "range": [lo, hi] if several else None, "notes": notes}
-
-
-GAP_APART_NS = 60 * 10**9   # runs further apart than this (and than the longest run) are apart
-
-
-def runs_overlap(logs):
-    """Whether the logs' runs (first to last event, on the wall clock) lie close enough in time
-    for one axis: the gap between the earliest end and the latest start is at most a minute or
-    the longest run, whichever is more. Ranks of one job are; runs an hour apart are not (one
-    axis would show each of them as a sliver)."""
-    zero = time_zero_ns([l["clock"] for l in logs])
-    starts, ends = [], []
-    for l in logs:
-        c = l["clock"]
-        if c["first_t_ns"] is None:
-            continue
-        clock = Clock(c, fallback_ns=zero)
-        first = clock.wall_ns(c["first_t_ns"])
-        longest = max((d["timeline"]["t"][-1] for d in l["devices"].values()
-                       if d["timeline"] and d["timeline"]["t"]), default=0.0)
-        starts.append(first)
-        ends.append(first + int(longest * 1e9))
-    if not starts:
-        return True
-    longest = max(e - b for b, e in zip(starts, ends))
-    return max(starts) - min(ends) <= max(GAP_APART_NS, longest)

@@ -1,20 +1,25 @@
-"""cudapool_analysis/perfetto_oracle.py: the Perfetto export's figures of one log computed in
+"""tests/oracle/perfetto_pass.py: the Perfetto export's figures of one log computed in
 Python, as `cudapool export --perfetto` computed them before the engine did (cudapool-analyze
 --perfetto, perfetto_trace.h): accounting.py's first pass (its own copy of the pool's state)
-observed after each event, a request-only log first replayed by cudapool-replay (export.pool_log).
+observed after each event, a request-only log first replayed by cudapool-replay (pool_log.py).
 Kept as the oracle the engine is checked against (tests/cli/perfetto_agree.sh): the same trace,
 byte for byte. Not used by the command line.
 
-Not here: the trace's JSON (perfetto.render, shared by both), the engine's side (perfetto.py).
+Not here: the trace's JSON (cudapool_analysis/perfetto.render, shared by both), the engine's side
+(cudapool_analysis/perfetto.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
+from cudapool_analysis.clock import Clock, time_zero_ns
+from cudapool_analysis.inputs import ended_early
+from cudapool_analysis.perfetto import COUNTERS, INSTANT_FIELDS, INSTANTS, STATE, LogData, render
+from cudapool_analysis.reader import LogError, display_name, not_a_log, open_log
+
 from .accounting import first_pass
-from .clock import Clock, time_zero_ns
 from .downsample import Downsampler
-from .export import check_logs, pool_log
-from .inputs import ended_early
-from .perfetto import COUNTERS, INSTANT_FIELDS, INSTANTS, STATE, LogData, render
-from .reader import LogError, display_name, not_a_log, open_log
+from .pool_log import check_logs, pool_log
 
 
 class _Observer:

@@ -1,4 +1,4 @@
-"""cudapool_analysis/ending.py: how a log ends, as far as the log tells (docs/log-format.md, "The
+"""tests/oracle/ending.py: how a log ends, as far as the log tells (docs/log-format.md, "The
 summary" and "Guarantees"): with its summary line (the process exited normally); with a summary
 line longer than the readers' limit (it exited normally, the line cannot be read); or without one,
 which a kill, a crash or a log cut short (a full disk) all leave, and the log does not say which.
@@ -8,11 +8,14 @@ summary line), seq gaps (records lost), compressed data that ends in the middle 
 ending(run, f, cut) -> {"summary": "read" | "too long" | "none", "line", "text", "clues"};
 report.py puts it in the report. Not here: reading the lines (reader.py), the notes about the summary's
 figures (report.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import re
 
-from .jsonline import MAX_LINE
+from cudapool_analysis.jsonline import MAX_LINE
 
 PEEK = 4096                   # bytes of the last line looked at
 CHUNK = 1 << 20               # read backwards in these, to find where the last line starts

@@ -1,4 +1,4 @@
-"""cudapool_analysis/report.py: what `cudapool report` says about a log (docs/log-format.md, "Who
+"""tests/oracle/report.py: what `cudapool report` says about a log (docs/log-format.md, "Who
 reads what"), as one JSON-ready dict ("schema": "cudapool.report/1"): the header, line and event
 counts, per device the statistics (the summary line's, else what the events imply), the peaks and
 the fragmentation at the reserved peak, request sizes, oom events, leaks, problems and notes. For
@@ -11,15 +11,20 @@ instead of a size.
 read_log() runs the two passes (accounting.py, layout.py) over a file (for stdin or a pipe, the
 copy reader.open_log() makes). Not here: parsing (reader.py), printing (text.py), the command
 line (cli.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
-from . import vocabulary as v
+from cudapool_analysis import vocabulary as v
+from cudapool_analysis.inputs import ended_early
+from cudapool_analysis.rank import header_rank
+from cudapool_analysis.reader import LogError, display_name, not_a_log, open_log
+
 from .accounting import TOP, Device, first_pass
 from .ending import ending
 from .layout import second_pass
 from .leaks import leak_report
-from .inputs import ended_early
-from .reader import LogError, display_name, not_a_log, open_log
 
 PEAK_CHECKS = tuple((v.stat(stat), what) for stat, what in (
     ("allocated_bytes.all.peak", "peak allocated"), ("reserved_bytes.all.peak", "peak reserved"),
@@ -229,23 +234,6 @@ def device_reports(run, layouts, notes):
 
 
 # ---- several logs: the cross-rank table ---------------------------------------------------------
-
-def header_rank(header):
-    """The rank a header names: its rank field, else the first set and non-empty of RANK,
-    OMPI_COMM_WORLD_RANK, SLURM_PROCID in its environment (as the log's %r); or None."""
-    if not header:
-        return None
-    if type(header.get("rank")) is int:
-        return header["rank"]
-    for field in ("environment", "env"):
-        env = header.get(field)
-        if isinstance(env, dict):
-            for name in v.RANK_VARIABLES:
-                value = env.get(name)
-                if isinstance(value, str) and value:
-                    return int(value) if value.isascii() and value.isdigit() else None
-    return None
-
 
 def rank_row(rep, run, index):
     """One log's row of the cross-rank table: rank (from the header, else its place), host, and

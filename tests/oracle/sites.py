@@ -1,4 +1,4 @@
-"""cudapool_analysis/sites.py: allocation sites for the HTML page: the `backtrace` of alloc events
+"""tests/oracle/sites.py: allocation sites for the HTML page: the `backtrace` of alloc events
 (written with CUDAPOOL_BACKTRACE=N, docs/log-format.md), each distinct stack one site. Counts the
 allocations of each site over the log, the bytes each site holds at a device's allocated peak
 (from segmap.Detail beside the layout at that line), groups the leaks by stack, and names each
@@ -10,6 +10,9 @@ line, with the modules, is its last line): Sites.named(), leak_groups().
 
 Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (leaks.py), naming
 a frame (frames.py).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 from .leaks import counted_block_size

@@ -1,4 +1,4 @@
-"""cudapool_analysis/segmap.py: the segment map of the HTML page: a device's segments with their
+"""tests/oracle/segmap.py: the segment map of the HTML page: a device's segments with their
 blocks, each allocated, fenced (freed, its free_completed not yet come) or free, with the
 requested size, seq and allocation site of each block.
 
@@ -9,6 +9,9 @@ two into the page's JSON, within a budget (MAX_REGIONS drawn, MAX_BLOCKS listed)
 
 Not here: the layout rules (layout.py), the allocation sites' table (sites.py), drawing
 (page/report.js).
+
+A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
+not installed.
 """
 
 import bisect
