@@ -63,6 +63,20 @@ class ProbeMap {
     place(key, value);
   }
 
+  // Makes key a member when it is not (key is not Keys::kEmpty), in one probe where find() and
+  // insert() make two: its value, which the caller sets to one that is not Value{} before any
+  // other call (or erases key again); null when key is a member already.
+  Value* claim(std::uint64_t key) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    for (std::size_t i = home(key);; i = (i + 1) & mask()) {
+      if (slots_[i].key == key) return nullptr;
+      if (slots_[i].key == Keys::kEmpty) {
+        slots_[i].key = key;
+        ++count_;
+        return &slots_[i].value;
+      }
+    }
+  }
   // Removes and returns the value for key, or Value{}.
   Value erase(std::uint64_t key) {
     if (key == Keys::kEmpty) return Value{};

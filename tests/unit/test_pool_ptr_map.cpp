@@ -65,8 +65,8 @@ void check_same(const PtrMap& map, const std::map<std::uintptr_t, Block*>& ref,
   REQUIRE(seen == ref.size());
 }
 
-// Random inserts, replacements, erases and finds over `key_of(0..key_space-1)`, checked against
-// std::unordered_map; values from `value_of(random)`, never the map's absent value.
+// Random inserts, replacements, claims, erases and finds over `key_of(0..key_space-1)`, checked
+// against std::unordered_map; values from `value_of(random)`, never the map's absent value.
 template <class Map, class KeyOf, class ValueOf>
 void agrees_with_reference(Map& map, std::uint64_t key_space, KeyOf key_of, ValueOf value_of) {
   using Value = decltype(value_of(std::uint64_t{}));
@@ -76,9 +76,18 @@ void agrees_with_reference(Map& map, std::uint64_t key_space, KeyOf key_of, Valu
     const std::uint64_t key = key_of(splitmix(state) % key_space);
     const Value value = value_of(splitmix(state));
     const std::uint64_t what = splitmix(state) % 10;
-    if (what < 5) {
+    if (what < 4) {
       map.insert(key, value);
       ref[key] = value;
+    } else if (what < 5) {
+      // claim: a member is left as it is; a new key takes the value the caller writes.
+      Value* const slot = map.claim(key);
+      const auto it = ref.find(key);
+      REQUIRE((slot == nullptr) == (it != ref.end()));
+      if (slot != nullptr) {
+        *slot = value;
+        ref[key] = value;
+      }
     } else if (what < 8) {
       const auto it = ref.find(key);
       REQUIRE(map.erase(key) == (it == ref.end() ? Value{} : it->second));

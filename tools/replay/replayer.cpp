@@ -156,7 +156,8 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         problem(line_number, "alloc of the reserved pointer 0xffffffffffffffff: skipped");
         return;
       }
-      if (d.live.contains(e.ptr)) {
+      std::uint64_t* const live = d.live.claim(e.ptr);
+      if (live == nullptr) {
         ++counts_.duplicate_allocs;
         problem(line_number, "alloc of " + hex(e.ptr) + ", which is still allocated: skipped");
         return;
@@ -166,8 +167,9 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
       d.backend->drop_refusals();  // refusals logged before this request were for it
       if (r.status == pool::AllocStatus::kOk) {
-        d.live.insert(e.ptr, r.ptr);
+        *live = r.ptr;
       } else {
+        d.live.erase(e.ptr);
         ++counts_.failed_allocs;
         d.failed.insert(e.ptr, 1);
       }
@@ -270,9 +272,9 @@ void Replayer::start_log(const LogHeader& header) {
 void Replayer::apply_recorded(const std::vector<RecordedEvent>& events,
                               const std::vector<Problem>& problems) {
   auto p = problems.begin();
+  if (!events.empty()) settle_conf();
   for (const RecordedEvent& e : events) {
     for (; p != problems.end() && p->line < e.line; ++p) problem(p->line, p->what);
-    settle_conf();
     apply(e.line, e.event);
   }
   for (; p != problems.end(); ++p) problem(p->line, p->what);

@@ -154,9 +154,13 @@ class Replayer {
 
   void settle_conf();
   log::HeaderInfo written_header(const config::ParseResult& parsed) const;  // of --write-log
-  Device& device(int id, int context);
+  Device& device(int id, int context) {  // pools rarely change from one event to the next
+    const PoolKey key = key_of(id, context);
+    return key == last_key_ ? *last_device_ : other_device(key);
+  }
+  Device& other_device(PoolKey key);  // found or made
   const Device& first_pool_of(int device) const;
-  Device* last_device_ = nullptr;  // pools rarely change from one event to the next
+  Device* last_device_ = nullptr;
   PoolKey last_key_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
   // Recorded events, with the line problems among them (both in line order) kept in line order.

@@ -9,9 +9,8 @@
 
 namespace cudapool::replay {
 
-Replayer::Device& Replayer::device(int id, int context) {
-  const PoolKey key = key_of(id, context);
-  if (key == last_key_) return *last_device_;
+Replayer::Device& Replayer::other_device(PoolKey key) {
+  const int id = device_of(key);
   auto it = devices_.find(key);
   if (it != devices_.end()) {
     last_key_ = key;
@@ -52,6 +51,8 @@ void Replayer::note_once(std::size_t& index, std::uint64_t line_number, std::str
 }
 
 bool Replayer::admitted(std::uint64_t line_number, const LogEvent& e) {
+  // The pool of the last event was admitted, and the header's list does not change.
+  if (key_of(e.device, e.ctx) == last_key_) return true;
   const std::set<int>& listed = header_.listed_devices;
   if (!listed.empty() && listed.count(e.device) == 0) {
     ++counts_.events_of_unlisted_devices;
@@ -65,7 +66,7 @@ bool Replayer::admitted(std::uint64_t line_number, const LogEvent& e) {
   }
   if (e.kind == EventKind::kContextDropped) return true;  // makes no pool
   const PoolKey key = key_of(e.device, e.ctx);
-  if (key == last_key_ || devices_.size() < kMaxPools || devices_.count(key) != 0) return true;
+  if (devices_.size() < kMaxPools || devices_.count(key) != 0) return true;
   ++counts_.events_over_pool_limit;
   note_once(pool_limit_problem_, line_number, "");
   return false;
