@@ -1,5 +1,5 @@
 // tools/analyze/accounting.h: what a device's events imply (docs/log-format.md, "What the events
-// imply"), the port of scripts/cudapool_analysis/accounting.py's Device: torch.cuda.memory_stats()
+// imply"), the port of tests/oracle/accounting.py's Device: torch.cuda.memory_stats()
 // style counters (pool "all", exact: figure.h), the allocated and reserved peaks with their lines,
 // the blocks alive (allocated: alloc .. free_requested; active: alloc .. free_completed) with what
 // the leaks need of them, the contexts' shares, and the problems of the events' sequence (a free

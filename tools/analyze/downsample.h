@@ -1,6 +1,6 @@
 // tools/analyze/downsample.h: a time series of samples with kValues values each, cut down while
 // it streams to at most a fixed number of points, every peak and trough kept exact: the rule of
-// scripts/cudapool_analysis/downsample.py, kept exactly (the same points for the same samples).
+// tests/oracle/downsample.py, kept exactly (the same points for the same samples).
 // The time axis is cut into at most (limit - 2) / (2 * kValues) buckets of equal width (1000 at
 // first); each keeps, for each value, the sample where it is lowest and the one where it is
 // highest (the first of equal ones); when a sample falls past the last bucket the width doubles
@@ -28,7 +28,8 @@ struct Sample {
 
 class Downsampler {
  public:
-  explicit Downsampler(std::size_t limit) : buckets_max_(std::max<std::size_t>(1, (limit - 2) / (2 * kValues))) {}
+  explicit Downsampler(std::size_t limit)
+      : buckets_max_(std::max<std::size_t>(1, (limit - 2) / (2 * kValues))) {}
 
   void add(std::uint64_t t, const Values& values);
   // The samples kept, in the order added.

@@ -1,5 +1,5 @@
 // tools/analyze/ending.h: how a log ends, as far as the log tells (docs/log-format.md, "The
-// summary" and "Guarantees"; scripts/cudapool_analysis/ending.py): with its summary line (the
+// summary" and "Guarantees"; tests/oracle/ending.py): with its summary line (the
 // process exited normally); with a summary line longer than the readers' limit (it exited
 // normally, the line cannot be read); or without one, which a kill, a crash or a log cut short
 // all leave, with what the log does tell: its last line cut in the middle, seq gaps. Not here:

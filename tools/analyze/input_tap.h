@@ -1,9 +1,9 @@
 // tools/analyze/input_tap.h: a stream buffer that passes a log's bytes through unchanged and
 // notes what the engine needs of them besides the lines: how many bytes went by (progress), and
-// the last line's length and first bytes with whether the input ends in a newline (how the log ends: ending.h), which the Python report
-// found by reading the file backwards; here they come in the same single pass, so stdin and pipes
-// need no copy. Wraps any std::istream (a plain file, stdin, a decompressing stream). Not here:
-// splitting lines (log/read/line_reader.h).
+// the last line's length and first bytes with whether the input ends in a newline (how the log
+// ends: ending.h), which the Python report found by reading the file backwards; here they come in
+// the same single pass, so stdin and pipes need no copy. Wraps any std::istream (a plain file,
+// stdin, a decompressing stream). Not here: splitting lines (log/read/line_reader.h).
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,10 @@ namespace cudapool::analyze {
 inline constexpr std::size_t kLastLinePeek = 4096;  // ending.py PEEK
 
 struct LastLine {
-  bool empty = true;       // no bytes at all
+  bool empty = true;         // no bytes at all
   std::uint64_t length = 0;  // without its newline
-  std::string head;        // its first kLastLinePeek bytes
-  bool newline = false;    // the input ends with a newline
+  std::string head;          // its first kLastLinePeek bytes
+  bool newline = false;      // the input ends with a newline
 };
 
 class InputTap : public std::streambuf {

@@ -1,5 +1,5 @@
 // tools/analyze/layout.h: one device's segments and blocks, rebuilt from its events
-// (docs/log-format.md "Who reads what", item 4; scripts/cudapool_analysis/layout.py and the block
+// (docs/log-format.md "Who reads what", item 4; tests/oracle/layout.py and the block
 // states of segmap.py's Detail): segments [base, base + size), the mapped pages of expandable
 // segments joined into ranges, and the blocks (alloc .. free_completed) with their requested
 // size, seq, allocation site and whether they are fenced (freed, their free_completed not yet
@@ -30,9 +30,7 @@ struct LayoutBlock {
 struct MapKey {
   bool has = false;
   std::uint64_t segment = 0;
-  bool operator<(const MapKey& o) const {
-    return has != o.has ? !has : segment < o.segment;
-  }
+  bool operator<(const MapKey& o) const { return has != o.has ? !has : segment < o.segment; }
   bool operator==(const MapKey& o) const { return has == o.has && segment == o.segment; }
 };
 

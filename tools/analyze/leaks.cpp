@@ -1,5 +1,5 @@
 // tools/analyze/leaks.cpp: the report's leaks (report.h leak_report), the port of
-// scripts/cudapool_analysis/leaks.py: the blocks alive at the end of the events are what is
+// tests/oracle/leaks.py: the blocks alive at the end of the events are what is
 // counted; the summary line's leaks (the pool's own list at exit, with symbolized stacks) are
 // what is listed, each entry checked against the events: one the events never allocated there or
 // freed, of another size or seq, listed twice, or of a device whose events were skipped, is

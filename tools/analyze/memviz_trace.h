@@ -4,10 +4,10 @@
 // expandable ranges, blocks) and the trace of its actions, the last max_entries entries in a ring
 // (0: all), with memviz.py's consistency rules: entries added for what the log leaves out (a free
 // implied, a completion missing, memory the driver took with its context), events that fit
-// nothing counted. The port of memviz.py's Device, kept exact: the same entries in the same order
-// (blocks and regions are visited in the order Python's dicts keep, by insertion). Memory: the
-// live blocks and regions, the ring, each distinct stack once. Not here: the snapshot's dicts,
-// frame names and the file (memviz_snapshot.py).
+// nothing counted. The port of the memviz oracle's Device (tests/oracle/memviz_pass.py), kept
+// exact: the same entries in the same order (blocks and regions are visited in the order Python's
+// dicts keep, by insertion). Memory: the live blocks and regions, the ring, each distinct stack
+// once. Not here: the snapshot's dicts, frame names and the file (memviz_snapshot.py).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // tools/analyze/oom_figures.h: an oom event's figures (docs/log-format.md, the oom action) as the
 // shim wrote them, and their explanation: pool/oom.cpp's explain_oom, the very text the shim
 // printed on stderr (one function for both, so they cannot drift), without its "cudapool: "
-// prefixes. The figures follow scripts/cudapool_analysis/oom.py oom_figures(): none when the
+// prefixes. The figures follow tests/oracle/oom.py oom_figures(): none when the
 // event has no cause of the shim's (another writer's), and a reason when a figure is of the wrong
 // kind. Not here: counting oom events (accounting.h), writing them (report_json.h, page_json.h).
 #pragma once

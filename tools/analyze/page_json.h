@@ -1,12 +1,12 @@
 // tools/analyze/page_json.h: what the HTML page shows of one log, as the JSON object
-// scripts/cudapool_analysis/pagedata.py gather() makes (field by field in
+// tests/oracle/pagedata.py gather() makes (field by field in
 // docs/analysis-format.md): the run, per device the peaks, the downsampled timeline, the segment
 // maps at the reserved peak and at the end, the bytes each allocation site holds at the
 // allocated peak; the oom events explained, the leaks grouped by stack, the allocation sites
 // with their frames named. A log of requests only carries the replay's layout beside it
-// ("replay", replayed.h). The charts' common time axis of several logs (pagedata.one_clock) is
-// the renderer's: each timeline's offset_s is 0 here. Not here: the figures (analysis.h,
-// report.h).
+// ("replay", replayed.h). The charts' common time axis of several logs
+// (scripts/cudapool_analysis/timeaxis.py one_clock) is the renderer's: each timeline's offset_s is
+// 0 here. Not here: the figures (analysis.h, report.h).
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 // decisions over as records, not lines: each goes into a second LogAnalysis as the event its line
 // would decode to (the header, the summary and an oom event with its figures go as their lines).
 // No temporary file, no formatting and parsing again, and the same figures as reading the
-// replay's log (scripts/cudapool_analysis/replayed.py). Not here: deciding whether a log needs it
+// replay's log (tests/oracle/replayed.py). Not here: deciding whether a log needs it
 // (a pool decision in its first kScanLines lines, analysis.h pool_decision()).
 #pragma once
 

@@ -1,7 +1,8 @@
 // tools/analyze/report.h: what `cudapool report` says about a log, built from the engine's pass
-// (analysis.h): the port of scripts/cudapool_analysis/report.py build_report() and its parts
+// (analysis.h): the port of tests/oracle/report.py build_report() and its parts
 // (device_reports, impossible, the notes; leaks.h for the leaks). Kept as data so that the report
-// object and the page (report_json.h, page_json.h) say the same. Not here: the JSON (report_json.h).
+// object and the page (report_json.h, page_json.h) say the same. Not here: the JSON
+// (report_json.h).
 #pragma once
 
 #include <array>

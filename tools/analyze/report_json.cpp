@@ -123,7 +123,7 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
   out.begin_object().key("schema").str(kReportSchema).key("log").str(r.log);
   out.key("header");
   a.header_ ? out.value(*a.header_) : out.null();
-  // build_report's order (scripts/cudapool_analysis/report.py): `cudapool report --json` prints
+  // build_report's order (tests/oracle/report.py): `cudapool report --json` prints
   // this object as it is
   out.key("exited_normally").boolean(a.ending_.summary != "none");
   out.key("ending");

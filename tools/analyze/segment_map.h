@@ -1,7 +1,7 @@
 // tools/analyze/segment_map.h: the page's segment map of a layout (layout.h): every region
 // (segment, or run of mapped pages) with its blocks, allocated, fenced or free, in address
 // order, within a budget (kMaxRegions drawn, kMaxBlocks listed), with totals over all of them:
-// the port of scripts/cudapool_analysis/segmap.py snapshot(), field by field. Not here: the
+// the port of tests/oracle/segmap.py snapshot(), field by field. Not here: the
 // layout, drawing it (page/report.js).
 #pragma once
 

@@ -1,5 +1,5 @@
 // tools/analyze/sites.h: allocation sites for the page, the rule of
-// scripts/cudapool_analysis/sites.py: each distinct stack (the first kMaxFrames frames of an
+// tests/oracle/sites.py: each distinct stack (the first kMaxFrames frames of an
 // alloc event's backtrace, when they are all strings) is one site, numbered in the order first
 // seen; the allocations and bytes of each are counted over the log. The table is bounded: past
 // kMaxSites distinct stacks a new one is no site (counted, and said in the page's notes), where

@@ -1,6 +1,6 @@
 // tools/analyze/timeline.h: a device's allocated, reserved, active and reserved - allocated bytes
 // over time, downsampled (downsample.h) as the events come, for the page's charts: the rule of
-// scripts/cudapool_analysis/timeline.py. A sample is taken after every event that changes the
+// tests/oracle/timeline.py. A sample is taken after every event that changes the
 // state (kStateActions); events that mark a moment (oom, empty_cache, segment_refused) are kept as
 // times, the first kMaxMarks of the log. Every peak is exact, at the time it was first reached.
 // Not here: the counters (accounting.h), writing it (page_json.h).
