@@ -14,12 +14,13 @@
 #include <string>
 #include <string_view>
 
+#include "log/read/writer_line.h"
+
 namespace cudapool::replay {
 
-// The ranges of dev, a device ordinal (0 to 65535), and ctx, a context number (0 to 255, as the
-// shim numbers them). A line with one outside is malformed.
-inline constexpr std::uint64_t kDeviceLimit = 1 << 16;
-inline constexpr std::uint64_t kContextLimit = 1 << 8;
+// The ranges of dev and ctx (log/read/writer_line.h): a line with one outside is malformed.
+using log::kContextLimit;
+using log::kDeviceLimit;
 
 struct LogHeader {
   std::string schema;
@@ -74,7 +75,8 @@ struct ParsedLine {
 // header is not null. The summary line (action "summary") is a kEvent of kind kOther.
 ParsedLine parse_log_line(std::string_view line, LogHeader* header);
 
-// The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words them.
+// The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words
+// them.
 std::string too_long_problem();
 
 }  // namespace cudapool::replay

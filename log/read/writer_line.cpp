@@ -1,0 +1,160 @@
+// log/read/writer_line.cpp: see writer_line.h.
+#include "log/read/writer_line.h"
+
+#include <cstring>
+
+namespace cudapool::log {
+
+namespace {
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// 1 to 19 digits (no uint64 overflows), no leading zero. Leaves p after them.
+bool read_digits(const char*& p, const char* end, std::uint64_t* v) {
+  const char* const start = p;
+  std::uint64_t x = 0;
+  while (p < end && is_digit(*p)) x = x * 10 + static_cast<std::uint64_t>(*p++ - '0');
+  const std::size_t n = static_cast<std::size_t>(p - start);
+  if (n == 0 || n > 19 || (n > 1 && *start == '0')) return false;
+  *v = x;
+  return true;
+}
+
+int hex_value(char c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+// "0x" and 1 to 16 hex digits, quoted. Leaves p after the closing quote; *text: the text
+// between the quotes.
+bool read_hex(const char*& p, const char* end, std::uint64_t* v, std::string_view* text) {
+  if (end - p < 5 || p[0] != '"' || p[1] != '0' || p[2] != 'x') return false;
+  const char* const start = p + 1;
+  p += 3;
+  std::uint64_t x = 0;
+  int d;
+  const char* const first = p;
+  while (p < end && (d = hex_value(*p)) >= 0) {
+    x = x << 4 | static_cast<std::uint64_t>(d);
+    ++p;
+  }
+  const std::ptrdiff_t n = p - first;
+  if (n == 0 || n > 16 || p == end || *p != '"') return false;
+  *text = std::string_view(start, static_cast<std::size_t>(p - start));
+  ++p;
+  *v = x;
+  return true;
+}
+
+// A name: 1 or more of [a-z_], quoted. Leaves p after the closing quote.
+bool read_name(const char*& p, const char* end, std::string_view* text) {
+  if (p == end || *p != '"') return false;
+  const char* const name = ++p;
+  while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) ++p;
+  if (p == name || p == end || *p != '"') return false;
+  *text = std::string_view(name, static_cast<std::size_t>(p - name));
+  ++p;
+  return true;
+}
+
+// The value of a field of the kind at p, into *f. Leaves p after it.
+bool read_value(FieldKind kind, const char*& p, const char* end, WriterField* f) {
+  const char* const start = p;
+  f->negative = false;
+  switch (kind) {
+    case FieldKind::kInt:
+      if (p < end && *p == '-') {
+        ++p;
+        f->negative = true;
+        if (p < end && *p == '0') return false;  // -0
+      }
+      [[fallthrough]];
+    case FieldKind::kUint:
+      if (!read_digits(p, end, &f->value)) return false;
+      f->text = std::string_view(start, static_cast<std::size_t>(p - start));
+      return true;
+    case FieldKind::kHex:
+      return read_hex(p, end, &f->value, &f->text);
+    case FieldKind::kString:
+      f->value = 0;
+      return read_name(p, end, &f->text);
+    case FieldKind::kBool:
+      if (end - p >= 4 && std::memcmp(p, "true", 4) == 0) {
+        p += 4;
+        f->value = 1;
+      } else if (end - p >= 5 && std::memcmp(p, "false", 5) == 0) {
+        p += 5;
+        f->value = 0;
+      } else {
+        return false;
+      }
+      f->text = std::string_view(start, static_cast<std::size_t>(p - start));
+      return true;
+    case FieldKind::kHexList:
+      if (p == end || *p != '[') return false;
+      ++p;
+      if (p < end && *p != ']') {
+        for (;;) {  // hex strings, a comma between two
+          std::uint64_t ignored_value = 0;
+          std::string_view ignored_text;
+          if (!read_hex(p, end, &ignored_value, &ignored_text)) return false;
+          if (p == end || *p != ',') break;
+          ++p;
+        }
+      }
+      if (p == end || *p != ']') return false;
+      ++p;
+      f->value = 0;
+      f->text = std::string_view(start, static_cast<std::size_t>(p - start));
+      return true;
+    case FieldKind::kObject:
+    case FieldKind::kList:
+    case FieldKind::kStringList:
+      break;  // no event field's (the general path reads one)
+  }
+  return false;
+}
+
+}  // namespace
+
+bool scan_writer_line(std::string_view text, std::uint32_t accepted, WriterLine* out) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  if (text.size() < 2 || p[0] != '{' || end[-1] != '}') return false;
+  ++p;
+  std::uint32_t seen = 0;
+  for (;;) {
+    if (p == end || *p != '"') return false;
+    const char* const k = ++p;
+    const void* const quote = std::memchr(p, '"', static_cast<std::size_t>(end - p));
+    if (quote == nullptr) return false;
+    p = static_cast<const char*>(quote);
+    if (end - p < 2 || p[1] != ':') return false;
+    const EventField id = event_field_of(std::string_view(k, static_cast<std::size_t>(p - k)));
+    p += 2;
+    if (id == EventField::kCount) return false;  // no event field, or an escape in the key
+    const std::uint32_t b = field_bit(id);
+    if ((accepted & b) == 0 || (seen & b) != 0) return false;
+    seen |= b;
+    WriterField& f = out->fields[static_cast<std::size_t>(id)];
+    if (!read_value(event_field(id).kind, p, end, &f)) return false;
+    if (p == end) return false;
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (*p == '}' && p + 1 == end) break;
+    return false;
+  }
+  out->present = seen;
+  if ((seen & kRequiredEventFields) != kRequiredEventFields) return false;
+  if (out->fields[static_cast<std::size_t>(EventField::kDev)].value >= kDeviceLimit) return false;
+  if (out->has(EventField::kCtx) && (*out)[EventField::kCtx].value >= kContextLimit) return false;
+  return (*out)[EventField::kAction].text != kSummaryAction;  // the summary line
+}
+
+}  // namespace cudapool::log
