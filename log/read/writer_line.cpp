@@ -1,6 +1,8 @@
 // log/read/writer_line.cpp: see writer_line.h.
 #include "log/read/writer_line.h"
 
+#include <array>
+#include <bit>
 #include <cstring>
 
 namespace cudapool::log {
@@ -22,11 +24,20 @@ bool read_digits(const char*& p, const char* end, std::uint64_t* v) {
   return true;
 }
 
+constexpr std::array<std::int8_t, 256> kHexValue = [] {
+  std::array<std::int8_t, 256> v{};
+  v.fill(-1);
+  for (int c = '0'; c <= '9'; ++c)
+    v[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) {
+    v[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
+    v[static_cast<std::size_t>(c - 'a' + 'A')] = static_cast<std::int8_t>(c - 'a' + 10);
+  }
+  return v;
+}();
+
 int hex_value(char c) {
-  return c >= '0' && c <= '9'   ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
+  return kHexValue[static_cast<unsigned char>(c)];
 }
 
 // "0x" and 1 to 16 hex digits, quoted. Leaves p after the closing quote; *text: the text
@@ -59,6 +70,71 @@ bool read_name(const char*& p, const char* end, std::string_view* text) {
   *text = std::string_view(name, static_cast<std::size_t>(p - name));
   ++p;
   return true;
+}
+
+// `"name":` of each event field as up to three little-endian words and their masks: the key the
+// writer's order puts next is matched in one to three compares.
+static_assert(std::endian::native == std::endian::little);
+struct KeyWords {
+  std::uint64_t word[3] = {};
+  std::uint64_t mask[3] = {};
+  std::size_t words = 0, size = 0;
+};
+constexpr std::array<KeyWords, kEventFieldCount> kKeyWords = [] {
+  std::array<KeyWords, kEventFieldCount> out{};
+  for (std::size_t i = 0; i < kEventFieldCount; ++i) {
+    const std::string_view name = kEventFields[i].name;
+    KeyWords& k = out[i];
+    const auto put = [&](char c) {
+      const std::size_t w = k.size / 8, shift = 8 * (k.size % 8);
+      k.word[w] |= std::uint64_t{static_cast<unsigned char>(c)} << shift;
+      k.mask[w] |= std::uint64_t{0xff} << shift;
+      ++k.size;
+    };
+    put('"');
+    for (const char c : name) put(c);
+    put('"');
+    put(':');
+    k.words = (k.size + 7) / 8;
+  }
+  return out;
+}();
+static_assert([] {
+  for (const KeyWords& k : kKeyWords) {
+    if (k.size > 24) return false;
+  }
+  return true;
+}());
+
+// Whether the key at p is k (false also when fewer than k's words are left).
+bool key_at(const char* p, const char* end, const KeyWords& k) {
+  if (static_cast<std::size_t>(end - p) < 8 * k.words) return false;
+  for (std::size_t w = 0; w < k.words; ++w) {
+    std::uint64_t x;
+    std::memcpy(&x, p + 8 * w, 8);
+    if ((x & k.mask[w]) != k.word[w]) return false;
+  }
+  return true;
+}
+
+// The key at p (at its opening quote) and its colon: the field, or EventField::kCount. Tries the
+// fields from next on first (the writer's order), then looks the key up. Leaves p after the colon.
+EventField read_key(const char*& p, const char* end, std::size_t next, std::uint32_t accepted) {
+  for (std::size_t i = next; i < kEventFieldCount; ++i) {
+    if ((accepted & field_bit(static_cast<EventField>(i))) != 0 && key_at(p, end, kKeyWords[i])) {
+      p += kKeyWords[i].size;
+      return static_cast<EventField>(i);
+    }
+  }
+  if (p == end || *p != '"') return EventField::kCount;
+  const char* const k = ++p;
+  const void* const quote = std::memchr(p, '"', static_cast<std::size_t>(end - p));
+  if (quote == nullptr) return EventField::kCount;
+  p = static_cast<const char*>(quote);
+  if (end - p < 2 || p[1] != ':') return EventField::kCount;
+  p += 2;
+  // No event field, or an escape in the key: kCount.
+  return event_field_of(std::string_view(k, static_cast<std::size_t>(p - 2 - k)));
 }
 
 // The value of a field of the kind at p, into *f. Leaves p after it.
@@ -127,16 +203,11 @@ bool scan_writer_line(std::string_view text, std::uint32_t accepted, WriterLine*
   if (text.size() < 2 || p[0] != '{' || end[-1] != '}') return false;
   ++p;
   std::uint32_t seen = 0;
+  std::size_t next = 0;  // the first field the writer's order may put next
   for (;;) {
-    if (p == end || *p != '"') return false;
-    const char* const k = ++p;
-    const void* const quote = std::memchr(p, '"', static_cast<std::size_t>(end - p));
-    if (quote == nullptr) return false;
-    p = static_cast<const char*>(quote);
-    if (end - p < 2 || p[1] != ':') return false;
-    const EventField id = event_field_of(std::string_view(k, static_cast<std::size_t>(p - k)));
-    p += 2;
-    if (id == EventField::kCount) return false;  // no event field, or an escape in the key
+    const EventField id = read_key(p, end, next, accepted);
+    if (id == EventField::kCount) return false;
+    next = static_cast<std::size_t>(id) + 1;
     const std::uint32_t b = field_bit(id);
     if ((accepted & b) == 0 || (seen & b) != 0) return false;
     seen |= b;
