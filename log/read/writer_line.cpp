@@ -61,13 +61,18 @@ bool read_hex(const char*& p, const char* end, std::uint64_t* v, std::string_vie
   return true;
 }
 
-// A name: 1 or more of [a-z_], quoted. Leaves p after the closing quote.
-bool read_name(const char*& p, const char* end, std::string_view* text) {
+// A string of 1 or more printable ASCII characters, no quote or backslash (no escape), quoted;
+// an action's name: of [a-z_] only. Leaves p after the closing quote; *text: between the quotes.
+bool read_string(const char*& p, const char* end, bool name, std::string_view* text) {
   if (p == end || *p != '"') return false;
-  const char* const name = ++p;
-  while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) ++p;
-  if (p == name || p == end || *p != '"') return false;
-  *text = std::string_view(name, static_cast<std::size_t>(p - name));
+  const char* const start = ++p;
+  if (name) {
+    while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) ++p;
+  } else {
+    while (p < end && *p >= ' ' && *p <= '~' && *p != '"' && *p != '\\') ++p;
+  }
+  if (p == start || p == end || *p != '"') return false;
+  *text = std::string_view(start, static_cast<std::size_t>(p - start));
   ++p;
   return true;
 }
@@ -138,7 +143,8 @@ EventField read_key(const char*& p, const char* end, std::size_t next, std::uint
 }
 
 // The value of a field of the kind at p, into *f. Leaves p after it.
-bool read_value(FieldKind kind, const char*& p, const char* end, WriterField* f) {
+bool read_value(EventField id, const char*& p, const char* end, WriterField* f) {
+  const FieldKind kind = event_field(id).kind;
   const char* const start = p;
   f->negative = false;
   switch (kind) {
@@ -157,7 +163,7 @@ bool read_value(FieldKind kind, const char*& p, const char* end, WriterField* f)
       return read_hex(p, end, &f->value, &f->text);
     case FieldKind::kString:
       f->value = 0;
-      return read_name(p, end, &f->text);
+      return read_string(p, end, id == EventField::kAction, &f->text);
     case FieldKind::kBool:
       if (end - p >= 4 && std::memcmp(p, "true", 4) == 0) {
         p += 4;
@@ -212,7 +218,7 @@ bool scan_writer_line(std::string_view text, std::uint32_t accepted, WriterLine*
     if ((accepted & b) == 0 || (seen & b) != 0) return false;
     seen |= b;
     WriterField& f = out->fields[static_cast<std::size_t>(id)];
-    if (!read_value(event_field(id).kind, p, end, &f)) return false;
+    if (!read_value(id, p, end, &f)) return false;
     if (p == end) return false;
     if (*p == ',') {
       ++p;

@@ -3,8 +3,9 @@
 // JSON object, no white space, each key once (in the writer's order or any other), every key an
 // event field of log/fields.def the caller accepts, each value in the writer's form of its field's
 // kind (an unsigned integer: 1 to 19 digits without a leading zero; an integer: the same, a minus
-// before it; a hex string: "0x" and 1 to 16 hex digits; a string: 1 or more of [a-z_], a name;
-// a bool: true or false; a list of hex strings: such hex strings, a comma between two), the fields
+// before it; a hex string: "0x" and 1 to 16 hex digits; a string: 1 or more printable ASCII
+// characters, no quote or backslash, the action's of [a-z_] only; a bool: true or false; a list of
+// hex strings: such hex strings, a comma between two), the fields
 // every action carries there, dev and ctx in range, the action not the summary's. Such a line is a
 // valid event line of the format (docs/log-format.md, "Valid lines"): the scanner gives each
 // field's text and value. Any other line, valid or not, is not the scanner's (false): the caller's
