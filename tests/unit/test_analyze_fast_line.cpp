@@ -150,15 +150,5 @@ TEST_CASE("analyze fast line: the generator's and the fixtures' lines, and their
   for (const std::string& line : generated) taken += fast_agrees(line) ? 1 : 0;
   CHECK(taken > generated.size() * 9 / 10);
   for (const std::string& line : cudapool::test::fixture_lines()) fast_agrees(line);
-  std::vector<std::string> bases = cudapool::test::written_lines();
-  for (std::size_t i = 0; i < generated.size(); i += 997) bases.push_back(generated[i]);
-  std::size_t mutated = 0, taken_mutated = 0;
-  for (const std::string& base : bases) {
-    for (const std::string& line : cudapool::test::mutations(base)) {
-      ++mutated;
-      taken_mutated += fast_agrees(line) ? 1 : 0;
-    }
-  }
-  CHECK(taken_mutated > 0);
-  CHECK(taken_mutated < mutated);
+  cudapool::test::check_mutations(cudapool::test::mutation_bases(generated), fast_agrees);
 }

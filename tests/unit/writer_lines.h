@@ -241,4 +241,26 @@ inline std::string edited(std::string line, std::mt19937& rng) {
   return line;
 }
 
+// The lines to mutate: the writer's, and every 997th of make_training_log's (generated).
+inline std::vector<std::string> mutation_bases(const std::vector<std::string>& generated) {
+  std::vector<std::string> bases = written_lines();
+  for (std::size_t i = 0; i < generated.size(); i += 997) bases.push_back(generated[i]);
+  return bases;
+}
+
+// Every mutation of every base through taken(line), which says whether the fast path took it
+// (checking that it agrees): some are taken, not all.
+template <class Taken>
+void check_mutations(const std::vector<std::string>& bases, Taken&& taken) {
+  std::size_t mutated = 0, taken_mutated = 0;
+  for (const std::string& base : bases) {
+    for (const std::string& line : mutations(base)) {
+      ++mutated;
+      taken_mutated += taken(line) ? 1 : 0;
+    }
+  }
+  CHECK(taken_mutated > 0);
+  CHECK(taken_mutated < mutated);
+}
+
 }  // namespace cudapool::test
