@@ -2,6 +2,8 @@
 // log/shim_actions.def), and a pool event as a record. Nothing else.
 #include "log/record.h"
 
+#include <array>
+
 namespace cudapool::log {
 
 const char* action_name(LogAction action) {
@@ -21,8 +23,14 @@ const char* action_name(LogAction action) {
 }
 
 bool action_from_name(std::string_view name, LogAction* action) {
-  for (int a = 0; a <= static_cast<int>(kLastLogAction); ++a) {
-    if (name == action_name(static_cast<LogAction>(a))) {
+  // The names with their lengths, measured once (the readers look up an action per line).
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<std::size_t>(LogAction::kCount)> out{};
+    for (std::size_t a = 0; a < out.size(); ++a) out[a] = action_name(static_cast<LogAction>(a));
+    return out;
+  }();
+  for (std::size_t a = 0; a < names.size(); ++a) {
+    if (name == names[a]) {
       *action = static_cast<LogAction>(a);
       return true;
     }

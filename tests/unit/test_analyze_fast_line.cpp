@@ -3,15 +3,16 @@
 // log_line.cpp's checks) gives the same line: the event and the raw fields, on every action the
 // writer formats with every optional field, and on lines near the path's edges and lines mutated
 // at random (seeded), where it either agrees or leaves the line to the general path. A line that
-// starts with a space is never the fast path's: that is how the general path's answer is had.
+// starts with a space is never the fast path's: that is how the general path's answer is had. The
+// lines: tests/unit/writer_lines.h.
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "log/format.h"
 #include "log/record.h"
 #include "tests/unit/catch.h"
+#include "tests/unit/writer_lines.h"
 #include "tools/analyze/fast_line.h"
 #include "tools/analyze/log_line.h"
 
@@ -71,45 +72,14 @@ bool fast_agrees(const std::string& line) {
   return true;
 }
 
-// The writer's lines: every action, with and without each optional field.
-std::vector<std::string> written_lines() {
-  std::vector<std::string> out;
-  for (int a = 0; a <= static_cast<int>(cudapool::log::kLastLogAction); ++a) {
-    for (int variant = 0; variant < 6; ++variant) {
-      cudapool::log::LogRecord r;
-      r.seq = 1 + variant * 1000003ull;
-      r.t_ns = variant == 5 ? 9999999999999999999ull : 123456789012ull + variant;
-      r.tid = 4242;
-      r.device = variant == 3 ? 65535 : variant;
-      r.ctx = static_cast<std::uint8_t>(variant == 4 ? 255 : variant % 2);
-      r.action = static_cast<LogAction>(a);
-      r.ptr = variant == 2 ? 0 : 0x7ff01e800000ull + variant;
-      r.size = variant == 1 ? 0 : 1ull << (20 + variant);
-      r.block_size = variant % 2 ? 0 : r.size + 512;
-      r.segment = variant % 3 ? 0x7ff01e800000ull : 0;
-      r.stream = variant == 4 ? 0xdeadbeefull : 0;
-      r.cache_hit = variant % 2 == 0;
-      r.latency_ns = variant == 3 ? 0 : 361;
-      r.error = variant == 5 ? 2 : 0;
-      r.frames = static_cast<std::uint8_t>(variant);
-      for (int i = 0; i < variant; ++i) r.backtrace[i] = 0x7fee8ce146f3ull + i;
-      if (r.action == LogAction::kOom) r.oom = cudapool::log::OomFigures{};
-      char text[cudapool::log::kMaxEventLine];
-      const std::size_t n = cudapool::log::format_event(r, text, sizeof text);
-      REQUIRE(n > 1);
-      out.emplace_back(text, n - 1);  // without its newline
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("analyze fast line: every line the writer writes, as the general path reads it") {
   std::size_t taken = 0;
-  for (const std::string& line : written_lines()) taken += fast_agrees(line) ? 1 : 0;
+  for (const std::string& line : cudapool::test::written_lines())
+    taken += fast_agrees(line) ? 1 : 0;
   // All but the lines with an error (variant 5): a key the fast path leaves to the general one.
-  CHECK(taken == written_lines().size() * 5 / 6);
+  CHECK(taken == cudapool::test::written_lines().size() * 5 / 6);
   CHECK(fast_agrees(
       R"({"seq":2,"t_ns":9,"tid":1,"dev":0,"action":"alloc","ptr":"0x7ff01e800000","size":16,"block_size":512,"segment":"0x7ff01e800000","cache_hit":false,"latency_ns":4,"backtrace":["0x7fee8ce146f3","0x7FEE8CE50CC3"]})"));
 }
@@ -163,30 +133,22 @@ TEST_CASE("analyze fast line: lines at its edges are taken only when the general
 
 TEST_CASE("analyze fast line: mutated lines are taken only as the general path reads them") {
   std::mt19937 rng(27);
-  const std::vector<std::string> lines = written_lines();
-  const std::string bytes = "0123456789abcdefxX\"{}[],:-.e \\tu";
+  const std::vector<std::string> lines = cudapool::test::written_lines();
   std::size_t taken = 0, tried = 0;
   for (int round = 0; round < 20000; ++round) {
-    std::string line = lines[rng() % lines.size()];
-    const int edits = 1 + static_cast<int>(rng() % 3);
-    for (int k = 0; k < edits && !line.empty(); ++k) {
-      const std::size_t at = rng() % line.size();
-      const char c = bytes[rng() % bytes.size()];
-      switch (rng() % 3) {
-        case 0:
-          line[at] = c;
-          break;
-        case 1:
-          line.insert(at, 1, c);
-          break;
-        default:
-          line.erase(at, 1);
-          break;
-      }
-    }
+    const std::string line = cudapool::test::edited(lines[rng() % lines.size()], rng);
     ++tried;
     taken += fast_agrees(line) ? 1 : 0;
   }
   CHECK(taken > 0);
   CHECK(taken < tried);
+}
+
+TEST_CASE("analyze fast line: the generator's and the fixtures' lines, and their mutations") {
+  const std::vector<std::string> generated = cudapool::test::generated_lines();
+  std::size_t taken = 0;
+  for (const std::string& line : generated) taken += fast_agrees(line) ? 1 : 0;
+  CHECK(taken > generated.size() * 9 / 10);
+  for (const std::string& line : cudapool::test::fixture_lines()) fast_agrees(line);
+  cudapool::test::check_mutations(cudapool::test::mutation_bases(generated), fast_agrees);
 }

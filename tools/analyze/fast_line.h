@@ -1,13 +1,11 @@
 // tools/analyze/fast_line.h: the engine's fast path for the event lines the log's writers write
-// (log/format_event.cpp, bench/make_training_log): one compact JSON object, no white space, each
-// key once, of the keys seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, stream,
-// cache_hit, latency_ns and backtrace only, their values in the writer's forms (integers of 1 to
-// 19 digits without a leading zero, "0x" and 1 to 16 hex digits, an action's name, true or false,
-// a list of such hex strings), dev and ctx in range. Such a line is read in one pass, its numbers
-// as they are met, into exactly the RawFields and Event the general path (the flat_json scanner,
-// then log_line.cpp's checks) gives it. Any other line, valid or not, is left to the general path
-// (the answer is false), which alone says what is wrong with a line. Not here: the meaning of the
-// fields (log_line.h).
+// (log/format_event.cpp, bench/make_training_log): a line log/read/writer_line.h's scanner takes
+// (the writers' compact form, each key once, values in the writers' forms, dev and ctx in range),
+// of the keys seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, stream, cache_hit,
+// latency_ns and backtrace only, is read in one pass into exactly the RawFields and Event the
+// general path (the flat_json scanner, then log_line.cpp's checks) gives it. Any other line, valid
+// or not, is left to the general path (the answer is false), which alone says what is wrong with a
+// line. Not here: the scanning (writer_line.h), the meaning of the fields (log_line.h).
 #pragma once
 
 #include <string>

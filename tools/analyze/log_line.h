@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "log/read/writer_line.h"
 #include "log/record.h"
 #include "tools/analyze/json_value.h"
 #include "tools/replay/flat_json.h"
@@ -21,8 +22,8 @@ namespace cudapool::analyze {
 
 using replay::JsonField;
 
-inline constexpr std::uint64_t kDeviceLimit = 1 << 16;  // dev: 0 to 65535
-inline constexpr std::uint64_t kContextLimit = 1 << 8;  // ctx: 0 to 255
+using log::kContextLimit;  // ctx: 0 to 255 (log/read/writer_line.h)
+using log::kDeviceLimit;   // dev: 0 to 65535
 inline constexpr int kUnknownAction = -1;
 
 // The figures an oom event carries besides size (vocabulary.OOM_FIGURES), block_size first.

@@ -10,6 +10,7 @@
 
 #include "log/fields.h"
 #include "log/read/line_reader.h"
+#include "log/read/writer_line.h"
 #include "log/record.h"
 #include "tools/replay/flat_json.h"
 
@@ -115,28 +116,15 @@ constexpr std::array<std::int8_t, log::kEventFieldCount> kSlotOf = [] {
   }
   return slot;
 }();
-static_assert(log::kEventFieldCount <= 32);
-constexpr std::uint32_t bit(log::EventField f) {
-  return 1u << static_cast<unsigned>(f);
-}
-// What every event carries, whatever its action (log/fields.def: always, every action).
-constexpr std::uint32_t kRequired = [] {
-  std::uint32_t mask = 0;
-  for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
-    const log::EventFieldInfo& f = log::kEventFields[i];
-    if (f.presence == log::FieldPresence::kAlways && f.actions.empty()) {
-      mask |= bit(static_cast<log::EventField>(i));
-    }
-  }
-  return mask;
-}();
+using log::field_bit;
+constexpr std::uint32_t kRequired = log::kRequiredEventFields;
 
 // The last occurrence of each field (a repeated key: the last one counts, as in any JSON reader):
 // the event fields by log/fields.def's lookup, and the header's and summary's schema and devices.
 struct Fields {
   std::optional<JsonField> read[std::size(kRead)];
   std::optional<JsonField> schema, devices;
-  std::uint32_t present = 0;  // bit(f) for each event field the line has
+  std::uint32_t present = 0;  // field_bit(f) for each event field the line has
 
   // f must be one of kRead.
   const std::optional<JsonField>& operator[](log::EventField f) const {
@@ -149,7 +137,7 @@ struct Fields {
     if (f.key_escaped) key = decoded = decode_json_string(f.key);
     const log::EventField id = log::event_field_of(key);
     if (id != log::EventField::kCount) {
-      present |= bit(id);
+      present |= field_bit(id);
       const int slot = kSlotOf[static_cast<std::size_t>(id)];
       if (slot >= 0) read[slot] = f;
     } else if (key == log::line_field_name(log::LineField::kSummarySchema)) {
@@ -166,6 +154,65 @@ std::string text_of(const JsonField& f) {
 
 bool is_null(const std::optional<JsonField>& f) {
   return f && f->kind == JsonKind::kLiteral && f->value == "null";
+}
+
+// The kind of an event of the action (its log name): kOther for an action that is none of the
+// log's or that the replay skips.
+void set_kind(std::string_view action, std::uint64_t requested_by, LogEvent& e) {
+  log::LogAction logged = log::LogAction::kCount;
+  if (!log::action_from_name(action, &logged)) return;  // no action of the log: skipped
+  switch (logged) {
+    case log::LogAction::kAlloc:
+      e.kind = EventKind::kAlloc;
+      break;
+    case log::LogAction::kFreeRequested:
+      e.kind = EventKind::kFree;
+      break;
+    case log::LogAction::kFreeCompleted:
+      e.kind = EventKind::kFreeCompleted;
+      break;
+    case log::LogAction::kSegmentFree:
+    case log::LogAction::kSegmentMap:
+    case log::LogAction::kSegmentUnmap:
+      e.kind = EventKind::kPoolOther;
+      break;
+    case log::LogAction::kOom:
+      e.kind = EventKind::kOom;
+      break;
+    case log::LogAction::kEmptyCache:
+      e.kind = EventKind::kEmptyCache;
+      e.requested_from_outside = requested_by != 0;
+      break;
+    case log::LogAction::kSegmentAlloc:
+      e.kind = EventKind::kSegmentAlloc;
+      break;
+    case log::LogAction::kContextDropped:
+      e.kind = EventKind::kContextDropped;
+      break;
+    case log::LogAction::kSegmentRefused:
+      e.kind = EventKind::kSegmentRefused;
+      break;
+    default:
+      break;  // the shim's other actions: nothing to replay
+  }
+}
+
+// The fast path: an event line in the writers' form (log/read/writer_line.h), read in one pass
+// into exactly the event the general path below gives it. false: a line the general path judges.
+bool writer_event(std::string_view line, LogEvent& e) {
+  log::WriterLine w;
+  if (!log::scan_writer_line(line, log::kEveryEventField, &w)) return false;
+  using F = log::EventField;
+  const auto optional = [&](F f) { return w.has(f) ? w[f].value : 0; };
+  e.t_ns = w[F::kTNs].value;
+  e.tid = static_cast<std::uint32_t>(w[F::kTid].value);  // as the general path
+  e.device = static_cast<int>(w[F::kDev].value);
+  e.ctx = static_cast<int>(optional(F::kCtx));
+  e.ptr = w[F::kPtr].value;
+  e.size = w[F::kSize].value;
+  e.stream = optional(F::kStream);
+  set_kind(w[F::kAction].text, optional(F::kRequestedBy), e);
+  return true;
 }
 
 ParsedLine malformed(std::string why) {
@@ -186,6 +233,10 @@ std::string too_long_problem() {
 
 ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   ParsedLine out;
+  if (writer_event(line, out.event)) {
+    out.kind = LineKind::kEvent;
+    return out;
+  }
   bool blank = true;
   for (const char c : line) {
     if (c != ' ' && c != '\t' && c != '\r') {
@@ -229,7 +280,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   if ((f.present & kRequired) != kRequired) {
     for (std::size_t i = 0; i < log::kEventFieldCount; ++i) {
       const auto id = static_cast<log::EventField>(i);
-      if ((kRequired & bit(id)) != 0 && (f.present & bit(id)) == 0) {
+      if ((kRequired & field_bit(id)) != 0 && (f.present & field_bit(id)) == 0) {
         return malformed(action + " event without " + std::string(log::event_field_name(id)));
       }
     }
@@ -272,42 +323,7 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
   e.ctx = static_cast<int>(ctx);
   e.tid = static_cast<std::uint32_t>(tid);  // gettid() fits (pid_max <= 2^22)
 
-  log::LogAction logged = log::LogAction::kCount;
-  if (!log::action_from_name(action, &logged)) return out;  // no action of the log: skipped
-  switch (logged) {
-    case log::LogAction::kAlloc:
-      e.kind = EventKind::kAlloc;
-      break;
-    case log::LogAction::kFreeRequested:
-      e.kind = EventKind::kFree;
-      break;
-    case log::LogAction::kFreeCompleted:
-      e.kind = EventKind::kFreeCompleted;
-      break;
-    case log::LogAction::kSegmentFree:
-    case log::LogAction::kSegmentMap:
-    case log::LogAction::kSegmentUnmap:
-      e.kind = EventKind::kPoolOther;
-      break;
-    case log::LogAction::kOom:
-      e.kind = EventKind::kOom;
-      break;
-    case log::LogAction::kEmptyCache:
-      e.kind = EventKind::kEmptyCache;
-      e.requested_from_outside = requested_by != 0;
-      break;
-    case log::LogAction::kSegmentAlloc:
-      e.kind = EventKind::kSegmentAlloc;
-      break;
-    case log::LogAction::kContextDropped:
-      e.kind = EventKind::kContextDropped;
-      break;
-    case log::LogAction::kSegmentRefused:
-      e.kind = EventKind::kSegmentRefused;
-      break;
-    default:
-      break;  // the shim's other actions: nothing to replay
-  }
+  set_kind(action, requested_by, e);
   return out;
 }
 

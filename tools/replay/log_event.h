@@ -3,8 +3,10 @@
 // empty_cache, segment_alloc (its address) and context_dropped. Every line is checked against the
 // format's one definition of a valid line (docs/log-format.md, "Valid lines"), the rule the
 // report's reader (scripts/cudapool_analysis/reader.py) follows too; valid events of other
-// actions are classified as "other" and skipped. Not here: splitting a stream into lines
-// (log/read/line_reader.h), what the replay does with an event (replayer.h).
+// actions are classified as "other" and skipped. The writers' event lines take a fast path
+// (log/read/writer_line.h) that gives exactly what the general path gives them. Not here:
+// splitting a stream into lines (log/read/line_reader.h), what the replay does with an event
+// (replayer.h).
 #pragma once
 
 #include <cstdint>
@@ -14,12 +16,13 @@
 #include <string>
 #include <string_view>
 
+#include "log/read/writer_line.h"
+
 namespace cudapool::replay {
 
-// The ranges of dev, a device ordinal (0 to 65535), and ctx, a context number (0 to 255, as the
-// shim numbers them). A line with one outside is malformed.
-inline constexpr std::uint64_t kDeviceLimit = 1 << 16;
-inline constexpr std::uint64_t kContextLimit = 1 << 8;
+// The ranges of dev and ctx (log/read/writer_line.h): a line with one outside is malformed.
+using log::kContextLimit;
+using log::kDeviceLimit;
 
 struct LogHeader {
   std::string schema;
@@ -74,7 +77,8 @@ struct ParsedLine {
 // header is not null. The summary line (action "summary") is a kEvent of kind kOther.
 ParsedLine parse_log_line(std::string_view line, LogHeader* header);
 
-// The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words them.
+// The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words
+// them.
 std::string too_long_problem();
 
 }  // namespace cudapool::replay
