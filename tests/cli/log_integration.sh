@@ -237,7 +237,7 @@ python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/reset.jsonl" >/dev/nu
   fail "reset log: check or replay failed: $(python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/reset.jsonl" 2>&1 | cut -c1-300)"
 [ "$(grep -c '"action":"context_dropped"' "$tmp/reset.jsonl")" = 1 ] ||
   fail "reset log: want one context_dropped event"
-grep '"action":"context_dropped"' "$tmp/reset.jsonl" | grep -q '"dev":0' ||
+grep '"action":"context_dropped"' "$tmp/reset.jsonl" | grep '"dev":0' >/dev/null ||
   fail "reset log: context_dropped without its device"
 
 # 2b''. Several contexts on one device (tests/gpu/contexts.cpp through the fake, three left alive
@@ -328,7 +328,8 @@ until [ -f "$tmp/killed.jsonl" ] && { IFS= read -r header && IFS= read -r _; } <
 done
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 check_log "$tmp/killed.jsonl" 0 >/dev/null || fail "a killed process left a broken line"
-"$src/scripts/cudapool" report "$tmp/killed.jsonl" | grep -q "no summary line: the process was killed, crashed or the log was cut short" ||
+grep -q "no summary line: the process was killed, crashed or the log was cut short" \
+  <<<"$("$src/scripts/cudapool" report "$tmp/killed.jsonl")" ||
   fail "report of a killed log"
 
 # 5. Bad paths: one warning, the program goes on, nothing overwritten.
@@ -337,7 +338,7 @@ err=$(CUDAPOOL_LOG="$tmp/no/such/dir/x.jsonl" run python3 "$tmp/drive.py" one 2>
 [ "$(echo "$err" | grep -c cudapool)" = 1 ] || fail "expected one warning, got: $err"
 err=$(CUDAPOOL_LOG="$tmp/bad-%q.jsonl" run python3 "$tmp/drive.py" one 2>&1 >/dev/null) ||
   fail "a bad template stopped the program"
-echo "$err" | grep -q "%q" || fail "bad template not reported: $err"
+grep -q "%q" <<<"$err" || fail "bad template not reported: $err"
 echo keep >"$tmp/exists.jsonl"
 CUDAPOOL_LOG="$tmp/exists.jsonl" run python3 "$tmp/drive.py" one 2>/dev/null || fail "run failed"
 [ "$(cat "$tmp/exists.jsonl")" = keep ] || fail "an existing file was overwritten"

@@ -32,7 +32,7 @@ run --conf 'bogus:1' -- true
 [ "$err" = "cudapool: Invalid conf pair: bogus:1 (unknown key)" ] || fail "bad conf: stderr: $err"
 run --conf 'max_split_size_mb:abc' -- sh -c 'echo ran; exit 3'
 [ $rc -eq 3 ] && [ "$out" = ran ] || fail "bad conf: exit $rc, out $out"
-echo "$err" | grep -q "^cudapool: Invalid conf pair: max_split_size_mb:abc" || fail "bad value: $err"
+grep -q "^cudapool: Invalid conf pair: max_split_size_mb:abc" <<<"$err" || fail "bad value: $err"
 # The conf from the environment is checked too (the variable the shim would read).
 PYTORCH_CUDA_ALLOC_CONF='bogus:2' run -- true
 [ $rc -eq 0 ] && [ "$err" = "cudapool: Invalid conf pair: bogus:2 (unknown key)" ] ||
@@ -50,8 +50,8 @@ run --conf 'strict:True,bogus:1' -- sh -c 'echo started'
 cudapool: strict:True and the settings in CUDAPOOL_CONF have errors: refusing to start" ] ||
   fail "strict refusal: stderr: $err"
 CUDAPOOL_CONF='strict:True,garbage_collection_threshold:2' run -- true
-[ $rc -eq 1 ] && echo "$err" | grep -qx \
-  "cudapool: strict:True and the settings in CUDAPOOL_CONF have errors: refusing to start" ||
+[ $rc -eq 1 ] && grep -qx \
+  "cudapool: strict:True and the settings in CUDAPOOL_CONF have errors: refusing to start" <<<"$err" ||
   fail "strict refusal from the environment: exit $rc: $err"
 # CUDAPOOL_LOG_LEVEL as in the shim: error keeps only the refusal, off says nothing.
 CUDAPOOL_LOG_LEVEL=error run --conf 'strict:True,bogus:1' -- true
@@ -77,11 +77,11 @@ run --log "run-%" -- true
 [ "$err" = 'cudapool: log path "run-%": a lone % at the end (write %% for a percent sign): no log' ] ||
   fail "a lone %: $err"
 CUDAPOOL_LOG="$tmp/env-%q" run -- true
-echo "$err" | grep -qF "unknown %q" || fail "template from the environment: $err"
+grep -qF "unknown %q" <<<"$err" || fail "template from the environment: $err"
 # A directory that does not exist, or is not one: as the shim would say it at its first CUDA call.
 run --log "$tmp/no/such/dir/x-%p.jsonl" -- true
 [ $rc -eq 0 ] || fail "missing directory: exit $rc"
-echo "$err" | grep -qE "^cudapool: log $tmp/no/such/dir/x-[0-9]+\.jsonl: cannot create \(No such file or directory\): no log$" ||
+grep -qE "^cudapool: log $tmp/no/such/dir/x-[0-9]+\.jsonl: cannot create \(No such file or directory\): no log$" <<<"$err" ||
   fail "missing directory: $err"
 : >"$tmp/file"
 run --log "$tmp/file/x.jsonl" -- true
@@ -92,7 +92,7 @@ rm -f "$tmp/file"
 run --log /dev/null -- true
 [ $rc -eq 0 ] && [ -z "$err" ] || fail "--log /dev/null: exit $rc: $err"
 run --log /dev/cudapool-nothing-%p.jsonl -- true
-echo "$err" | grep -qE "^cudapool: log /dev/cudapool-nothing-[0-9]+\.jsonl: does not exist, and nothing is created in /dev: no log$" ||
+grep -qE "^cudapool: log /dev/cudapool-nothing-[0-9]+\.jsonl: does not exist, and nothing is created in /dev: no log$" <<<"$err" ||
   fail "a new name in /dev: $err"
 # A rank that would climb out of the log's folder (logs/%r/ with RANK=..) and a name that is a
 # folder: the shim's own messages (cudapool-config --log-template, the same code), nothing made.

@@ -35,10 +35,10 @@ PY
 run() { LD_LIBRARY_PATH="$fake" LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for "$1")" "$@"; }
 
 out=$(CUDAPOOL_SUMMARY=stderr run python3 "$tmp/leak.py" 2>&1) || fail "program failed: $out"
-echo "$out" | grep -q "cudapool memory summary, device ID 0" || fail "no summary table: $out"
-echo "$out" | grep -q "Leak report, device 0: 2 blocks still allocated at exit" || fail "no leak report: $out"
-echo "$out" | grep -q "requested 1000 B  block 1024 B" || fail "1000-byte leak not listed: $out"
-echo "$out" | grep -q "requested 3145728 B  block 3145728 B" || fail "3 MiB leak not listed: $out"
+grep -q "cudapool memory summary, device ID 0" <<<"$out" || fail "no summary table: $out"
+grep -q "Leak report, device 0: 2 blocks still allocated at exit" <<<"$out" || fail "no leak report: $out"
+grep -q "requested 1000 B  block 1024 B" <<<"$out" || fail "1000-byte leak not listed: $out"
+grep -q "requested 3145728 B  block 3145728 B" <<<"$out" || fail "3 MiB leak not listed: $out"
 
 # A file target: created 0600; an existing file is kept and NAME.1 is written instead.
 CUDAPOOL_SUMMARY="$tmp/summary.txt" run python3 "$tmp/leak.py" >/dev/null 2>"$tmp/err" || fail "file run failed"
@@ -82,9 +82,9 @@ check_dev "CUDAPOOL_LOG=/dev/null"
 [ -z "$err" ] || fail "CUDAPOOL_LOG=/dev/null printed: $err"
 err=$(CUDAPOOL_SUMMARY=/dev/full run python3 "$tmp/leak.py" 2>&1 >/dev/null) || fail "/dev/full run failed"
 check_dev "CUDAPOOL_SUMMARY=/dev/full"
-echo "$err" | grep -qxF "cudapool: CUDAPOOL_SUMMARY: summary /dev/full: cannot write the summary (No space left on device); the summary goes to stderr" ||
+grep -qxF "cudapool: CUDAPOOL_SUMMARY: summary /dev/full: cannot write the summary (No space left on device); the summary goes to stderr" <<<"$err" ||
   fail "CUDAPOOL_SUMMARY=/dev/full: no warning: $err"
-echo "$err" | grep -q "Leak report" || fail "CUDAPOOL_SUMMARY=/dev/full: not on stderr instead: $err"
+grep -q "Leak report" <<<"$err" || fail "CUDAPOOL_SUMMARY=/dev/full: not on stderr instead: $err"
 [ -c /dev/null ] && [ -c /dev/full ] || fail "/dev/null or /dev/full is no longer a device"
 # A FIFO: the reader gets the whole summary; no FIFO.1. (fd 3 holds the FIFO open for reading.)
 mkfifo "$tmp/fifo"
@@ -98,7 +98,7 @@ grep -q "Leak report, device 0: 2 blocks" "$tmp/from-fifo" || fail "FIFO: no sum
 
 # No summary without the variable, and none in a process that never used CUDA.
 out=$(run python3 "$tmp/leak.py" 2>&1)
-echo "$out" | grep -q "memory summary" && fail "summary printed without CUDAPOOL_SUMMARY"
+grep -q "memory summary" <<<"$out" && fail "summary printed without CUDAPOOL_SUMMARY"
 out=$(CUDAPOOL_SUMMARY=stderr LD_PRELOAD="$preload" ASAN_OPTIONS="$(asan_for python3)" python3 -c 'print(1)' 2>&1)
 [ "$out" = 1 ] || fail "a CPU-only process printed: $out"
 echo "summary_at_exit: ok"
