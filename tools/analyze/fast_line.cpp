@@ -24,40 +24,6 @@ constexpr std::uint32_t kTaken =
     field_bit(F::kBlockSize) | field_bit(F::kSegment) | field_bit(F::kStream) |
     field_bit(F::kCacheHit) | field_bit(F::kLatencyNs) | field_bit(F::kBacktrace);
 
-// Where a taken field goes in RawFields, as RawFields::take puts it (latency_ns: nowhere).
-std::optional<JsonField>* slot_of(RawFields& raw, F f) {
-  switch (f) {
-    case F::kSeq:
-      return &raw.seq;
-    case F::kTNs:
-      return &raw.t_ns;
-    case F::kTid:
-      return &raw.tid;
-    case F::kDev:
-      return &raw.dev;
-    case F::kCtx:
-      return &raw.ctx;
-    case F::kAction:
-      return &raw.action;
-    case F::kPtr:
-      return &raw.ptr;
-    case F::kSize:
-      return &raw.size;
-    case F::kBlockSize:  // and figures[0], an oom event's figure too
-      return &raw.block_size;
-    case F::kSegment:
-      return &raw.segment;
-    case F::kStream:
-      return &raw.stream;
-    case F::kCacheHit:
-      return &raw.cache_hit;
-    case F::kBacktrace:
-      return &raw.backtrace;
-    default:
-      return nullptr;
-  }
-}
-
 // The flat_json scanner's kind of a value of the field's kind.
 JsonKind json_kind(F f) {
   switch (log::event_field(f).kind) {
@@ -81,7 +47,7 @@ bool fast_event_line(std::string_view text, RawFields& raw, std::string* action,
   raw.clear();
   for (std::uint32_t left = w.present; left != 0; left &= left - 1) {
     const auto f = static_cast<F>(__builtin_ctz(left));
-    std::optional<JsonField>* const slot = slot_of(raw, f);
+    std::optional<JsonField>* const slot = raw.slot(f);
     if (slot == nullptr) continue;
     *slot = JsonField{log::event_field_name(f), w[f].text, json_kind(f), false, false};
     if (f == F::kBlockSize) raw.figures[0] = *slot;

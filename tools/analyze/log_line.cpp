@@ -114,6 +114,64 @@ void RawFields::clear() {
   for (auto& f : figures) f.reset();
 }
 
+std::optional<JsonField>* RawFields::slot(log::EventField f) {
+  using F = log::EventField;
+  switch (f) {
+    case F::kSeq:
+      return &seq;
+    case F::kTNs:
+      return &t_ns;
+    case F::kTid:
+      return &tid;
+    case F::kDev:
+      return &dev;
+    case F::kCtx:
+      return &ctx;
+    case F::kAction:
+      return &action;
+    case F::kPtr:
+      return &ptr;
+    case F::kSize:
+      return &size;
+    case F::kBlockSize:
+      return &block_size;
+    case F::kSegment:
+      return &segment;
+    case F::kStream:
+      return &stream;
+    case F::kCacheHit:
+      return &cache_hit;
+    case F::kBacktrace:
+      return &backtrace;
+    case F::kCause:
+      return &cause;
+    case F::kEntry:
+      return &entry;
+    case F::kCaller:
+      return &caller;
+    case F::kError:
+      return &error;
+    case F::kSegmentSize:
+      return &figures[1];
+    case F::kDeviceTotal:
+      return &figures[2];
+    case F::kDeviceFree:
+      return &figures[3];
+    case F::kCap:
+      return &figures[4];
+    case F::kReserved:
+      return &figures[5];
+    case F::kAllocated:
+      return &figures[6];
+    case F::kFreeBlocks:
+      return &figures[7];
+    case F::kLargestFreeBlock:
+      return &figures[8];
+    default:
+      return nullptr;
+  }
+}
+
 void RawFields::take(const JsonField& f) {
   std::string decoded;
   std::string_view key = f.key;

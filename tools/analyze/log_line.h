@@ -39,6 +39,12 @@ struct RawFields {
   std::optional<JsonField> figures[kOomFigures];
   void clear();
   void take(const JsonField& f);
+  // Where event field f is kept (block_size: its own, figures[0] is take()'s copy of it for an oom
+  // event); null for one not kept (latency_ns).
+  std::optional<JsonField>* slot(log::EventField f);
+  const std::optional<JsonField>* slot(log::EventField f) const {
+    return const_cast<RawFields*>(this)->slot(f);
+  }
 };
 
 // An action's number as Event::action holds it (a switch's case labels).

@@ -11,40 +11,6 @@ namespace {
 
 using F = log::EventField;
 
-// The raw field of f in a line's fields (null: one RawFields does not keep).
-const std::optional<JsonField>* raw_field(const RawFields& raw, F f) {
-  switch (f) {
-    case F::kBlockSize:
-      return &raw.block_size;
-    case F::kSegment:
-      return &raw.segment;
-    case F::kStream:
-      return &raw.stream;
-    case F::kCtx:
-      return &raw.ctx;
-    case F::kCause:
-      return &raw.cause;
-    case F::kSegmentSize:
-      return &raw.figures[1];
-    case F::kDeviceTotal:
-      return &raw.figures[2];
-    case F::kDeviceFree:
-      return &raw.figures[3];
-    case F::kReserved:
-      return &raw.figures[5];
-    case F::kAllocated:
-      return &raw.figures[6];
-    case F::kEntry:
-      return &raw.entry;
-    case F::kCaller:
-      return &raw.caller;
-    case F::kError:
-      return &raw.error;
-    default:
-      return nullptr;
-  }
-}
-
 // A field's value as a JSON reader makes it (a string decoded; a number with its text).
 std::optional<JsonValue> value_of(const JsonField& f) {
   if (f.kind != replay::JsonKind::kString) return parse_json(f.value);
@@ -88,7 +54,7 @@ std::optional<JsonValue> record_field(const log::LogRecord& r, F f) {
 std::optional<JsonValue> written_field(const Event& e, log::EventField f) {
   if (e.record != nullptr) return record_field(*e.record, f);
   if (e.raw == nullptr) return std::nullopt;
-  const std::optional<JsonField>* field = raw_field(*e.raw, f);
+  const std::optional<JsonField>* field = e.raw->slot(f);
   if (field == nullptr || !*field) return std::nullopt;
   return value_of(**field);
 }

@@ -168,11 +168,12 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   auto replay = [&](const std::vector<std::string>& distinct, Replayed* replayed,
                     std::vector<replay::LogTally>* tallies,
-                    std::deque<std::shared_ptr<const replay::EventBatch>> first_batches) {
+                    std::deque<std::shared_ptr<const replay::EventBatch>> first_batches,
+                    RequestSizes* watched) {
     // More workers than settings, and one decoding, would wait.
     pass.threads = std::clamp(threads, 1, static_cast<int>(distinct.size()) + 1);
     result->replayed += distinct.size();
-    return pass_over(logs, open, std::move(first_batches), distinct, pass, &requests, replayed,
+    return pass_over(logs, open, std::move(first_batches), distinct, pass, watched, replayed,
                      tallies, &result->notes, error);
   };
   auto unreplayed = [&](const Replayed& replayed) {
@@ -183,14 +184,18 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     return distinct;
   };
 
+  // The first pass watches for requests the look did not see only when a second could replay
+  // what they change.
+  const bool repairable = from_look && !all_seen;
   Replayed replayed;
-  if (!replay(unreplayed(replayed), &replayed, &result->logs, std::move(look.batches))) {
+  if (!replay(unreplayed(replayed), &replayed, &result->logs, std::move(look.batches),
+              repairable ? &requests : nullptr)) {
     return false;
   }
   for (const replay::LogTally& tally : result->logs) {
     sweep_in.largest_request = std::max(sweep_in.largest_request, tally.largest_request);
   }
-  if (from_look && !all_seen && requests.changes() != looked) {
+  if (repairable && requests.changes() != looked) {
     // The pass found requests the look did not: the settings now known to replay apart from the
     // one replayed for them, and the split limits up to a larger request, are replayed again.
     confs = confs_up_to(sweep_in, requests.largest);
@@ -198,7 +203,7 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     const std::vector<std::string> again = unreplayed(replayed);
     if (!again.empty()) {
       std::vector<replay::LogTally> tallies;
-      if (!replay(again, &replayed, &tallies, {})) return false;
+      if (!replay(again, &replayed, &tallies, {}, nullptr)) return false;
       for (std::size_t i = 0; i < logs.size(); ++i) {
         if (tallies[i].lines != result->logs[i].lines) {
           result->notes.push_back("note: " + logs[i].path +
