@@ -36,6 +36,7 @@ DevicePool::DevicePool(const config::Options& options, Backend& backend, int dev
       backend_(backend),
       device_(device),
       sink_(sink),
+      split_(SplitLimits::of(options)),
       small_(true, &set_nodes_),
       large_(false, &set_nodes_) {
   stats_.max_split_size = static_cast<std::int64_t>(options_.max_split_size);
@@ -200,11 +201,10 @@ bool DevicePool::get_free_block(Request& r) {
     }
   }
 
-  const std::size_t max_split = options_.max_split_size;
-  // A request below max_split_size never takes an oversize block.
-  if (r.size < max_split && (*it)->size >= max_split) return false;
-  // An oversize request takes an oversize block only within max_non_split_rounding of its size.
-  if (r.size >= max_split && (*it)->size >= r.size + options_.max_non_split_rounding) return false;
+  // The split limits' rule (split_shadows.h); the replay's shadows watch the decision.
+  const bool takes = split_.takes(r.size, (*it)->size);
+  if (shadows_ != nullptr) shadows_->offered(r.size, (*it)->size, takes);
+  if (!takes) return false;
 
   r.block = *it;
   r.found = it;
@@ -260,7 +260,10 @@ bool DevicePool::alloc_block(Request& r, bool is_retry) {
 bool DevicePool::should_split(const Block* block, std::size_t size, bool expandable_active) const {
   const std::size_t remaining = block->size - size;
   if (block->pool->is_small || expandable_active) return remaining >= kMinBlockSize;
-  return size < options_.max_split_size && remaining > kSmallSize;
+  if (remaining <= kSmallSize) return false;
+  const bool splits = split_.splits(size);
+  if (shadows_ != nullptr) shadows_->split(size, splits);
+  return splits;
 }
 
 Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool split_remainder,

@@ -21,6 +21,7 @@
 #include "pool/oom.h"
 #include "pool/ptr_map.h"
 #include "pool/refusal.h"
+#include "pool/split_shadows.h"
 #include "pool/stats.h"
 
 namespace cudapool::pool {
@@ -129,6 +130,10 @@ class DevicePool {
   // PyTorch's setMemoryFraction: caps reserved memory at fraction * total memory (1 = no cap).
   void set_memory_fraction(double fraction);
   std::optional<std::size_t> allowed_memory() const { return allowed_memory_; }
+
+  // The replay's watch on other split limits (split_shadows.h): every decision that reads them is
+  // reported to *shadows from now on (nullptr: none). Not owned.
+  void watch(SplitShadows* shadows) { shadows_ = shadows; }
 
   const DeviceStats& stats() const { return stats_; }
   const config::Options& options() const { return options_; }
@@ -240,6 +245,8 @@ class DevicePool {
   Backend& backend_;
   int device_;
   EventSink* sink_;
+  SplitLimits split_;                // options_'s two split limits
+  SplitShadows* shadows_ = nullptr;  // the replay's (watch())
 
   NodeCache block_nodes_;  // Block objects
   NodeCache set_nodes_;    // std::set nodes (declared before the sets that use it)

@@ -20,6 +20,7 @@ void DevicePool::release_idle_segments() {
 
 bool DevicePool::release_available_cached_blocks(const Request& r) {
   const std::size_t max_split = options_.max_split_size;
+  if (shadows_ != nullptr) shadows_->releasing_oversize(max_split);
   if (max_split == std::numeric_limits<std::size_t>::max()) return false;
   BlockPool& pool = *r.pool;
   Block key = sort_key(r.stream, r.size < max_split ? max_split : r.size);

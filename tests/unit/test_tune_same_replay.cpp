@@ -2,7 +2,6 @@
 // same_replay.h): which roundings and split limits fall together on given sizes, and, on random
 // logs of a small device (out-of-memory retries, oversize blocks released), that every setting
 // grouped with another has exactly that one's replay. Not here: the pass (test_tune_pass.cpp).
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,39 +17,7 @@ using namespace cudapool::tune;
 
 namespace {
 
-constexpr std::uint64_t kMiB = 1ull << 20;
-
-// A log of random allocations and frees on one device of `device_bytes`.
-std::string random_log(std::mt19937_64& rng, std::uint64_t device_bytes, int events) {
-  std::string text = R"({"schema":"cudapool.log/1","version":"0.1.0","devices":[{"id":0,)"
-                     R"("name":"t","total_memory":)" +
-                     std::to_string(device_bytes) + "}]}\n";
-  std::vector<std::uint64_t> live;
-  std::uint64_t next_ptr = 1, seq = 0;
-  const auto line = [&](const char* action, std::uint64_t ptr, std::uint64_t size) {
-    ++seq;
-    text += R"({"seq":)" + std::to_string(seq) + R"(,"t_ns":)" + std::to_string(seq) +
-            R"(,"tid":1,"dev":0,"action":")" + action + R"(","ptr":"0x)" + std::to_string(ptr) +
-            R"(","size":)" + std::to_string(size) + "}\n";
-  };
-  // Sizes from a few ranges: the small pool, 1-10 MiB, and large ones around the split limits.
-  const std::uint64_t sizes[] = {700,       5000,          300 * 1024,    3 * kMiB + 5,
-                                 7 * kMiB,  12 * kMiB,     23 * kMiB + 1, 30 * kMiB,
-                                 47 * kMiB, 61 * kMiB + 9, 100 * kMiB,    150 * kMiB + 1};
-  for (int i = 0; i < events; ++i) {
-    if (!live.empty() && rng() % 100 < 45) {
-      const std::size_t at = rng() % live.size();
-      line("free_requested", live[at], 0);
-      live[at] = live.back();
-      live.pop_back();
-    } else {
-      const std::uint64_t ptr = next_ptr++;
-      line("alloc", ptr, sizes[rng() % std::size(sizes)]);
-      live.push_back(ptr);
-    }
-  }
-  return text;
-}
+using tunetest::kMiB;
 
 std::vector<std::uint64_t> sizes_of(const std::string& text) {
   std::istringstream in(text);
@@ -133,7 +100,7 @@ TEST_CASE("same replay: a setting grouped with another replays exactly as that o
   std::mt19937_64 rng(7);
   std::size_t grouped = 0;
   for (int round = 0; round < 6; ++round) {
-    const std::string text = random_log(rng, (round % 2 == 0 ? 2048 : 600) * kMiB, 3000);
+    const std::string text = tunetest::random_log(rng, (round % 2 == 0 ? 2048 : 600) * kMiB, 3000);
 
     const std::vector<std::size_t> as = replayed_as(confs, sizes_of(text));
     std::vector<Outcome> outcomes;

@@ -22,7 +22,16 @@ std::string hex(std::uint64_t v) {
 }
 }  // namespace
 
-Replayer::Replayer(ReplaySettings settings) : settings_(std::move(settings)) {}
+Replayer::Replayer(ReplaySettings settings) : settings_(std::move(settings)) {
+  if (settings_.shadows.empty()) return;
+  shadows_ = std::make_unique<pool::SplitShadows>();
+  for (const pool::SplitLimits& limits : settings_.shadows) {
+    if (!shadows_->add(limits)) {
+      throw std::invalid_argument("replay: more than " + std::to_string(pool::SplitShadows::kMax) +
+                                  " split limits watched");
+    }
+  }
+}
 
 void Replayer::settle_conf() {
   // The conf is fixed by the first event: the header (if any) comes before it.

@@ -35,6 +35,9 @@ struct ReplaySettings {
   PoolLogWriter* write_log = nullptr;
   std::string version;  // the written log's version and argv
   std::vector<std::string> argv;
+  // Other split limits to watch beside the conf's (pool/split_shadows.h, for cudapool tune): which
+  // of them parted from the replay is parted() at the end.
+  std::vector<pool::SplitLimits> shadows;
 };
 
 inline constexpr std::uint64_t kDefaultDeviceMemory = 80ull << 30;
@@ -126,6 +129,10 @@ class Replayer {
   }
   pool::DeviceStats stats(int device) const;
   std::uint64_t device_memory(int device) const;
+  // Bit i: settings.shadows[i] would have replayed otherwise (a decision of any pool told it
+  // apart); the others replay exactly alike.
+  std::uint64_t parted() const { return shadows_ ? shadows_->parted() : 0; }
+  bool watching() const { return shadows_ && shadows_->watching(); }
 
  private:
   struct Device {
@@ -180,7 +187,8 @@ class Replayer {
   void drop_pool(PoolKey key);
 
   ReplaySettings settings_;
-  LogEvent current_;  // the event being applied (for --write-log)
+  std::unique_ptr<pool::SplitShadows> shadows_;  // settings_.shadows, watched by every pool
+  LogEvent current_;                             // the event being applied (for --write-log)
   LogHeader header_;
   bool conf_settled_ = false;
   config::Options options_;

@@ -39,6 +39,7 @@ Replayer::Device& Replayer::other_device(PoolKey key) {
   // Segments the log gives no address for go where the driver would put them (placement.h).
   d.backend->place_like_the_driver(true);
   d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id, settings_.write_log);
+  if (shadows_) d.pool->watch(shadows_.get());
   last_key_ = key;
   last_device_ = &d;
   return d;

@@ -15,21 +15,24 @@ namespace {
 
 class Pass {
  public:
-  Pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
+  Pass(replay::LogDecoder& decoder, const std::vector<PassSetting>& settings,
        const PassOptions& options, std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
        RequestSizes* requests)
       : decoder_(decoder),
         requests_(requests),
         batch_events_(std::max<std::size_t>(options.batch_events, 1)),
         max_batches_(std::max<std::size_t>(options.max_batches, 1)),
-        next_(confs.size(), 0),
-        busy_(confs.size(), false) {
-    if (!confs.empty()) batches_ = std::move(decoded);
-    for (const std::string& conf : confs) {
-      replay::ReplaySettings settings;
-      settings.conf = conf;
-      settings.device_memory = options.device_memory;
-      replayers_.push_back(std::make_unique<replay::Replayer>(settings));
+        next_(settings.size(), 0),
+        busy_(settings.size(), false),
+        ended_(options.decoded_only),
+        until_parted_(options.decoded_only && options.until_parted) {
+    if (!settings.empty()) batches_ = std::move(decoded);
+    for (const PassSetting& setting : settings) {
+      replay::ReplaySettings s;
+      s.conf = setting.conf;
+      s.device_memory = options.device_memory;
+      s.shadows = setting.shadows;
+      replayers_.push_back(std::make_unique<replay::Replayer>(s));
       replayers_.back()->start_log(decoder.tally().header);
     }
   }
@@ -54,11 +57,11 @@ class Pass {
     }
   }
 
-  std::vector<Outcome> outcomes() {
-    std::vector<Outcome> out;
+  std::vector<PassResult> results() {
+    std::vector<PassResult> out;
     for (auto& r : replayers_) {
       r->end_of_log(decoder_.tally());
-      out.push_back(outcome_of(*r));
+      out.push_back(PassResult{outcome_of(*r), r->parted()});
       r.reset();  // its pools' memory
     }
     return out;
@@ -106,9 +109,11 @@ class Pass {
     const std::shared_ptr<const replay::EventBatch> batch = batches_[next_[r] - first_];
     lock.unlock();
     replayers_[r]->replay_batch(*batch);
+    const bool stop = until_parted_ && !replayers_[r]->watching();
     lock.lock();
     busy_[r] = false;
     ++next_[r];
+    if (stop) next_[r] = first_ + batches_.size();  // (decoded_only: no batch comes later)
     // Batches every setting has replayed are dropped.
     const std::uint64_t slowest = *std::min_element(next_.begin(), next_.end());
     while (first_ < slowest) {
@@ -129,7 +134,8 @@ class Pass {
   std::vector<std::uint64_t> next_;  // each setting's next batch number
   std::vector<bool> busy_;           // a worker is replaying that setting
   bool decoding_ = false;
-  bool ended_ = false;
+  bool ended_;  // the decoder is at the end (or not to be read)
+  const bool until_parted_;
 };
 
 }  // namespace
@@ -152,16 +158,29 @@ Outcome outcome_of(const replay::Replayer& r) {
   return o;
 }
 
-std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
-                                 const PassOptions& options,
-                                 std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
-                                 RequestSizes* requests) {
-  Pass pass(decoder, confs, options, std::move(decoded), requests);
+std::vector<PassResult> replay_pass(replay::LogDecoder& decoder,
+                                    const std::vector<PassSetting>& settings,
+                                    const PassOptions& options,
+                                    std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
+                                    RequestSizes* requests) {
+  Pass pass(decoder, settings, options, std::move(decoded), requests);
   std::vector<std::thread> workers;
   for (int i = 1; i < options.threads; ++i) workers.emplace_back([&] { pass.work(); });
   pass.work();
   for (std::thread& t : workers) t.join();
-  return pass.outcomes();
+  return pass.results();
+}
+
+std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
+                                 const PassOptions& options,
+                                 std::deque<std::shared_ptr<const replay::EventBatch>> decoded,
+                                 RequestSizes* requests) {
+  std::vector<PassSetting> settings;
+  for (const std::string& conf : confs) settings.push_back(PassSetting{conf, {}});
+  std::vector<Outcome> out;
+  for (const PassResult& r : replay_pass(decoder, settings, options, std::move(decoded), requests))
+    out.push_back(r.outcome);
+  return out;
 }
 
 }  // namespace cudapool::tune

@@ -36,15 +36,36 @@ struct PassOptions {
   int threads = 1;                             // workers, the calling thread included
   std::size_t batch_events = kBatchEvents;     // (tests: smaller)
   std::size_t max_batches = kMaxBatches;
+  bool decoded_only = false;  // replay the batches given only; the decoder is not read
+  // With decoded_only: a setting with shadows stops once every shadow has parted (its outcome is
+  // then of the events up to there: for the parted bits only).
+  bool until_parted = false;
+};
+
+// A setting to replay, and other split limits watched beside it (pool/split_shadows.h).
+struct PassSetting {
+  std::string conf;
+  std::vector<pool::SplitLimits> shadows;
+};
+
+struct PassResult {
+  Outcome outcome;
+  std::uint64_t parted = 0;  // bit i: shadows[i] replays otherwise (Replayer::parted)
 };
 
 // What one setting's replay came to (after finish()).
 Outcome outcome_of(const replay::Replayer& replayer);
 
 // Replays the batches already decoded (the first of the log, in order), then the rest of
-// decoder's log (read_header() done), under each conf string: the outcomes in the same order. The
+// decoder's log (read_header() done; not with decoded_only), under each setting: the results in
+// the same order. The
 // decoder's tally is final afterwards. With requests, the requests of every batch decoded here are
 // added to it.
+std::vector<PassResult> replay_pass(
+    replay::LogDecoder& decoder, const std::vector<PassSetting>& settings,
+    const PassOptions& options, std::deque<std::shared_ptr<const replay::EventBatch>> decoded = {},
+    RequestSizes* requests = nullptr);
+// The same without shadows: the outcomes only.
 std::vector<Outcome> replay_pass(replay::LogDecoder& decoder, const std::vector<std::string>& confs,
                                  const PassOptions& options,
                                  std::deque<std::shared_ptr<const replay::EventBatch>> decoded = {},

@@ -1,5 +1,6 @@
 // tools/tune/tune.cpp: see tune.h. The first look, the pass over the logs (and a second one where
-// the look missed requests), and which replay each setting of the sweep takes; the ranking and the
+// the look missed requests or a watched setting parted), and which replay each setting of the
+// sweep takes; the ranking and the
 // recommendation: recommend.cpp.
 #include "tools/tune/tune.h"
 
@@ -15,6 +16,7 @@
 #include "tools/tune/first_look.h"
 #include "tools/tune/pass.h"
 #include "tools/tune/same_replay.h"
+#include "tools/tune/shadows.h"
 
 namespace cudapool::tune {
 
@@ -92,21 +94,28 @@ std::vector<std::string> confs_up_to(const SweepInputs& in, std::uint64_t bound)
 // The outcomes of the settings replayed so far: conf string -> one per log.
 using Replayed = std::map<std::string, std::vector<Outcome>>;
 
-// Replays every log under confs (each log opened unless open[i] already is; the first log starts
-// with first_batches), adding each setting's outcomes to *replayed and each log's tally to
-// *tallies (when not null).
+// Replays every log under the groups' settings (each log opened unless open[i] already is; the
+// first log starts with first_batches), adding each replayed setting's outcomes to *replayed, and
+// those of each watched setting that no log's replay told apart (shadows.h), and each log's tally
+// to *tallies (when not null).
 bool pass_over(const std::vector<LogInput>& logs, std::vector<OpenLog>& open,
                std::deque<std::shared_ptr<const replay::EventBatch>> first_batches,
-               const std::vector<std::string>& confs, const PassOptions& pass,
-               RequestSizes* requests, Replayed* replayed, std::vector<replay::LogTally>* tallies,
-               std::vector<std::string>* notes, std::string* error) {
+               const std::vector<std::string>& confs, const std::vector<ShadowGroup>& groups,
+               const PassOptions& pass, RequestSizes* requests, Replayed* replayed,
+               std::vector<replay::LogTally>* tallies, std::vector<std::string>* notes,
+               std::string* error) {
+  const std::vector<PassSetting> settings = pass_settings(confs, groups);
+  std::vector<std::uint64_t> parted(groups.size(), 0);
   for (std::size_t i = 0; i < logs.size(); ++i) {
     if (!open[i].decoder && !open_log(logs[i], &open[i], error)) return false;
-    const std::vector<Outcome> outcomes = replay_pass(
-        *open[i].decoder, confs, pass,
+    const std::vector<PassResult> results = replay_pass(
+        *open[i].decoder, settings, pass,
         i == 0 ? std::move(first_batches) : std::deque<std::shared_ptr<const replay::EventBatch>>{},
         requests);
-    for (std::size_t q = 0; q < confs.size(); ++q) (*replayed)[confs[q]].push_back(outcomes[q]);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      (*replayed)[settings[g].conf].push_back(results[g].outcome);
+      parted[g] |= results[g].parted;
+    }
     const replay::LogTally& tally = open[i].decoder->tally();
     if (!open[i].input->error().empty()) {  // corrupt compressed data, a read error
       *error = open[i].input->error();
@@ -123,7 +132,20 @@ bool pass_over(const std::vector<LogInput>& logs, std::vector<OpenLog>& open,
     if (tallies != nullptr) tallies->push_back(tally);
     open[i] = OpenLog{};  // its input closed
   }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t w = 0; w < groups[g].watched.size(); ++w) {
+      if ((parted[g] >> w & 1) == 0) {
+        (*replayed)[confs[groups[g].watched[w]]] = replayed->at(confs[groups[g].replayed]);
+      }
+    }
+  }
   return true;
+}
+
+std::vector<ShadowGroup> each_alone(std::size_t n) {
+  std::vector<ShadowGroup> out;
+  for (std::size_t k = 0; k < n; ++k) out.push_back(ShadowGroup{k, {}});
+  return out;
 }
 
 }  // namespace
@@ -166,15 +188,24 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   pass.device_memory = options.device_memory;
   const int threads =
       options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  // Settings equal but for the split limits are watched beside one replay (shadows.h) when the
+  // logs can be read again: one that the pass tells apart after the look is replayed in a second.
+  const bool watch = rereadable && options.watch_split_limits;
   auto replay = [&](const std::vector<std::string>& distinct, Replayed* replayed,
                     std::vector<replay::LogTally>* tallies,
                     std::deque<std::shared_ptr<const replay::EventBatch>> first_batches,
                     RequestSizes* watched) {
+    std::vector<ShadowGroup> groups = each_alone(distinct.size());
+    if (watch && !first_batches.empty()) {
+      pass.threads = std::max(threads, 1);
+      groups =
+          settle_on_look(*open[0].decoder, distinct, split_groups(distinct), pass, first_batches);
+    }
     // More workers than settings, and one decoding, would wait.
-    pass.threads = std::clamp(threads, 1, static_cast<int>(distinct.size()) + 1);
-    result->replayed += distinct.size();
-    return pass_over(logs, open, std::move(first_batches), distinct, pass, watched, replayed,
-                     tallies, &result->notes, error);
+    pass.threads = std::clamp(threads, 1, static_cast<int>(groups.size()) + 1);
+    result->replayed += groups.size();
+    return pass_over(logs, open, std::move(first_batches), distinct, groups, pass, watched,
+                     replayed, tallies, &result->notes, error);
   };
   auto unreplayed = [&](const Replayed& replayed) {
     std::vector<std::string> distinct;
@@ -200,16 +231,17 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     // one replayed for them, and the split limits up to a larger request, are replayed again.
     confs = confs_up_to(sweep_in, requests.largest);
     as = replays_of(confs, requests);
-    const std::vector<std::string> again = unreplayed(replayed);
-    if (!again.empty()) {
-      std::vector<replay::LogTally> tallies;
-      if (!replay(again, &replayed, &tallies, {}, nullptr)) return false;
-      for (std::size_t i = 0; i < logs.size(); ++i) {
-        if (tallies[i].lines != result->logs[i].lines) {
-          result->notes.push_back("note: " + logs[i].path +
-                                  " changed between tune's two passes over it (written to "
-                                  "meanwhile?): the figures of some settings are of its new lines");
-        }
+  }
+  // Those, and the watched settings that the pass told apart from their group's replay.
+  const std::vector<std::string> again = unreplayed(replayed);
+  if (!again.empty()) {
+    std::vector<replay::LogTally> tallies;
+    if (!replay(again, &replayed, &tallies, {}, nullptr)) return false;
+    for (std::size_t i = 0; i < logs.size(); ++i) {
+      if (tallies[i].lines != result->logs[i].lines) {
+        result->notes.push_back("note: " + logs[i].path +
+                                " changed between tune's two passes over it (written to "
+                                "meanwhile?): the figures of some settings are of its new lines");
       }
     }
   }

@@ -54,6 +54,9 @@ struct TuneOptions {
   std::optional<std::uint64_t> device_memory;        // --device-memory; else each log's header's
   int threads = 0;                                   // 0: all cores
   std::size_t first_look_events = kFirstLookEvents;  // (tests: fewer)
+  // Settings that differ only in split limits watched beside one replay (shadows.h); off: each
+  // replayed (tests: the figures must be the same).
+  bool watch_split_limits = true;
 };
 
 struct RankedRow {
