@@ -1,8 +1,6 @@
 // tools/analyze/log_line.cpp: see log_line.h.
 #include "tools/analyze/log_line.h"
 
-#include <cstring>
-
 #include "log/record.h"
 #include "tools/analyze/fast_line.h"
 #include "tools/analyze/line_verdict.h"
@@ -176,63 +174,15 @@ void RawFields::take(const JsonField& f) {
   std::string decoded;
   std::string_view key = f.key;
   if (f.key_escaped) key = decoded = replay::decode_json_string(f.key);
-  // By length, then by the text: the keys the engine reads (others are skipped).
-  const auto is = [&](const char* name) { return std::memcmp(key.data(), name, key.size()) == 0; };
-  std::optional<JsonField>* slot = nullptr;
-  switch (key.size()) {
-    case 3:
-      slot = is("seq")   ? &seq
-             : is("tid") ? &tid
-             : is("dev") ? &dev
-             : is("ptr") ? &ptr
-             : is("ctx") ? &ctx
-             : is("cap") ? &figures[4]
-                         : nullptr;
-      break;
-    case 4:
-      slot = is("t_ns") ? &t_ns : is("size") ? &size : nullptr;
-      break;
-    case 5:
-      slot = is("cause") ? &cause : is("entry") ? &entry : is("error") ? &error : nullptr;
-      break;
-    case 6:
-      slot = is("action")   ? &action
-             : is("schema") ? &schema
-             : is("stream") ? &stream
-             : is("caller") ? &caller
-                            : nullptr;
-      break;
-    case 7:
-      slot = is("segment") ? &segment : is("devices") ? &devices : nullptr;
-      break;
-    case 8:
-      slot = is("reserved") ? &figures[5] : nullptr;
-      break;
-    case 9:
-      slot = is("cache_hit")   ? &cache_hit
-             : is("backtrace") ? &backtrace
-             : is("allocated") ? &figures[6]
-                               : nullptr;
-      break;
-    case 10:
-      if (is("block_size")) {
-        block_size = f;
-        slot = &figures[0];
-      }
-      break;
-    case 11:
-      slot = is("device_free") ? &figures[3] : is("free_blocks") ? &figures[7] : nullptr;
-      break;
-    case 12:
-      slot = is("segment_size") ? &figures[1] : is("device_total") ? &figures[2] : nullptr;
-      break;
-    case 18:
-      slot = is("largest_free_block") ? &figures[8] : nullptr;
-      break;
-    default:
-      break;
+  // The header's keys the engine reads, then the event fields (log/fields.def) it keeps.
+  if (key == "schema") {
+    schema = f;
+  } else if (key == "devices") {
+    devices = f;
+  } else if (const log::EventField id = log::event_field_of(key); id != log::EventField::kCount) {
+    if (std::optional<JsonField>* kept = slot(id)) *kept = f;
+    if (id == log::EventField::kBlockSize) figures[0] = f;  // an oom event's first figure
   }
-  if (slot != nullptr) *slot = f;
 }
 
 std::optional<std::uint64_t> uint_field(const char* name, const JsonField& f, std::string* why) {
