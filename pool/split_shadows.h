@@ -49,7 +49,6 @@ class SplitShadows {
     ++count_;
     return true;
   }
-  std::size_t size() const { return count_; }
   // Bit i: shadow i (in the order added) has parted.
   std::uint64_t parted() const { return parted_; }
   // Whether any shadow is still watched (not parted).
@@ -57,31 +56,29 @@ class SplitShadows {
 
   // The pool took (or refused) a block of `block` bytes for a request of `size` bytes.
   void offered(std::size_t size, std::size_t block, bool took) {
-    for (std::uint64_t w = watching_; w != 0; w &= w - 1) {
-      const int i = std::countr_zero(w);
-      if (limits_[i].takes(size, block) != took) part(i);
-    }
+    part_where([&](const SplitLimits& l) { return l.takes(size, block) != took; });
   }
   // The pool split (or did not split) a block for a request of `size` bytes, with more than
   // kSmallSize left over.
   void split(std::size_t size, bool split) {
-    for (std::uint64_t w = watching_; w != 0; w &= w - 1) {
-      const int i = std::countr_zero(w);
-      if (limits_[i].splits(size) != split) part(i);
-    }
+    part_where([&](const SplitLimits& l) { return l.splits(size) != split; });
   }
   // The pool releases oversize blocks, searching from its max_split_size.
   void releasing_oversize(std::size_t max_split_size) {
-    for (std::uint64_t w = watching_; w != 0; w &= w - 1) {
-      const int i = std::countr_zero(w);
-      if (limits_[i].max_split_size != max_split_size) part(i);
-    }
+    part_where([&](const SplitLimits& l) { return l.max_split_size != max_split_size; });
   }
 
  private:
-  void part(int i) {
-    parted_ |= std::uint64_t{1} << i;
-    watching_ &= ~(std::uint64_t{1} << i);
+  // Parts every shadow still watched whose limits make `differs` true.
+  template <class Differs>
+  void part_where(Differs differs) {
+    for (std::uint64_t w = watching_; w != 0; w &= w - 1) {
+      const int i = std::countr_zero(w);
+      if (differs(limits_[i])) {
+        parted_ |= std::uint64_t{1} << i;
+        watching_ &= ~(std::uint64_t{1} << i);
+      }
+    }
   }
 
   SplitLimits limits_[kMax] = {};

@@ -58,9 +58,8 @@ Outcome outcome_of(const replay::Replayer& replayer);
 
 // Replays the batches already decoded (the first of the log, in order), then the rest of
 // decoder's log (read_header() done; not with decoded_only), under each setting: the results in
-// the same order. The
-// decoder's tally is final afterwards. With requests, the requests of every batch decoded here are
-// added to it.
+// the same order. The decoder's tally is final afterwards. With requests, the requests of every
+// batch decoded here are added to it.
 std::vector<PassResult> replay_pass(
     replay::LogDecoder& decoder, const std::vector<PassSetting>& settings,
     const PassOptions& options, std::deque<std::shared_ptr<const replay::EventBatch>> decoded = {},
