@@ -18,7 +18,7 @@ frame is named, in this order of preference:
 memory_viz's filename is the library's path ("??" when unknown), its line 0. Page texts are cut at
 MAX_FRAME_TEXT characters.
 
-Not here: which frame names a site (sites.focus), checking the summary's fields (checks.py).
+Not here: which frame names a site (sites.focus), checking the summary's fields (the engine).
 """
 
 import bisect

@@ -25,7 +25,7 @@ as it comes (compressed: the line limit is the plain text's), and each pass deco
 While a pass reads, the progress line (progress.py) when stderr is a terminal; open_log(path,
 progress=False) for the short looks at a log's first lines.
 
-Not here: what a line is (jsonline.py, reader.py), the checks of a log's content (reader.py).
+Not here: what a line is (jsonline.py; the engine), the checks of a log's content (the engine).
 """
 
 import io

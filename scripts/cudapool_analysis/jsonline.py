@@ -2,9 +2,10 @@
 docs/log-format.md ("Valid lines") has it and as cudapool-replay reads it (tools/replay/
 flat_json.cpp): lines of at most MAX_LINE bytes, read in bounded memory whatever the input; RFC
 8259 JSON only (no NaN or Infinity, numbers of any length), no lone surrogate escapes, at most
-MAX_DEPTH levels deep. reader.py's, which decides what the object means.
+MAX_DEPTH levels deep. Used by outfile.py (is a file a log?) and by the tests' Python reader
+(tests/oracle/reader.py), which decides what the object means.
 
-Not here: the fields of the log and their kinds (reader.py, vocabulary.py).
+Not here: the fields of the log and their kinds (vocabulary.py; checked by the engine).
 """
 
 import json

@@ -114,7 +114,7 @@ def conclude(devices, header, summary, clock, max_entries, left_out, device_note
     if left_out:
         notes.append("left out (no memory_viz counterpart): " + ", ".join(
             "%s x%d" % (escape(a), n) for a, n in sorted(left_out.items())))
-    notes.extend(device_notes)     # devices left out (devices.py)
+    notes.extend(device_notes)     # devices left out (the engine's device gate)
     if malformed:
         notes.append("%d malformed lines skipped (cudapool report lists them)" % malformed)
     return snap, notes

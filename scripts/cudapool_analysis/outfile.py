@@ -8,7 +8,7 @@ file"):
 
 - Never over one of the inputs: the same file (device and inode, whatever the names or links;
   - compared with what stdin is), nor over a cudapool log, whatever its name: a regular file
-  whose first line is a log's header, event or summary line, read to check (reader.parse_line);
+  whose first line is a JSON object that is a log's header, event or summary line;
   the message says which argument looks like a forgotten output name.
 - An existing regular file that is neither (an earlier page or export) is replaced; a symbolic
   link at OUT is replaced, not followed.
@@ -36,7 +36,7 @@ import stat
 import tempfile
 
 from .inputs import display_name
-from .jsonline import BOM, MAX_LINE
+from .jsonline import BOM, CAREFUL, MAX_LINE
 
 LOG_SCHEMA_PREFIX = "cudapool.log/"
 _PEEK = 64 << 10
@@ -103,7 +103,6 @@ def is_a_log(path):
     """Whether the regular file at path is a cudapool log: its first line (after a byte order
     mark) is a JSON object with a cudapool.log/ schema (a header), or with an action (an event or
     a summary line of a log without its header)."""
-    from .reader import Malformed, parse_line
     try:
         with open(path, "rb") as f:
             start = f.read(_PEEK)
@@ -111,8 +110,8 @@ def is_a_log(path):
             if not start[skip:].lstrip(b" \t").startswith(b"{"):
                 return False      # not even JSON: an HTML page, a pickle, text
             f.seek(skip)
-            obj = parse_line(f.readline(MAX_LINE + 1))
-    except (OSError, Malformed):
+            obj = CAREFUL.decode(f.readline(MAX_LINE + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):   # unreadable, not UTF-8, not JSON
         return False
     if not isinstance(obj, dict):
         return False

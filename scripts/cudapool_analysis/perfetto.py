@@ -208,7 +208,7 @@ def render(out, logs, base_ns, max_points, max_instants):
 def export(paths, out, max_points=MAX_POINTS, max_instants=MAX_INSTANTS):
     """Writes the trace of the logs at paths (- for stdin) to the text file out; returns the
     notes. Raises what engine.run_engine raises (a log that cannot be read: said on stderr)."""
-    from .reader import display_name
+    from .inputs import display_name
     limits = "%d,%d" % (max_points, max_instants)
     doc = run_engine(paths, EngineOptions.export("--perfetto", limits))
     parts = [x["perfetto"] for x in doc["logs"]]

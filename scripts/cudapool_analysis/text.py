@@ -13,7 +13,6 @@ import json
 import shlex
 
 from . import vocabulary as v
-from .reader import MAX_PROBLEMS
 from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
@@ -83,8 +82,9 @@ def text_report(rep):
         w("  malformed   %d line(s), skipped" % rep["malformed_lines"])
     if rep["problem_count"]:
         w("")
-        w("Problems: %d (%s)" % (rep["problem_count"], "all listed" if rep["problem_count"] <= MAX_PROBLEMS
-                                 else "the first %d listed" % MAX_PROBLEMS))
+        listed = len(rep["problems"])   # the engine keeps the first 100
+        w("Problems: %d (%s)" % (rep["problem_count"], "all listed" if rep["problem_count"] <= listed
+                                 else "the first %d listed" % listed))
         for p in rep["problems"]:
             w("  line %d: %s" % (p["line"], shown(p["what"], MAX_NOTE)))
     w("")

@@ -11,7 +11,7 @@ with the C++ source that writes the log (log/format_event.cpp, log/format_lines.
 pool/oom.cpp), so the two cannot drift. Code that names an action or a statistic takes it
 through actions() or stat(), which fail at import on a name not listed here.
 
-Not here: parsing (reader.py), what the names mean (the docs), any judgement of a log.
+Not here: parsing (the engine; tests/oracle/reader.py), what the names mean (the docs), any judgement of a log.
 """
 
 import collections

@@ -18,7 +18,7 @@ import sys
 # The engine's test oracles (tests/oracle: `oracle`, not the shipped package): tests/ on the path.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from cudapool_analysis.reader import LogError, check_logs  # noqa: E402
+from oracle.reader import LogError, check_logs  # noqa: E402
 from oracle import pagedata  # noqa: E402
 from oracle.report import read_log, several  # noqa: E402
 

@@ -21,7 +21,7 @@ from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
 from cudapool_analysis.export import ExportError  # noqa: E402
 from cudapool_analysis.exportcli import memviz_snapshot  # noqa: E402
 from cudapool_analysis.inputs import ended_early, open_log  # noqa: E402
-from cudapool_analysis.reader import LogError, display_name  # noqa: E402
+from oracle.reader import LogError, display_name  # noqa: E402
 from oracle import memviz_pass  # noqa: E402
 from oracle.pool_log import check_logs, pool_log  # noqa: E402
 

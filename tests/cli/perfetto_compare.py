@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cudapool_analysis import perfetto  # noqa: E402
 from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
-from cudapool_analysis.reader import LogError  # noqa: E402
+from oracle.reader import LogError  # noqa: E402
 from oracle import perfetto_pass  # noqa: E402
 
 

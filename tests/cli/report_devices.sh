@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cli/report_devices.sh: a log that names thousands of devices gives bounded output (issue
-# 26, item 13), by the replay's rule (tools/replay/replayer_pools.cpp, cudapool_analysis/devices.py):
+# 26, item 13), by the replay's rule (tools/replay/replayer_pools.cpp, tests/oracle/devices.py):
 # the events of a device the header does not list are skipped, and of the others the first 256
 # devices are kept; each skip is said once, in the replay's words. Checked on the text and JSON
 # report, the header's device list, the exports, and against cudapool-replay's own counts.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/fuzz/reader_fuzz.py [SECONDS] [--seed N] [--replay BIN] [--keep DIR]: a seeded mutation
-fuzzer (standard library only) for the Python log reader: scripts/cudapool_analysis/reader.py and
+fuzzer (standard library only) for the Python log reader: tests/oracle/reader.py and
 the report built on it (the Python report, kept as the engine's test oracle in tests/oracle, text
 and --json). It mutates the fixture logs (tests/cli/fixtures/*.jsonl and the replay fuzzer's seeds,
 tests/fuzz/corpus/replay_fuzz/): bit flips, bytes replaced and inserted, truncation, splices of two
@@ -39,8 +39,8 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
 sys.path.insert(0, os.path.join(SRC, "tests"))     # the test oracles (tests/oracle)
 
-from cudapool_analysis import reader  # noqa: E402
-from cudapool_analysis.reader import LogError, LogReader  # noqa: E402
+from oracle import reader  # noqa: E402
+from oracle.reader import LogError, LogReader  # noqa: E402
 from cudapool_analysis.text import text_report  # noqa: E402
 from oracle.report import read_log  # noqa: E402
 

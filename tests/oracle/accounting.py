@@ -14,7 +14,7 @@ not installed.
 import heapq
 
 from cudapool_analysis import vocabulary as v
-from cudapool_analysis.reader import LogReader, Malformed
+from oracle.reader import LogReader, Malformed
 from cudapool_analysis.text import TOP
 
 from .oom import oom_figures

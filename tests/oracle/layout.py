@@ -14,7 +14,7 @@ not installed.
 import bisect
 
 from cudapool_analysis import vocabulary as v
-from cudapool_analysis.reader import LogReader
+from oracle.reader import LogReader
 
 
 def add_range(ranges, start, end):

@@ -26,7 +26,7 @@ from cudapool_analysis import memviz
 from cudapool_analysis import vocabulary as v
 from cudapool_analysis.clock import Clock
 from cudapool_analysis.memviz import NO_FRAMES, Block, Region, check_decisions, conclude
-from cudapool_analysis.reader import LogReader, LogError, not_a_log
+from oracle.reader import LogReader, LogError, not_a_log
 
 from .layout import add_range, remove_range
 

@@ -10,7 +10,7 @@ not installed.
 """
 
 from cudapool_analysis import vocabulary as v
-from cudapool_analysis.reader import optional_int
+from oracle.reader import optional_int
 
 FIGURES = ("block_size",) + v.OOM_FIGURES
 

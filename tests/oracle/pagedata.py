@@ -26,7 +26,7 @@ not installed.
 import os
 
 from cudapool_analysis.frames import Frames
-from cudapool_analysis.reader import Malformed
+from oracle.reader import Malformed
 
 from .oom import oom_figures
 from .replayed import pool_events

@@ -15,7 +15,7 @@ not installed.
 from cudapool_analysis.clock import Clock, time_zero_ns
 from cudapool_analysis.inputs import ended_early
 from cudapool_analysis.perfetto import COUNTERS, INSTANT_FIELDS, INSTANTS, STATE, LogData, render
-from cudapool_analysis.reader import LogError, display_name, not_a_log, open_log
+from oracle.reader import LogError, display_name, not_a_log, open_log
 
 from .accounting import first_pass
 from .downsample import Downsampler

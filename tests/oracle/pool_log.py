@@ -11,7 +11,7 @@ A test oracle of the analysis engine (tests/oracle/__init__.py): not in the ship
 not installed.
 """
 
-from cudapool_analysis.reader import LogError, check_logs as _check_logs
+from oracle.reader import LogError, check_logs as _check_logs
 
 from .replayed import pool_events
 

@@ -24,7 +24,7 @@ import tempfile
 from cudapool_analysis import vocabulary as v
 from cudapool_analysis.decoded import ended_early_said
 from cudapool_analysis.inputs import LogError, display_name, label, open_log, tool_argument
-from cudapool_analysis.reader import Malformed, lines_of, parse_line
+from oracle.reader import Malformed, lines_of, parse_line
 from cudapool_analysis.tools import find_tool, run_tool
 
 SCAN_LINES = 5000   # the lines looked at to decide whether a log has pool decisions

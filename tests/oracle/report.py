@@ -19,7 +19,7 @@ not installed.
 from cudapool_analysis import vocabulary as v
 from cudapool_analysis.inputs import ended_early
 from cudapool_analysis.rank import header_rank
-from cudapool_analysis.reader import LogError, display_name, not_a_log, open_log
+from oracle.reader import LogError, display_name, not_a_log, open_log
 
 from .accounting import TOP, Device, first_pass
 from .ending import ending

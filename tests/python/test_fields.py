@@ -17,9 +17,10 @@ PACKAGE = os.path.dirname(os.path.abspath(v.__file__))
 ORACLE = os.path.dirname(os.path.abspath(oracle.__file__))   # the engine's test oracles
 
 # The modules that read the lines of a log (header, events, summary) as dicts: the package's, and
-# the test oracles' (tests/oracle).
-LOG_READERS = ("reader", "checks", "clock", "devices", "frames")
-ORACLE_LOG_READERS = ("accounting", "leaks", "oom", "replayed", "timeline")
+# the test oracles' (tests/oracle, the Python reader among them).
+LOG_READERS = ("clock", "frames")
+ORACLE_LOG_READERS = ("reader", "checks", "devices", "accounting", "leaks", "oom", "replayed",
+                      "timeline")
 # Keys of dicts these modules make themselves, not of a line.
 OWN_KEYS = {
     "leaks": {"why"},                           # agreement(): why a leak entry does not agree

@@ -1,6 +1,6 @@
 // tests/unit/test_analyze_lines.cpp: the engine's reading of a line (tools/analyze/log_line.h,
 // line_verdict.h): an event's fields decoded, and a malformed line named in the Python reader's
-// words (scripts/cudapool_analysis/reader.py, Python's json module), with the position in
+// words (tests/oracle/reader.py, Python's json module), with the position in
 // characters, the newline after the line counted.
 #include <string>
 

@@ -1,6 +1,6 @@
 // tools/analyze/analysis.h: the engine's one pass over one log. Each line goes in once
 // (feed()); what every output needs comes out at the end: the reader's tallies and problems
-// (scripts/cudapool_analysis/reader.py), the header and summary lines checked (line_checks.h), per
+// (tests/oracle/reader.py), the header and summary lines checked (line_checks.h), per
 // device the counters and peaks (accounting.h), the layout and its copies at the peaks
 // (device_layout.h), the timeline (timeline.h), and for the log the request sizes, oom events,
 // seq gaps, allocation sites and actions. Memory follows the live state (blocks and segments

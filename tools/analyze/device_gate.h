@@ -1,5 +1,5 @@
 // tools/analyze/device_gate.h: which devices' events the engine takes, by the replay's rule
-// (tools/replay/replayer_pools.cpp; scripts/cudapool_analysis/devices.py): when the header lists
+// (tools/replay/replayer_pools.cpp; tests/oracle/devices.py): when the header lists
 // devices, the events of any other device are skipped; of the others, the first kMaxDevices to
 // appear are taken and the events of any further one skipped. Each kind of skip is counted and
 // said once, in the replay's words. So whatever a log names, the engine's per-device state and

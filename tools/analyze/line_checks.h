@@ -1,5 +1,5 @@
 // tools/analyze/line_checks.h: the header line's and the summary line's fields checked against
-// their kinds, as the Python reader does (scripts/cudapool_analysis/checks.py): a field of the
+// their kinds, as the Python reader does (tests/oracle/checks.py): a field of the
 // wrong kind is left out of the object (a leak's field becomes null; a modules entry without a
 // valid base, end and path is left out whole) and named in a problem, so that nothing read from
 // the object is a wrong figure. The devices are bounded by the DeviceGate: the header keeps its

@@ -1,5 +1,5 @@
 // tools/analyze/line_verdict.h: why a line of a log is not one valid JSON object, in the words
-// of the Python reader (scripts/cudapool_analysis/reader.py parse_line, which quotes Python's json
+// of the Python reader (tests/oracle/reader.py parse_line, which quotes Python's json
 // module): "not valid UTF-8 (byte 81)", "not JSON (Expecting ',' delimiter: line 1 column 75
 // (char 74))", "not a JSON object", "a string with a lone surrogate escape", "nested more than 64
 // levels deep". The engine asks only about a line tools/replay/flat_json.h's scanner refused (the

@@ -2,7 +2,7 @@
 // with its decoded fields (and the raw fields the outputs read later: a backtrace, an oom
 // event's figures, the fields an export shows as written), the header or the summary as parsed
 // JSON, a blank line, or a malformed line with the Python reader's words for why
-// (docs/log-format.md "Valid lines"; scripts/cudapool_analysis/reader.py decode_event). The fast
+// (docs/log-format.md "Valid lines"; tests/oracle/reader.py decode_event). The fast
 // check is tools/replay/flat_json.h's scanner, the replay's; a line it refuses is judged by
 // line_verdict.h. Not here: what the header's and the summary's fields may hold (line_checks.h),
 // what an event means (accounting.h).

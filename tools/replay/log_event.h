@@ -2,7 +2,7 @@
 // the header (conf string, device memory) and the events alloc, free_requested, oom,
 // empty_cache, segment_alloc (its address) and context_dropped. Every line is checked against the
 // format's one definition of a valid line (docs/log-format.md, "Valid lines"), the rule the
-// report's reader (scripts/cudapool_analysis/reader.py) follows too; valid events of other
+// report's reader (tests/oracle/reader.py) follows too; valid events of other
 // actions are classified as "other" and skipped. The writers' event lines take a fast path
 // (log/read/writer_line.h) that gives exactly what the general path gives them. Not here:
 // splitting a stream into lines (log/read/line_reader.h), what the replay does with an event

@@ -1,16 +1,17 @@
-"""cudapool_analysis/checks.py: the header line's and the summary line's fields checked against
-their kinds (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, MODULE_FIELDS, ...): a field
-of the wrong kind is left out of the object (a leak's field becomes None; a modules entry without
-a valid base, end and path is left out whole) and named in a problem, so that no reader of the
-object prints a wrong figure from it. The devices are bounded by the reader's devices.DeviceGate:
-the header keeps its first MAX_DEVICES entries (the gate learns every listed id), the summary the
+"""tests/oracle/checks.py: A test oracle of the analysis engine (the Python reader's, reader.py):
+the header line's and the summary line's fields checked against their kinds
+(vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, MODULE_FIELDS, ...): a field of the wrong
+kind is left out of the object (a leak's field becomes None; a modules entry without a valid
+base, end and path is left out whole) and named in a problem, so that no reader of the object
+prints a wrong figure from it. The devices are bounded by the reader's devices.DeviceGate: the
+header keeps its first MAX_DEVICES entries (the gate learns every listed id), the summary the
 entries of devices whose events are taken. reader.LogReader calls these for the lines it hands
 over.
 
 Not here: the events (reader.py checks them on its fast path), what the fields mean.
 """
 
-from . import vocabulary as v
+from cudapool_analysis import vocabulary as v
 from .devices import MAX_DEVICES
 
 KIND_TEXT = {v.UINT: "an integer from 0 to 2**64-1", v.INT: "a 64-bit integer",

@@ -1,9 +1,10 @@
-"""cudapool_analysis/devices.py: which devices' events a reader of one log takes, by the replay's
-rule (tools/replay/replayer_pools.cpp): when the header lists devices, the events of any other
-device are skipped; of the others, the first MAX_DEVICES devices to appear are taken and the
-events of any further one skipped. Each kind is counted and said once, in the replay's words.
-So whatever a log names (65536 device ordinals), every reader's per-device state and output is
-bounded: the report's sections, the page's charts, the exports' tracks.
+"""tests/oracle/devices.py: A test oracle of the analysis engine (the Python reader's, reader.py):
+which devices' events a reader of one log takes, by the replay's rule
+(tools/replay/replayer_pools.cpp): when the header lists devices, the events of any other device
+are skipped; of the others, the first MAX_DEVICES devices to appear are taken and the events of
+any further one skipped. Each kind is counted and said once, in the replay's words. So whatever a
+log names (65536 device ordinals), every reader's per-device state and output is bounded: the
+report's sections, the page's charts, the exports' tracks.
 
 reader.LogReader holds one DeviceGate (reader.devices): it gives it the header's devices (before
 any event) and asks it about each event's dev; checks.py asks it about the summary's devices.

@@ -1,4 +1,7 @@
-"""cudapool_analysis/reader.py: THE parser of cudapool.log/1 lines (docs/log-format.md).
+"""tests/oracle/reader.py: A test oracle of the analysis engine: a second, independent parser of
+cudapool.log/1 lines in Python (docs/log-format.md), for the other oracles and the fuzzer
+(tests/fuzz/reader_fuzz.py) that check the C++ readers (the engine's lines, the replay's) against
+it; the shipped tools read logs with the C++ readers only.
 
     check_log(path)                    # the header; LogError when it cannot be read or is no log
     with open_log(path) as f:          # LogError: a clear message (missing, a directory, empty,
@@ -31,11 +34,11 @@ layout.py), printing (text.py).
 
 import collections
 
-from . import vocabulary as v
+from cudapool_analysis import vocabulary as v
 from .checks import check_header, check_summary
 from .devices import DeviceGate
-from .inputs import LogError, display_name, open_log
-from .jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
+from cudapool_analysis.inputs import LogError, display_name, open_log
+from cudapool_analysis.jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
 
 MAX_PROBLEMS = 100   # problems listed with their line numbers (all are counted)
 _ABSENT = object()
