@@ -2,14 +2,19 @@
 // invariant) a read is clock_gettime(CLOCK_MONOTONIC). The first read also notes the TSC; a read at
 // least 50 ms later measures the TSC's rate against CLOCK_MONOTONIC over that span and publishes a
 // calibration, from then on used with one rdtsc. After 5 s the rate is measured again over the
-// longer span (about a hundred times more precise) and published anchored at the old calibration's
-// value at that instant, so the clock never steps back. Left: the error of the second rate (parts
+// longer span (about a hundred times more precise) and published anchored at the later of the old
+// calibration's value and CLOCK_MONOTONIC at that instant, so the clock never steps back. Each
+// calibration point pairs a TSC value with CLOCK_MONOTONIC by bracketing the clock read between two
+// TSC reads, the tightest of several tries: a thread preempted between the two reads (a loaded
+// machine, CI's sanitizer runs) would otherwise pair values microseconds apart, and over 50 ms that
+// is a rate off by 10^-4, a millisecond in the first 5 s. Left: the error of the second rate (parts
 // per 10^8, under a millisecond a day) accumulates against CLOCK_MONOTONIC.
 #include "shim/recording/clock.h"
 
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #if defined(__x86_64__)
@@ -67,33 +72,58 @@ std::uint64_t tsc() {
 }
 #endif
 
+// A TSC value and CLOCK_MONOTONIC read at (nearly) the same instant: the clock read bracketed by
+// two TSC reads, the tightest bracket of kPairTries, the TSC taken at its middle.
+struct Pair {
+  std::uint64_t tsc = 0;
+  std::uint64_t ns = 0;
+};
+constexpr int kPairTries = 8;
+Pair paired_sample() {
+  Pair best;
+  std::uint64_t best_width = ~0ull;
+  for (int i = 0; i < kPairTries; ++i) {
+    const std::uint64_t t1 = tsc();
+    const std::uint64_t ns = clock_ns();
+    const std::uint64_t t2 = tsc();
+    if (t2 < t1 || t2 - t1 >= best_width) continue;
+    best_width = t2 - t1;
+    best = {t1 + (t2 - t1) / 2, ns};
+  }
+  if (best_width == ~0ull) best = {tsc(), clock_ns()};
+  return best;
+}
+
 // The slow path: clock_gettime, and the calibration steps when they are due.
 std::uint64_t slow_ns() {
   const std::uint64_t ns = clock_ns();
   const int stage = g_stage.load(std::memory_order_acquire);
   if (stage < 0 || stage == 3 || g_busy.exchange(true, std::memory_order_acquire)) return ns;
-  const std::uint64_t t = tsc();
   if (stage == 0) {
     if (tsc_invariant()) {
-      g_first_tsc = t;
-      g_first_ns = ns;
+      const Pair p = paired_sample();
+      g_first_tsc = p.tsc;
+      g_first_ns = p.ns;
       g_stage.store(1, std::memory_order_release);
     } else {
       g_stage.store(-1, std::memory_order_release);
     }
-  } else if (t > g_first_tsc) {
-    const std::uint64_t span = ns - g_first_ns;
+  } else {
     const std::uint64_t due = stage == 1 ? kFirstCalibrationNs : kSecondCalibrationNs;
-    if (ns > g_first_ns && span >= due) {
-      Calibration& next = g_slots[stage - 1];
-      next.ns_per_tick = static_cast<double>(span) / static_cast<double>(t - g_first_tsc);
-      next.tsc0 = t;
-      // The first calibration starts at the clock's reading; the refined one where the first one
-      // stands now, so that no reader sees time go back.
-      const Calibration* old = g_current.load(std::memory_order_acquire);
-      next.ns0 = old != nullptr ? old->ns(t) : ns;
-      g_current.store(&next, std::memory_order_release);
-      g_stage.store(stage + 1, std::memory_order_release);
+    if (ns > g_first_ns && ns - g_first_ns >= due) {
+      const Pair p = paired_sample();
+      if (p.tsc > g_first_tsc && p.ns > g_first_ns) {
+        Calibration& next = g_slots[stage - 1];
+        next.ns_per_tick =
+            static_cast<double>(p.ns - g_first_ns) / static_cast<double>(p.tsc - g_first_tsc);
+        next.tsc0 = p.tsc;
+        // The first calibration starts at the clock's reading; the refined one there too unless
+        // the first one already stands later, so that no reader sees time go back.
+        const Calibration* old = g_current.load(std::memory_order_acquire);
+        next.ns0 = old != nullptr ? std::max(old->ns(p.tsc), p.ns) : p.ns;
+        g_current.store(&next, std::memory_order_release);
+        g_stage.store(stage + 1, std::memory_order_release);
+      }
     }
   }
   g_busy.store(false, std::memory_order_release);
@@ -111,7 +141,9 @@ std::uint64_t monotonic_ns() {
   if (g_stage.load(std::memory_order_relaxed) == 2 && now - g_first_ns >= kSecondCalibrationNs)
       [[unlikely]] {
     slow_ns();
-    return g_current.load(std::memory_order_acquire)->ns(t);
+    // The TSC read again after the calibration was loaded, so it is not before its anchor.
+    const Calibration* refined = g_current.load(std::memory_order_acquire);
+    return std::max(now, refined->ns(tsc()));
   }
   return now;
 }
