@@ -32,6 +32,8 @@ struct Block {
   std::uintptr_t holder = 0;
   bool allocated = false;
   bool mapped = true;  // false only for unbacked address space of an expandable segment
+  std::uint32_t slot =
+      0;  // while allocated in a pool tracked by handle: its slot (allocated_blocks.h)
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
   std::uintptr_t end() const { return ptr + size; }

@@ -31,14 +31,15 @@ constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
 }  // namespace
 
 DevicePool::DevicePool(const config::Options& options, Backend& backend, int device,
-                       EventSink* sink)
+                       EventSink* sink, Tracking tracking)
     : options_(options),
       backend_(backend),
       device_(device),
       sink_(sink),
       split_(SplitLimits::of(options)),
       small_(true, &set_nodes_),
-      large_(false, &set_nodes_) {
+      large_(false, &set_nodes_),
+      active_(tracking) {
   stats_.max_split_size = static_cast<std::int64_t>(options_.max_split_size);
   set_memory_fraction(options_.per_process_memory_fraction);
 }
@@ -62,7 +63,7 @@ void DevicePool::forget_all() {
 
 void DevicePool::destroy_all_blocks() {
   std::vector<Block*> all;
-  active_.for_each([&](std::uintptr_t, Block* b) { all.push_back(b); });
+  active_.for_each([&](Block* b) { all.push_back(b); });
   for (const PendingFence& p : pending_) all.push_back(p.block);
   for (BlockPool* pool : {&small_, &large_}) {
     all.insert(all.end(), pool->blocks.begin(), pool->blocks.end());
@@ -170,6 +171,7 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
   result.ptr = block->ptr;
   result.block_size = block->size;
   result.cache_hit = cache_hit;
+  result.handle = block;
   return result;
 }
 
@@ -324,7 +326,7 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
   block->alloc_t_ns = tag.t_ns;
   block->alloc_tid = tag.tid;
   block->holder = 0;
-  active_.insert(block->ptr, block);
+  active_.insert(block);
   update(pool, [&](std::size_t t) {
     stats_.allocation[t].increase(1);
     stats_.allocated_bytes[t].increase(block->size);
@@ -339,7 +341,7 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
 const Block* DevicePool::find_allocated_containing(std::uintptr_t ptr) const {
   if (const Block* exact = active_.find(ptr)) return exact;
   const Block* found = nullptr;
-  active_.for_each([&](std::uintptr_t, const Block* b) {
+  active_.for_each([&](const Block* b) {
     if (ptr >= b->ptr && ptr < b->end()) found = b;
   });
   return found;
@@ -358,7 +360,7 @@ std::size_t DevicePool::idle_cached_bytes() const {
 }
 
 void DevicePool::for_each_block(const std::function<void(const Block&)>& fn) const {
-  active_.for_each([&](std::uintptr_t, const Block* b) { fn(*b); });
+  active_.for_each([&](const Block* b) { fn(*b); });
   for (const PendingFence& p : pending_) fn(*p.block);
   for (const BlockPool* pool : {&small_, &large_}) {
     for (const Block* b : pool->blocks) fn(*b);

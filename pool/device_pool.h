@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/options.h"
+#include "pool/allocated_blocks.h"
 #include "pool/backend.h"
 #include "pool/block.h"
 #include "pool/events.h"
@@ -98,14 +99,16 @@ struct AllocResult {
   int backend_error = 0;  // with kBackendError
   std::size_t block_size = 0;
   bool cache_hit = false;
+  Block* handle = nullptr;  // the block handed out (with kOk): for free_handle
 };
 
 enum class FreeStatus : std::uint8_t { kOk, kNotOwned };
 
 class DevicePool {
  public:
+  // tracking: how the user frees, by address (free) or by malloc's handle (free_handle).
   DevicePool(const config::Options& options, Backend& backend, int device = 0,
-             EventSink* sink = nullptr);
+             EventSink* sink = nullptr, Tracking tracking = Tracking::kByAddress);
   ~DevicePool();
   DevicePool(const DevicePool&) = delete;
   DevicePool& operator=(const DevicePool&) = delete;
@@ -115,6 +118,9 @@ class DevicePool {
   AllocResult malloc(std::size_t size, std::uintptr_t stream = 0, const AllocTag& tag = {});
   // Frees the block that starts at `ptr`; kNotOwned when no allocated block starts there.
   FreeStatus free(std::uintptr_t ptr);
+  // The same for the block malloc handed out as `handle` (a pool tracked by handle: no lookup by
+  // address); kNotOwned when it is not allocated here.
+  FreeStatus free_handle(Block* handle);
   // Gives every idle segment back to the device (waiting for pending reuse fences first).
   void empty_cache();
   // empty_cache without waiting: the reuse fences that passed are settled (polled, never waited
@@ -143,6 +149,8 @@ class DevicePool {
   std::size_t idle_cached_bytes() const;
   // The allocated block starting at ptr, or nullptr.
   const Block* find_allocated(std::uintptr_t ptr) const { return active_.find(ptr); }
+  // Whether the pool lists `block` among its allocated blocks (for check_invariants).
+  bool lists_allocated(const Block* block) const { return active_.holds(block); }
   // Sets the allocation seq of the allocated block at ptr (the log's seq, known after malloc).
   void set_alloc_seq(std::uintptr_t ptr, std::uint64_t seq) {
     if (Block* b = active_.find(ptr)) b->alloc_seq = seq;
@@ -196,6 +204,8 @@ class DevicePool {
 
   // free steps.
   void free_block(Block* block);
+  // free and free_handle after the block left the allocated blocks.
+  void free_allocated(Block* block);
   // Merges a freed block into its one cached neighbour in place; the neighbour, or nullptr.
   Block* absorb_into_free_neighbour(Block* block, std::size_t* subsumed);
   std::size_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
@@ -252,7 +262,7 @@ class DevicePool {
   NodeCache set_nodes_;    // std::set nodes (declared before the sets that use it)
   BlockPool small_;
   BlockPool large_;
-  PtrMap active_;  // allocated blocks by address
+  AllocatedBlocks active_;  // allocated blocks, by address or by handle
   struct PendingFence {
     std::uint64_t fence;
     Block* block;

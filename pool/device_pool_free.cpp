@@ -42,6 +42,23 @@ bool still_sorted_after_growth(const SizeOrderedBlocks& set, SizeOrderedBlocks::
 FreeStatus DevicePool::free(std::uintptr_t ptr) {
   Block* block = active_.erase(ptr);
   if (block == nullptr) return FreeStatus::kNotOwned;
+  free_allocated(block);
+  return FreeStatus::kOk;
+}
+
+FreeStatus DevicePool::free_handle(Block* handle) {
+  if (active_.tracking() == Tracking::kByAddress) {
+    return handle != nullptr ? free(handle->ptr) : FreeStatus::kNotOwned;
+  }
+  if (handle == nullptr || !handle->allocated || !active_.holds(handle)) {
+    return FreeStatus::kNotOwned;
+  }
+  active_.erase(handle);
+  free_allocated(handle);
+  return FreeStatus::kOk;
+}
+
+void DevicePool::free_allocated(Block* block) {
   block->allocated = false;
   update(*block->pool, [&](std::size_t t) {
     stats_.allocation[t].decrease(1);
@@ -58,7 +75,6 @@ FreeStatus DevicePool::free(std::uintptr_t ptr) {
   } else {
     free_block(block);
   }
-  return FreeStatus::kOk;
 }
 
 void DevicePool::free_block(Block* block) {

@@ -19,6 +19,7 @@
 using namespace pooltest;
 using cudapool::pool::BackendResult;
 using cudapool::pool::StatType;
+using cudapool::pool::Tracking;
 
 namespace {
 
@@ -142,6 +143,7 @@ struct Live {
   std::size_t requested;
   std::size_t block_size;
   std::uintptr_t stream;
+  Block* handle;
 };
 
 std::size_t random_size(std::uint64_t& rng) {
@@ -155,8 +157,11 @@ std::size_t random_size(std::uint64_t& rng) {
 
 class Model {
  public:
-  Model(const Config& config, std::size_t device_memory)
-      : config_(config), backend_(device_memory), pool_(config.options, backend_) {
+  Model(const Config& config, std::size_t device_memory, Tracking tracking = Tracking::kByAddress)
+      : config_(config),
+        backend_(device_memory),
+        pool_(config.options, backend_, 0, nullptr, tracking),
+        tracking_(tracking) {
     backend_.set_fences(config.fences);
   }
 
@@ -213,9 +218,9 @@ class Model {
     CHECK(pool_.pending_fences() == 0);
     const auto& s = pool_.stats();
     for (std::size_t t = 0; t < cudapool::pool::kStatTypes; ++t) {
-      for (const auto* array : {&s.allocation, &s.segment, &s.active, &s.inactive_split,
-                                &s.allocated_bytes, &s.reserved_bytes, &s.active_bytes,
-                                &s.inactive_split_bytes, &s.requested_bytes}) {
+      for (const auto* array :
+           {&s.allocation, &s.segment, &s.active, &s.inactive_split, &s.allocated_bytes,
+            &s.reserved_bytes, &s.active_bytes, &s.inactive_split_bytes, &s.requested_bytes}) {
         CHECK((*array)[t].current == 0);
       }
     }
@@ -259,8 +264,7 @@ class Model {
   void do_alloc(std::size_t size, std::uintptr_t stream) {
     const Options& o = config_.options;
     const std::size_t rounded = cudapool::pool::round_size(size, o);
-    const std::int64_t allocated_before =
-        pool_.stats().allocated_bytes[0].current;
+    const std::int64_t allocated_before = pool_.stats().allocated_bytes[0].current;
     INFO("malloc(" << size << ", stream " << stream << "), rounded " << rounded);
     const AllocResult r = pool_.malloc(size, stream);
     consistent();
@@ -298,7 +302,8 @@ class Model {
     } else {
       REQUIRE(bs - rounded < std::max(o.max_non_split_rounding, cudapool::pool::kRoundLarge));
     }
-    live_[p] = Live{size, bs, stream};
+    REQUIRE(r.handle == b);
+    live_[p] = Live{size, bs, stream, r.handle};
     after_op();
   }
 
@@ -313,14 +318,11 @@ class Model {
     const bool over_cap = allowed.has_value() && reserved + alloc_size > *allowed;
     if (!o.expandable_segments) {
       // Every idle whole segment was given back.
-      pool_.for_each_block([&](const Block& b) {
-        REQUIRE_FALSE((!b.allocated && !b.is_split()));
-      });
+      pool_.for_each_block([&](const Block& b) { REQUIRE_FALSE((!b.allocated && !b.is_split())); });
       REQUIRE((over_cap || reserved + alloc_size > backend_.total_memory()));
     } else {
-      const std::size_t page =
-          rounded <= cudapool::pool::kSmallSize ? cudapool::pool::kSmallBuffer
-                                                : o.large_segment_size;
+      const std::size_t page = rounded <= cudapool::pool::kSmallSize ? cudapool::pool::kSmallBuffer
+                                                                     : o.large_segment_size;
       const std::size_t pages_bytes = (rounded + page - 1) / page * page;
       REQUIRE((over_cap || backend_.in_use() + pages_bytes > backend_.total_memory()));
     }
@@ -328,7 +330,11 @@ class Model {
 
   void do_free(std::uintptr_t p) {
     INFO("free(" << p << ")");
-    REQUIRE(pool_.free(p) == FreeStatus::kOk);
+    if (tracking_ == Tracking::kByHandle) {
+      REQUIRE(pool_.free_handle(live_.at(p).handle) == FreeStatus::kOk);
+    } else {
+      REQUIRE(pool_.free(p) == FreeStatus::kOk);
+    }
     live_.erase(p);
     after_op();
   }
@@ -344,7 +350,9 @@ class Model {
       if (live_.count(bad) != 0) return;
     }
     const auto before = stat_map(pool_);
+    // Either way, and by handle also a handle that is not an allocated block.
     REQUIRE(pool_.free(bad) == FreeStatus::kNotOwned);
+    REQUIRE(pool_.free_handle(nullptr) == FreeStatus::kNotOwned);
     after_op();
     REQUIRE(stat_map(pool_) == before);
   }
@@ -352,6 +360,7 @@ class Model {
   const Config& config_;
   TrackingBackend backend_;
   DevicePool pool_;
+  Tracking tracking_;
   std::map<std::uintptr_t, Live> live_;
   std::size_t successes_ = 0;
   std::int64_t ooms_ = 0;
@@ -366,6 +375,24 @@ TEST_CASE("pool: random operations keep the invariants and the reference model")
     for (const std::uint64_t seed : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}}) {
       DYNAMIC_SECTION(config.name << ", seed " << seed) {
         Model model(config, 512 * kMiB);
+        model.run(seed * 1000 + i, 3000);
+        // The mix of sizes fills a 512 MiB device: both outcomes must have been exercised.
+        CHECK(model.successes() > 500);
+        CHECK(model.ooms() > 0);
+      }
+    }
+  }
+}
+
+// The replay's way (allocated_blocks.h): frees by malloc's handle, the same invariants and model;
+// the pool still finds its allocated blocks by address (for checks and reports).
+TEST_CASE("pool: random operations by handle keep the invariants and the reference model") {
+  const std::vector<Config> all = configs();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Config& config = all[i];
+    for (const std::uint64_t seed : {std::uint64_t{4}, std::uint64_t{5}}) {
+      DYNAMIC_SECTION(config.name << ", seed " << seed) {
+        Model model(config, 512 * kMiB, Tracking::kByHandle);
         model.run(seed * 1000 + i, 3000);
         // The mix of sizes fills a 512 MiB device: both outcomes must have been exercised.
         CHECK(model.successes() > 500);

@@ -20,6 +20,11 @@ std::string hex(std::uint64_t v) {
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
+// The pool's handle kept in Device::live as a number (pools tracked by handle).
+pool::Block* handle_of(std::uint64_t kept) {
+  return reinterpret_cast<pool::Block*>(static_cast<std::uintptr_t>(kept));
+}
+
 }  // namespace
 
 Replayer::Replayer(ReplaySettings settings) : settings_(std::move(settings)) {
@@ -117,15 +122,15 @@ void Replayer::feed(std::uint64_t line_number, std::string_view line) {
 
 void Replayer::release_held_free(Device& d, bool completed_at_once) {
   const std::uint64_t log_ptr = d.held_log_ptr;
-  const std::uint64_t pool_ptr = d.held_pool_ptr;
-  d.held_log_ptr = d.held_pool_ptr = 0;
+  const std::uint64_t handle = d.held_handle;
+  d.held_log_ptr = d.held_handle = 0;
   PoolLogWriter* const w = settings_.write_log;
   if (w != nullptr) w->at(d.held_source);  // the free's own time and thread, not the next event's
   if (!completed_at_once) {
     ++counts_.fenced_frees;
     d.fenced.insert(log_ptr, d.backend->fence_next_free());
   }
-  d.pool->free(pool_ptr);
+  d.pool->free_handle(handle_of(handle));
   if (w != nullptr) w->at(current_);
 }
 
@@ -145,7 +150,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   Device& d = device(e.device, e.ctx);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
-  if (d.held_pool_ptr != 0) {
+  if (d.held_handle != 0) {
     const bool completes = e.kind == EventKind::kFreeCompleted && e.ptr == d.held_log_ptr;
     release_held_free(d, completes);
     if (completes) {
@@ -176,7 +181,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       const pool::AllocResult r = d.pool->malloc(e.size, e.stream);
       d.backend->drop_refusals();  // refusals logged before this request were for it
       if (r.status == pool::AllocStatus::kOk) {
-        *live = r.ptr;
+        *live = reinterpret_cast<std::uintptr_t>(r.handle);
       } else {
         d.live.erase(e.ptr);
         ++counts_.failed_allocs;
@@ -199,10 +204,10 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.events_replayed;
       if (header_.fences_logged) {
         d.held_log_ptr = e.ptr;
-        d.held_pool_ptr = ours;
+        d.held_handle = ours;
         d.held_source = e;
       } else {
-        d.pool->free(ours);
+        d.pool->free_handle(handle_of(ours));
       }
       return;
     }
@@ -227,7 +232,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         // The simulated device had room where the real one did not: note it and give it back.
         ++counts_.oom_not_reproduced;
         problem(line_number, "oom of " + std::to_string(e.size) + " bytes not reproduced");
-        d.pool->free(r.ptr);
+        d.pool->free_handle(r.handle);
       }
       return;
     }
@@ -312,7 +317,7 @@ void Replayer::finish() {
   settle_conf();
   // A free whose free_completed never came was still behind its fence at the end of the log.
   for (auto& [id, d] : devices_) {
-    if (d.held_pool_ptr != 0) release_held_free(d, false);
+    if (d.held_handle != 0) release_held_free(d, false);
   }
   if (devices_.empty()) device(0, 0);
   word_skip_notes();

@@ -140,15 +140,15 @@ class Replayer {
     std::unique_ptr<pool::DevicePool> pool;
     // Log pointer -> a nonzero number; a log pointer is any 64-bit value but ~0 (reserved).
     using IdMap = pool::ProbeMap<std::uint64_t, pool::AnyKeys>;
-    IdMap live;    // log pointer -> pool pointer
+    IdMap live;    // log pointer -> the pool's handle of its block (pool::Block*)
     IdMap failed;  // log pointers whose alloc failed -> 1
     // A free_requested whose free_completed may follow as the device's next pool event (then
     // the block came back at once); otherwise it was held behind a reuse fence.
     std::uint64_t held_log_ptr = 0;
-    std::uint64_t held_pool_ptr = 0;
-    LogEvent held_source;  // the held free's event (its time and thread, for --write-log)
-    IdMap fenced;          // log pointer of a block behind a fence -> the simulated fence
-    std::size_t slot = 0;  // its address range (kPoolSpaceBase + slot * kPoolSpan)
+    std::uint64_t held_handle = 0;  // its block's handle
+    LogEvent held_source;           // the held free's event (its time and thread, for --write-log)
+    IdMap fenced;                   // log pointer of a block behind a fence -> the simulated fence
+    std::size_t slot = 0;           // its address range (kPoolSpaceBase + slot * kPoolSpan)
   };
 
   // Pools are keyed by device and context number (below 2^16 and 2^8): device << 16 | context.

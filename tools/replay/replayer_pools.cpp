@@ -38,7 +38,10 @@ Replayer::Device& Replayer::other_device(PoolKey key) {
                                                        kPoolSpan);
   // Segments the log gives no address for go where the driver would put them (placement.h).
   d.backend->place_like_the_driver(true);
-  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id, settings_.write_log);
+  // By handle: the replay keeps each block's handle in `live`, so a free needs no lookup by
+  // address.
+  d.pool = std::make_unique<pool::DevicePool>(options_, *d.backend, id, settings_.write_log,
+                                              pool::Tracking::kByHandle);
   if (shadows_) d.pool->watch(shadows_.get());
   last_key_ = key;
   last_device_ = &d;
