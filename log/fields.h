@@ -36,7 +36,9 @@ enum class LinePart : std::uint8_t {
   kLeak,
   kLeaksOmitted,
   kModule,
-  kLogErrors
+  kLogErrors,
+  kPythonFrame,  // a line of its own (CUDAPOOL_BACKTRACE=python): a frame of a Python stack
+  kPythonStack   // a line of its own: a Python stack, its frames by id
 };
 
 // The words log_schema.json and docs/log-format.md use (scripts/cudapool_analysis/vocabulary.py
@@ -93,6 +95,10 @@ constexpr std::string_view line_part_text(LinePart part) {
       return "module";
     case LinePart::kLogErrors:
       return "log_errors";
+    case LinePart::kPythonFrame:
+      return "python_frame";
+    case LinePart::kPythonStack:
+      return "python_stack";
   }
   return "";
 }
