@@ -14,6 +14,7 @@
 
 #include "log/json_text.h"  // json_string() and the other JSON helpers, declared there
 #include "log/record.h"
+#include "log/stack_table.h"
 #include "pool/stats.h"
 
 namespace cudapool::log {
@@ -88,7 +89,13 @@ struct Summary {
   // device's "fences" object (not statistics of the pool: a replay does not reproduce them).
   std::vector<std::vector<std::pair<std::string, std::uint64_t>>> fences;
   std::vector<Leak> leaks;
-  std::vector<Module> modules;     // written when not empty (backtraces were recorded)
+  std::vector<Module> modules;  // written when not empty (backtraces were recorded)
+  // CUDAPOOL_BACKTRACE=python: the alloc events given a Python stack, and the allocations without
+  // one by reason (docs/log-format.md, "Python stacks"); written when recorded.
+  struct PythonStacks {
+    bool recorded = false;
+    std::uint64_t taken = 0, no_thread_state = 0, not_running = 0, failed = 0;
+  } python_stacks;
   bool write_failed = false;       // a write failed: lines are missing
   std::uint64_t records_lost = 0;  // events not written (only after a write failure)
 };
@@ -96,5 +103,9 @@ struct Summary {
 // One line each, '\n' included.
 std::string format_header(const HeaderInfo& header);
 std::string format_summary(const Summary& summary);
+// The definition lines of Python stacks (docs/log-format.md): a python_frame line, a python_stack
+// line.
+std::string format_python_frame(std::uint32_t id, const PythonFrame& frame);
+std::string format_python_stack(std::uint32_t id, const std::vector<std::uint32_t>& frames);
 
 }  // namespace cudapool::log

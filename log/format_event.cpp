@@ -243,6 +243,10 @@ std::size_t format_event_unchecked(const LogRecord& r, char* buf) {
     }
     *c.p++ = ']';
   }
+  if (r.python_stack != 0 && r.action != LogAction::kOom) {
+    c.key(F::kPythonStack);
+    c.u64(r.python_stack);
+  }
   c.lit("}\n");
   return static_cast<std::size_t>(c.p - buf);
 }
@@ -281,6 +285,7 @@ constexpr std::size_t widest_value(EventField f) {
     case F::kBlockSize:
     case F::kLatencyNs:
     case F::kRequestedBy:
+    case F::kPythonStack:
     case F::kSegmentSize:
     case F::kDeviceTotal:
     case F::kDeviceFree:

@@ -140,6 +140,23 @@ std::string format_summary(const Summary& s) {
     }
     tail += "]";
   }
+  if (s.python_stacks.recorded) {
+    const Summary::PythonStacks& py = s.python_stacks;
+    key(tail, L::kSummaryPythonStacks);
+    const std::pair<const char*, std::uint64_t> counts[] = {{"taken", py.taken},
+                                                            {"no_thread_state", py.no_thread_state},
+                                                            {"not_running", py.not_running},
+                                                            {"failed", py.failed}};
+    char sep = '{';
+    for (const auto& [name, value] : counts) {
+      tail.push_back(sep);
+      sep = ',';
+      append_json_string(tail, name);
+      tail.push_back(':');
+      append_u64(tail, value);
+    }
+    tail.push_back('}');
+  }
   key(tail, L::kSummaryLogErrors);
   tail.push_back('{');
   key(tail, L::kLogErrorsWriteFailed, true);
@@ -227,6 +244,42 @@ std::string format_summary(const Summary& s) {
     out += "}";
   }
   out += tail;
+  return out;
+}
+
+std::string format_python_frame(std::uint32_t id, const PythonFrame& frame) {
+  std::string out;
+  out.reserve(64 + frame.file.size() + frame.function.size());
+  out.push_back('{');
+  key(out, L::kPythonFrameAction, true);
+  append_json_string(out, "python_frame");
+  key(out, L::kPythonFrameId);
+  append_u64(out, id);
+  key(out, L::kPythonFrameFile);
+  append_json_string(out, frame.file);
+  key(out, L::kPythonFrameLine);
+  append_u64(out, frame.line);
+  key(out, L::kPythonFrameFunction);
+  append_json_string(out, frame.function);
+  out += "}\n";
+  return out;
+}
+
+std::string format_python_stack(std::uint32_t id, const std::vector<std::uint32_t>& frames) {
+  std::string out;
+  out.reserve(48 + 11 * frames.size());
+  out.push_back('{');
+  key(out, L::kPythonStackAction, true);
+  append_json_string(out, "python_stack");
+  key(out, L::kPythonStackId);
+  append_u64(out, id);
+  key(out, L::kPythonStackFrames);
+  out.push_back('[');
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    append_u64(out, frames[i]);
+  }
+  out += "]}\n";
   return out;
 }
 

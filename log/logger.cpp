@@ -95,6 +95,18 @@ std::uint64_t clock_ns(clockid_t clock) {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+std::uint64_t count_event_lines(const char* data, std::size_t size) {
+  std::uint64_t events = 0;
+  for (std::size_t at = 0; at < size;) {
+    const void* nl = std::memchr(data + at, '\n', size - at);
+    const std::size_t end = nl != nullptr ? static_cast<const char*>(nl) - data + 1 : size;
+    // `{"seq"`: an event's first key (format_event); a line that did not end counts as one.
+    if (end - at > 2 && data[at + 2] == 's') ++events;
+    at = end;
+  }
+  return events;
+}
+
 // Through the sink, else one line on stderr in one write(2).
 void warn(const std::string& message) {
   if (const WarningSink sink = g_warning_sink.load(std::memory_order_acquire)) {

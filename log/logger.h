@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "log/compression.h"
 #include "log/descriptor.h"
@@ -35,6 +36,7 @@
 #include "log/path_template.h"
 #include "log/record.h"
 #include "log/ring.h"
+#include "log/stack_table.h"
 #include "pool/events.h"
 
 namespace cudapool::log {
@@ -119,6 +121,10 @@ class Logger : public pool::EventSink {
   // writer thread or locks, and closes this process's copy of the descriptor.
   void forget_after_fork();
 
+  // The Python stacks of this log (CUDAPOOL_BACKTRACE=python): the shim adds to it, and an event
+  // whose python_stack names one of its stacks gets the stack's definition lines before it.
+  StackTable& python_stacks() { return python_stacks_; }
+
   // The file written (NAME or NAME.k).
   const std::string& path() const { return path_; }
   // How it is written (kNone: plain).
@@ -147,6 +153,8 @@ class Logger : public pool::EventSink {
   void flush_noexcept();
   void turn_noexcept();  // compressed_turn(), an exception stopping the log
   void consume(const LogRecord& record);
+  bool lay_out(char* at, std::size_t n);       // see logger_writer.cpp
+  void define_python_stack(std::uint32_t id);  // see logger_writer.cpp
   void flush();
   void write_summary_line();  // the writer, at its end
 
@@ -205,6 +213,7 @@ class Logger : public pool::EventSink {
   std::atomic<bool> writer_done_{false};   // the writer thread has ended its work
   std::atomic<bool> stall_reported_{false};
   std::unique_ptr<Summary> summary_;  // set by finish() before stop_, then the writer's
+  StackTable python_stacks_;
 
   // Writer side.
   bool identity_known_ = false;
@@ -216,6 +225,7 @@ class Logger : public pool::EventSink {
   std::size_t buffered_ = 0;
   std::unique_ptr<char[]> pad_;    // page_ + 1 bytes
   std::uint64_t file_offset_ = 0;  // end of the whole lines written (compressed: of the chunks)
+  std::vector<bool> stacks_defined_, frames_defined_;  // Python stacks and frames written, by id
 
   // Compressed writing (logger_compressed.cpp): the writer's, but for the two atomics.
   const Compression compression_;

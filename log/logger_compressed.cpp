@@ -28,10 +28,6 @@ namespace {
 // events): 0.1 s.
 constexpr std::uint64_t kSyncNs = 100000000;
 
-std::uint64_t count_lines(const char* data, std::size_t size) {
-  return static_cast<std::uint64_t>(std::count(data, data + size, '\n'));
-}
-
 }  // namespace
 
 void Logger::compress_lines(const char* data, std::size_t size, bool events) {
@@ -59,13 +55,14 @@ void Logger::compress_lines(const char* data, std::size_t size, bool events) {
       break;
     }
     chunk_input_ += end - at;
-    if (events) chunk_lines_ += count_lines(data + at, end - at);
+    if (events) chunk_lines_ += detail::count_event_lines(data + at, end - at);
     at = end;
     if (chunk_input_ >= chunk_limit_ && !end_chunk(/*close_frame=*/false)) break;
   }
   if (at < size && events) {  // after a failure: the lines never added are not in the file
-    written_.store(written_.load(std::memory_order_relaxed) - count_lines(data + at, size - at),
-                   std::memory_order_relaxed);
+    written_.store(
+        written_.load(std::memory_order_relaxed) - detail::count_event_lines(data + at, size - at),
+        std::memory_order_relaxed);
   }
 }
 

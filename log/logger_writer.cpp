@@ -98,8 +98,9 @@ void Logger::write_summary_line() {
   }
 }
 
-// The only allocations on the writer side are the strings of a warning: if one fails, logging
-// stops (the ring must go on draining: an exception may not leave drain() half done).
+// The only allocations on the writer side are the strings of a warning and the definition lines
+// of Python stacks: if one fails, logging stops (the ring must go on draining: an exception may not
+// leave drain() half done).
 std::size_t Logger::drain_some() {
   return ring_.drain(
       [this](const LogRecord& r) {
@@ -137,15 +138,25 @@ void Logger::turn_noexcept() {
 // what reached the file ends with a whole line.
 void Logger::consume(const LogRecord& record) {
   if (write_failed_.load(std::memory_order_relaxed)) return;  // discarded, counted at the end
-  // A compressed log lays out its chunks, not its lines (logger_compressed.cpp).
+  if (record.python_stack != 0) define_python_stack(record.python_stack);
+  if (write_failed_.load(std::memory_order_relaxed)) return;
   const std::size_t line_page = compressor_ ? 0 : page_;
   if (buffer_bytes_ - buffered_ < line_page + kMaxEventLine) flush();
   if (write_failed_.load(std::memory_order_relaxed)) return;
   char* at = buffer_.get() + buffered_;
   const std::size_t n = format_event(record, at, buffer_bytes_ - buffered_);
+  if (!lay_out(at, n)) return;
+  written_.store(written_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// The line of n bytes just formatted at the buffer's end: when it would straddle a page boundary
+// (and fits in a page), the line before it is padded to the boundary. A compressed log lays out
+// its chunks, not its lines (logger_compressed.cpp).
+bool Logger::lay_out(char* at, std::size_t n) {
+  const std::size_t line_page = compressor_ ? 0 : page_;
   if (line_page != 0) {
     const std::size_t room = page_ - (file_offset_ + buffered_) % page_;
-    if (n > room) {
+    if (n > room && n <= page_) {
       if (buffered_ > 0) {
         std::memmove(at + room, at, n);
         buffer_[buffered_ - 1] = ' ';
@@ -153,12 +164,41 @@ void Logger::consume(const LogRecord& record) {
         at[room - 1] = '\n';
         buffered_ += room;
       } else if (!pad_last_line(room)) {
-        return;
+        return false;
       }
     }
   }
   buffered_ += n;
-  written_.store(written_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
+}
+
+// Before the first event that names Python stack `id`: the python_frame lines of its frames not
+// written yet, then its python_stack line (docs/log-format.md, "Python stacks"). Not events: not
+// counted in written_.
+void Logger::define_python_stack(std::uint32_t id) {
+  if (id < stacks_defined_.size() && stacks_defined_[id]) return;
+  const std::vector<std::uint32_t> frames = python_stacks_.stack(id);
+  if (frames.empty()) return;  // not in the table: the event is written without its definition
+  const auto put = [this](const std::string& line) {
+    const std::size_t line_page = compressor_ ? 0 : page_;
+    if (buffer_bytes_ - buffered_ < line_page + line.size()) flush();
+    if (write_failed_.load(std::memory_order_relaxed)) return false;
+    if (buffer_bytes_ - buffered_ < line_page + line.size()) return true;  // wider than the buffer
+    char* at = buffer_.get() + buffered_;
+    std::memcpy(at, line.data(), line.size());
+    return lay_out(at, line.size());
+  };
+  for (const std::uint32_t f : frames) {
+    if (f < frames_defined_.size() && frames_defined_[f]) continue;
+    PythonFrame frame;
+    if (!python_stacks_.frame(f, &frame)) continue;
+    if (!put(format_python_frame(f, frame))) return;
+    if (f >= frames_defined_.size()) frames_defined_.resize(f + 1 + f / 2, false);
+    frames_defined_[f] = true;
+  }
+  if (!put(format_python_stack(id, frames))) return;
+  if (id >= stacks_defined_.size()) stacks_defined_.resize(id + 1 + id / 2, false);
+  stacks_defined_[id] = true;
 }
 
 bool Logger::pad_last_line(std::size_t room) {
@@ -201,8 +241,7 @@ void Logger::flush() {
                                : write_lines(buffer_.get(), lines_end, /*quiet=*/false);
   if (done != lines_end) {
     // The lines of this buffer not written are counted back out.
-    std::uint64_t lines = 0;
-    for (std::size_t i = done; i < lines_end; ++i) lines += buffer_[i] == '\n';
+    const std::uint64_t lines = detail::count_event_lines(buffer_.get() + done, lines_end - done);
     written_.store(written_.load(std::memory_order_relaxed) - lines, std::memory_order_relaxed);
     return;
   }

@@ -58,6 +58,10 @@ struct LogRecord {
   // empty_cache events: the process that asked for it from outside (its pid; 0: the program
   // itself). In what was padding after error: the record's fixed part keeps its size.
   std::uint32_t requested_by = 0;
+  // alloc events with CUDAPOOL_BACKTRACE=python: the id of the thread's Python stack in the
+  // logger's StackTable (stack_table.h), whose definition lines the writer puts before the event;
+  // 0: none.
+  std::uint32_t python_stack = 0;
   // Stream events: the driver entry point (a string constant) and the library that called it
   // (interned by the shim, never freed); nullptr when they do not apply.
   const char* entry = nullptr;

@@ -64,6 +64,10 @@ PooledPlace locate_pooled(std::uintptr_t ptr, std::uintptr_t* base, std::size_t*
 CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  // The Python stack first (CUDAPOOL_BACKTRACE=python), while this frame has nothing to destroy: a
+  // thread that Python ends as it waits for the GIL during finalization (pthread_exit) is unwound
+  // through here by libgcc_s, which cannot run a cleanup of the shim's (its unwinder is static).
+  const std::uint32_t python_stack = take_python_stack();
   ReentrancyGuard guard;
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
@@ -80,7 +84,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     CallInfo& call = current_call();
     call.start_ns = tag.t_ns;
     call.seq = 0;
-    capture_backtrace();
+    capture_backtrace(python_stack);
   }
   cudapool::pool::AllocResult r;
   cudapool::pool::OomState oom;

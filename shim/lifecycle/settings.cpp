@@ -41,7 +41,15 @@ void read_reporting() {
   r.start_ns = monotonic_ns();
   r.log_template = env_text(Env::kLog);
   r.summary_target = env_text(Env::kSummary);
-  r.backtrace_frames = static_cast<int>(count(Env::kBacktrace, 0));
+  bool bad_stacks = false;
+  const StacksSetting stacks = env_stacks(Env::kBacktrace, &bad_stacks);
+  if (bad_stacks) {
+    char text[512];
+    stacks_warning(Env::kBacktrace, text, sizeof text);
+    warn("%s", text);
+  }
+  r.backtrace_frames = stacks.native;
+  r.python_frames = stacks.python;
   r.trace_lookups = env_flag(Env::kTraceLookups);
   r.log_buffer = static_cast<std::size_t>(count(Env::kLogBuffer, 0));
   r.compression_library = env_text(Env::kTestCompressionLibrary);

@@ -29,7 +29,8 @@ const config::Options& options();
 struct Reporting {
   std::string log_template;
   std::string summary_target;
-  int backtrace_frames = 0;
+  int backtrace_frames = 0;    // CUDAPOOL_BACKTRACE: native return addresses per allocation
+  int python_frames = 0;       // CUDAPOOL_BACKTRACE=python or all: Python frames per allocation
   bool trace_lookups = false;  // CUDAPOOL_TRACE_LOOKUPS: print each driver-function lookup
   std::size_t log_buffer = 0;  // CUDAPOOL_LOG_BUFFER: ring capacity in events (0: the default)
   // CUDAPOOL_TEST_COMPRESSION_LIBRARY (tests only): what a compressed log dlopens ("": the usual).

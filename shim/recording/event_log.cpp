@@ -23,6 +23,7 @@
 #include "shim/lifecycle/settings.h"
 #include "shim/recording/clock.h"
 #include "shim/recording/loaded_modules.h"
+#include "shim/recording/python_stack.h"
 #include "shim/support/diagnostics.h"
 
 #ifndef CUDAPOOL_VERSION
@@ -142,6 +143,7 @@ void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
     r.frames = call.frames;
     std::memcpy(r.backtrace, call.backtrace, sizeof r.backtrace);
   }
+  if (event.action == pool::Action::kAlloc) r.python_stack = call.python_stack;
   if (event.action == pool::Action::kEmptyCache) {
     r.requested_by = static_cast<std::uint32_t>(call.requested_by);
   }
@@ -163,9 +165,16 @@ bool logging() {
   return logger() != nullptr;
 }
 
-void capture_backtrace() {
+std::uint32_t take_python_stack() {
+  if (reporting().python_frames <= 0) return 0;
+  log::Logger* l = logger();
+  return l != nullptr ? capture_python_stack(l->python_stacks(), reporting().python_frames) : 0;
+}
+
+void capture_backtrace(std::uint32_t python_stack) {
   CallInfo& call = current_call();
   call.frames = 0;
+  call.python_stack = python_stack;
   const int want = reporting().backtrace_frames;
   if (want <= 0) return;
   void* frames[log::kMaxBacktrace + 2];
@@ -296,6 +305,7 @@ void finish_log(log::Summary summary) {
     for (std::uint64_t a : leak.frames) leak.symbols.push_back(symbolized(a));
   }
   if (reporting().backtrace_frames > 0) summary.modules = loaded_modules();
+  if (reporting().python_frames > 0) summary.python_stacks = python_stack_counts();
   l->finish(summary);
 }
 

@@ -37,15 +37,21 @@ struct CallInfo {
   std::uint64_t start_ns = 0;
   std::uint8_t frames = 0;
   std::uint64_t backtrace[log::kMaxBacktrace] = {};
-  std::uint64_t seq = 0;  // out: the log's seq of the alloc event
+  std::uint32_t python_stack = 0;  // CUDAPOOL_BACKTRACE=python: the stack's id in the log, or 0
+  std::uint64_t seq = 0;           // out: the log's seq of the alloc event
   // The process that asked for the empty_cache the pool is about to emit, from outside (the
   // control endpoint, shim/control/); 0: the program itself.
   std::uint64_t requested_by = 0;
 };
 CallInfo& current_call();
 
-// Captures the caller's backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it.
-void capture_backtrace();
+// With CUDAPOOL_BACKTRACE=python or all and a log: the calling thread's Python stack's id in the
+// log (python_stack.h), else 0. Before any pool lock and any object with a destructor in the
+// hook's frame: it may take the GIL, and Python may end the thread there (pthread_exit).
+std::uint32_t take_python_stack();
+// Captures the caller's native backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it,
+// with the Python stack take_python_stack() gave.
+void capture_backtrace(std::uint32_t python_stack);
 
 // A pass-through, error or stream event; `context`, `entry` and `caller` as in LogRecord.
 void log_event(log::LogAction action, int device, std::uint64_t ptr, std::uint64_t size,

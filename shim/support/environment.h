@@ -8,10 +8,11 @@
 namespace cudapool::shim {
 
 enum class EnvKind {
-  kText,   // any string; unset and empty are "not given"
-  kFlag,   // on unless unset, "", "0", "false" or "False"
-  kCount,  // a whole number from lo to hi; anything else: one warning, the default kept
-  kLevel,  // a diagnostics level (support/diagnostics.h reads it)
+  kText,    // any string; unset and empty are "not given"
+  kFlag,    // on unless unset, "", "0", "false" or "False"
+  kCount,   // a whole number from lo to hi; anything else: one warning, the default kept
+  kLevel,   // a diagnostics level (support/diagnostics.h reads it)
+  kStacks,  // CUDAPOOL_BACKTRACE's grammar: N, native[:N], python[:N], all[:N] (env_stacks)
 };
 
 struct EnvVar {
@@ -43,8 +44,9 @@ inline constexpr EnvVar kEnvironment[] = {
     {"CUDAPOOL_LOG_BUFFER", EnvKind::kCount, 256, 1ll << 24, "events", "the default",
      "the log ring's size in events"},
     {"CUDAPOOL_SUMMARY", EnvKind::kText, 0, 0, "", "", "stderr, stdout or a path: the exit report"},
-    {"CUDAPOOL_BACKTRACE", EnvKind::kCount, 0, 16, "frames", "0",
-     "return addresses recorded per allocation"},
+    {"CUDAPOOL_BACKTRACE", EnvKind::kStacks, 0, 16, "frames", "none",
+     "what each allocation records of its caller: N or native[:N] return addresses (N 1-16, "
+     "default 8), python[:N] Python frames (N 1-256, default 64), all[:N] both"},
     {"CUDAPOOL_TRACE_LOOKUPS", EnvKind::kFlag, 0, 0, "", "",
      "each driver-function lookup on stderr (also CUDAPOOL_LOG_LEVEL=debug)"},
     {"CUDAPOOL_LOG_LEVEL", EnvKind::kLevel, 0, 0, "", "",
@@ -74,5 +76,14 @@ bool env_flag(Env e);
 long long env_count(Env e, long long fallback, bool* bad);
 // "NAME=VALUE: accepted: a number of UNIT from LO to HI; keeping KEPT", into buf.
 void count_warning(Env e, char* buf, unsigned long size);
+
+// CUDAPOOL_BACKTRACE (kStacks): how many native return addresses (0 to 16) and Python frames (0 to
+// 256) each allocation records. Unset or empty: none. A value outside the grammar: none, and *bad
+// set (the caller warns: stacks_warning's text).
+struct StacksSetting {
+  int native = 0, python = 0;
+};
+StacksSetting env_stacks(Env e, bool* bad);
+void stacks_warning(Env e, char* buf, unsigned long size);
 
 }  // namespace cudapool::shim
