@@ -72,6 +72,8 @@ struct Leak {
 struct Module {
   std::uint64_t base = 0, end = 0;
   std::string path;
+  std::uint64_t bias = 0;  // the load bias (dl_phdr_info::dlpi_addr): address - bias = ELF vaddr
+  std::string build_id;    // the GNU build id, lower-case hex; "" when none
 };
 inline constexpr std::size_t kMaxModules = 4096;
 

@@ -136,6 +136,14 @@ std::string format_summary(const Summary& s) {
       append_hex(tail, s.modules[i].end);
       key(tail, L::kModulePath);
       append_json_string(tail, s.modules[i].path);
+      if (s.modules[i].bias != 0) {
+        key(tail, L::kModuleBias);
+        append_hex(tail, s.modules[i].bias);
+      }
+      if (!s.modules[i].build_id.empty()) {
+        key(tail, L::kModuleBuildId);
+        append_json_string(tail, s.modules[i].build_id);
+      }
       tail.push_back('}');
     }
     tail += "]";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fakecuda/backtrace_modules.sh: with CUDAPOOL_BACKTRACE, the summary line lists the loaded
-# objects (`modules`: base, end, path), sorted and disjoint, among them the program and
-# libcudapool.so, and every return address of every alloc event lies in one of them, so a reader
+# objects (`modules`: base, end, path, bias, build_id), sorted and disjoint, among them the program
+# and libcudapool.so with the build ids their files have, and every return address of every alloc event lies in one of them, so a reader
 # can name each frame library+offset. Without CUDAPOOL_BACKTRACE: no modules field.
 # Usage: backtrace_modules.sh <cudart_like> <libcudapool.so> <directory of the fake libcuda.so.1>
 # (<libcudapool.so> may come after a sanitizer runtime, colon-separated, as LD_PRELOAD takes it.)
@@ -36,6 +36,22 @@ def inside(a):
     return i >= 0 and a < ranges[i][1]
 outside = [hex(a) for a in frames if not inside(a)]
 assert not outside, "frames outside every module: %s" % outside[:5]
+# The build id of each object that has one, as the file says (readelf -n), and the load bias: a
+# shared object's lowest loaded address less its bias is its first PT_LOAD's vaddr (0 here).
+import subprocess
+def file_build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return None
+by_path = {os.path.realpath(m["path"]): m for m in mods if m["path"].startswith("/")}
+for path in (sys.argv[3], sys.argv[4]):
+    m = by_path[os.path.realpath(path)]
+    want = file_build_id(path)
+    assert want and m.get("build_id") == want, (path, m.get("build_id"), want)
+shim_module = by_path[os.path.realpath(sys.argv[4])]
+assert int(shim_module["base"], 16) - int(shim_module.get("bias", "0x0"), 16) == 0, shim_module
 plain = [json.loads(l) for l in open(sys.argv[2])][-1]
 assert plain["action"] == "summary" and "modules" not in plain, "modules without backtraces"
 PY
