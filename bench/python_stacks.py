@@ -118,11 +118,12 @@ def micro_main(count):
     print(json.dumps({"micro_ns_per_pair": elapsed / count * 1e9}), flush=True)
 
 
-def user_frame(frames, key_file, key_line, key_name):
-    """The innermost frame of this file: (line, function), or None."""
+def user_frame(frames, key_file, key_line):
+    """The innermost frame of this file as "file:line", or None (no Python stack: PyTorch's
+    autograd engine runs backward on threads of its own, which run no Python code)."""
     for f in frames:
         if os.path.basename(f[key_file]) == os.path.basename(HERE):
-            return "%s:%d %s" % (os.path.basename(f[key_file]), f[key_line], f[key_name])
+            return "%s:%d" % (os.path.basename(f[key_file]), f[key_line])
     return None
 
 
@@ -156,7 +157,7 @@ def log_events(path):
         elif a == "alloc":
             st = stacks.get(line.get("python_stack"), [])
             events.append(("a", line["ptr"], line["block_size"],
-                           user_frame(st, "file", "line", "function")))
+                           user_frame(st, "file", "line")))
         elif a == "free_requested":
             events.append(("f", line["ptr"], 0, None))
     return events
@@ -169,7 +170,7 @@ def snapshot_events(path):
         for e in trace:
             if e["action"] == "alloc":
                 events.append(("a", e["addr"], e["size"],
-                               user_frame(e.get("frames", []), "filename", "line", "name")))
+                               user_frame(e.get("frames", []), "filename", "line")))
             elif e["action"] == "free_requested":
                 events.append(("f", e["addr"], 0, None))
     return events
@@ -243,7 +244,10 @@ def main():
         if m in summary and base in summary:
             summary[m]["ratio_to_" + base] = (summary[m]["steps_per_s_median"] /
                                              summary[base]["steps_per_s_median"])
-    print(json.dumps({"summary": summary}, indent=1, default=str))
+    text = json.dumps({"summary": summary}, indent=1, default=str)
+    print(text)
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        f.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ struct Summary {
   // one by reason (docs/log-format.md, "Python stacks"); written when recorded.
   struct PythonStacks {
     bool recorded = false;
-    std::uint64_t taken = 0, no_thread_state = 0, not_running = 0, failed = 0;
+    std::uint64_t taken = 0, no_thread_state = 0, no_frames = 0, not_running = 0, failed = 0;
   } python_stacks;
   bool write_failed = false;       // a write failed: lines are missing
   std::uint64_t records_lost = 0;  // events not written (only after a write failure)

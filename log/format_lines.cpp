@@ -153,6 +153,7 @@ std::string format_summary(const Summary& s) {
     key(tail, L::kSummaryPythonStacks);
     const std::pair<const char*, std::uint64_t> counts[] = {{"taken", py.taken},
                                                             {"no_thread_state", py.no_thread_state},
+                                                            {"no_frames", py.no_frames},
                                                             {"not_running", py.not_running},
                                                             {"failed", py.failed}};
     char sep = '{';

@@ -45,7 +45,8 @@ std::atomic<int> g_api_state{0};  // 0: not looked up, 1: found, 2: missing
 std::atomic<int> g_until_retry{0};
 std::mutex g_api_mutex;
 
-std::atomic<std::uint64_t> g_taken{0}, g_no_thread_state{0}, g_not_running{0}, g_failed{0};
+std::atomic<std::uint64_t> g_taken{0}, g_no_thread_state{0}, g_no_frames{0}, g_not_running{0},
+    g_failed{0};
 
 template <typename Fn>
 bool find(Fn* fn, const char* name) {
@@ -218,8 +219,8 @@ std::uint32_t capture_python_stack(log::StackTable& table, int depth) {
   for (int i = 0; i < n; ++i) py.decref(codes[i]);  // the names map's reference keeps each alive
   py.gil_release(gil);
   t_capturing = false;
-  if (n == 0) {
-    g_failed.fetch_add(1, std::memory_order_relaxed);
+  if (n == 0) {  // a thread state but no Python code running (PyTorch's autograd threads)
+    g_no_frames.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
   std::uint32_t ids[log::kMaxPythonFrames];
@@ -249,6 +250,7 @@ log::Summary::PythonStacks python_stack_counts() {
   s.recorded = true;
   s.taken = g_taken.load(std::memory_order_relaxed);
   s.no_thread_state = g_no_thread_state.load(std::memory_order_relaxed);
+  s.no_frames = g_no_frames.load(std::memory_order_relaxed);
   s.not_running = g_not_running.load(std::memory_order_relaxed);
   s.failed = g_failed.load(std::memory_order_relaxed);
   return s;

@@ -56,7 +56,8 @@ for stack in allocs:
 threads = sum(1 for s in allocs if s[1][2] == "Model.forward")
 assert threads == expected - 1, threads
 py = summary["python_stacks"]
-assert py["taken"] == expected and py["no_thread_state"] == 0 and py["failed"] == 0, py
+assert py["taken"] == expected and py["no_thread_state"] == 0 and py["no_frames"] == 0, py
+assert py["failed"] == 0 and py["not_running"] == 0, py
 print("stacks ok: %d allocs, %d stacks, %d frames" % (len(allocs), len(stacks), len(frames)))
 PY
 }
