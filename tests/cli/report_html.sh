@@ -77,6 +77,13 @@ python3 "$check" dom "$tmp/example.dom" "$tmp/example.err" "$tmp/example.json" \
   "$tmp/replayed.json" || fail "example: the page in Chromium"
 shot "$tmp/example.html" "$artifacts/report.png"
 grep -q "cudapool's replay of the log" "$tmp/example.dom" || fail "example: the page does not say the layout is the replay's"
+# A log of requests only (issue 28): no "killed, crashed" verdict, the cache hits unknown, the
+# peak reserved as replayed: the figure `cudapool demo` prints (report_requests_only.sh).
+grep -q 'killed, crashed or the log\|class="pill bad"' "$tmp/example.dom" && fail "example: a kill verdict for a log of requests only"
+for text in "not recorded (a log of requests only)" "<dt>cache hits</dt><dd>unknown (the log records no pool decisions); as replayed:" \
+            'data-replayed="reserved"'; do
+  grep -qF "$text" "$tmp/example.dom" || fail "example: the page lacks: $text"
+done
 
 # ---- two ranks, with --tune ---------------------------------------------------------------------
 py report --html "$tmp/ranks.html" --tune "$fx/normal.jsonl" "$fx/killed.jsonl" 2>"$tmp/ranks.msg" \

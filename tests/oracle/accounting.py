@@ -53,7 +53,7 @@ class Device:
         self.free_requested = 0
         self.free_completed = 0
         self.peak_allocated = None  # (bytes, seq, t_ns, line)
-        self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then)
+        self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then, active then)
         # context_dropped: the pool went with its context (the driver took its memory)
         self.contexts_dropped = 0
         self.dropped_blocks = 0        # blocks still allocated when it went
@@ -304,7 +304,8 @@ def first_pass(stream, observe=None, request_sizes=True):
             rb[2] += size
             if rb[0] > rb[1]:
                 rb[1] = rb[0]
-                d.peak_reserved = (rb[0], seq, t_ns, line, d.allocated_bytes[0])
+                d.peak_reserved = (rb[0], seq, t_ns, line, d.allocated_bytes[0],
+                                   d.active_bytes[0])
         elif action == "segment_free" or action == "segment_unmap":
             if action == "segment_free":
                 down(d.segment, 1)

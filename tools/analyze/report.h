@@ -27,7 +27,9 @@ struct PeakReport {
 struct Fragmentation {
   std::uint64_t seq, t_ns;
   std::optional<double> time_s;
-  Figure reserved, allocated, free_cached;
+  // docs/report.md, "Words and figures": free_cached = reserved - allocated - fenced (fenced
+  // bytes wait for work on another stream: not free); fragmentation = 1 - largest / free_cached.
+  Figure reserved, allocated, fenced, free_cached;
   UFigure largest;
   std::optional<UFigure> largest_at;
   std::optional<std::uint64_t> largest_segment;
