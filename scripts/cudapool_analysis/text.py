@@ -208,15 +208,17 @@ def plural(n, what):
 
 
 def leaks_text(lk):
-    """The leaks: counted from the events; listed from the summary line (each entry the events
-    do not bear out marked) or, without one, from the events."""
+    """The blocks alive at exit (the report's "leaks"): counted from the events; listed from the
+    summary line (each entry the events do not bear out marked) or, without one, from the events;
+    then by site and size, long-lived or growing (not all of them are leaks)."""
     out = [""]
     w = out.append
     if lk["source"] == "summary":
-        w("Leaks (listed by the summary line, counted from the events): %s still allocated at exit, "
-          "%s in blocks" % (plural(lk["count"], "block"), human(lk["bytes"])))
+        w("Blocks alive at exit (listed by the summary line, counted from the events): %s still "
+          "allocated at exit, %s in blocks" % (plural(lk["count"], "block"), human(lk["bytes"])))
     else:
-        w("Leaks: no summary line was read; %s still allocated at the last event (%s), %s in "
+        w("Blocks alive at exit: no summary line was read; %s still allocated at the last event "
+          "(%s), %s in "
           "blocks" % (plural(lk["count"], "block"), "seq %d" % lk["last_seq"]
                       if lk["last_seq"] is not None else "none: no events", human(lk["bytes"])))
     for e in lk["entries"][:TEXT_LEAKS]:
@@ -238,6 +240,33 @@ def leaks_text(lk):
         w("  ... and %d more block%s alive at exit (%s requested, %s in blocks) not listed in "
           "the summary" % (rest["count"], "" if rest["count"] == 1 else "s", human(rest["size"]),
                            human(rest["block_size"])))
+    out.extend(alive_by_site_text(lk.get("by_site")))
+    return out
+
+
+ALIVE_SHOWN = 10     # groups of blocks alive at exit listed in the text (--json: 25)
+
+
+def alive_by_site_text(by):
+    """The blocks alive at exit grouped by site and size: which are long-lived (weights, optimizer
+    state: not leaks), which grow through the run (a leak's signature), and how that was decided."""
+    if not by or not by["group_count"]:
+        return []
+    k = by["kinds"]
+    out = ["", "Blocks alive at exit by site and size: %s" % ", ".join(
+        "%s %s (%s, %s)" % (name, plural(k[name]["groups"], "group"),
+                            plural(k[name]["blocks"], "block"), short(k[name]["bytes"]))
+        for name in ("long-lived", "growing", "after the peak") if k[name]["groups"])]
+    w = out.append
+    w("  (how: %s)" % by["rule"])
+    for g in by["groups"][:ALIVE_SHOWN]:
+        w("  %-15s %s x %s = %s, dev %d, seq %d..%d%s" % (
+            g["kind"], g["count"], short(g["block_size"]), short(g["bytes"]), g["dev"],
+            g["first_seq"], g["last_seq"],
+            ", site %s" % shown(g["backtrace"][0]) if g["backtrace"] else ", no backtrace"))
+    if by["group_count"] > ALIVE_SHOWN:
+        w("  ... and %d more groups (--json lists %d)" % (by["group_count"] - ALIVE_SHOWN,
+                                                         by["groups_listed"]))
     return out
 
 

@@ -73,7 +73,7 @@ has "  10.00 MiB (10485760 bytes)       dev 0   seq 15         at 0.031000 s" "$
 has "  4.00 KiB (4096 bytes)            dev 0   seq 75         at 0.087000 s" "$o"
 has "  2.00 KiB (2048 bytes)            dev 0   seq 39         at 0.075000 s" "$o"
 has "  40.00 MiB (41943040 bytes)       dev 0   seq 21         at 0.060000 s" "$o"   # the oom
-has "Leaks (listed by the summary line, counted from the events): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
+has "Blocks alive at exit (listed by the summary line, counted from the events): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" "$o"
 sed -n '/ptr 0x10400000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" \
@@ -156,7 +156,7 @@ has "  free cached         6.09 MiB (6388224 bytes)  (reserved - allocated - fen
 has "  largest free block  2.00 MiB (2097152 bytes)  at 0x50100000 in segment 0x50000000" "$o"
 has "  fragmentation       0.6717  (1 - largest free block / free)" "$o"
 has "  regions             2  (segments and runs of mapped pages)" "$o"
-has "Leaks: no summary line was read; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
+has "Blocks alive at exit: no summary line was read; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x60000000  size 700 B  block 1024 B  seq 13  at 0.001000 s  thread 103" "$o"
 sed -n '/ptr 0x50600000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x50600000  size 2000000 B  block 2000384 B  seq 6  at 0.000500 s  thread 101" \

@@ -181,7 +181,7 @@ def first_pass(stream, observe=None, request_sizes=True):
     largest = run.largest
     actions = run.actions
     cache_hits = 0
-    first_t = None
+    first_t = last_t = None
     last_seq = None
     skipped_seen = 0
     for line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, obj in reader:
@@ -191,6 +191,7 @@ def first_pass(stream, observe=None, request_sizes=True):
         d.events += 1
         if first_t is None:
             first_t = t_ns
+        last_t = t_ns
         if last_seq is not None and seq != last_seq + 1:
             # Not a gap where the reader skipped events of devices it does not take (they lie
             # between these two: every skipped event is in the gap after it).
@@ -327,5 +328,6 @@ def first_pass(stream, observe=None, request_sizes=True):
             observe(d, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj)
     run.cache_hits = cache_hits
     run.first_t = first_t
+    run.last_t = last_t
     run.last_seq = last_seq
     return run

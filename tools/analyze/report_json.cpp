@@ -145,6 +145,32 @@ void write_replay(JsonOut& out, const RequestReplay* replay) {
   out.end_object();
 }
 
+// The blocks alive at the end by site and size (report.h AliveGroup): the rule, per kind its
+// groups, blocks and bytes, and the first kAliveGroupsListed groups.
+void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk) {
+  out.key("by_site").begin_object().key("rule").str(kAliveRule).key("kinds").begin_object();
+  for (std::size_t k = 0; k < 3; ++k) {
+    out.key(kAliveKinds[k]).begin_object().key("groups").num(lk.kinds.groups[k]);
+    out.key("blocks").num(lk.kinds.blocks[k]).key("bytes").num(lk.kinds.bytes[k]).end_object();
+  }
+  out.end_object().key("groups").begin_array();
+  for (std::size_t i = 0; i < lk.groups.size() && i < kAliveGroupsListed; ++i) {
+    const AliveGroup& g = lk.groups[i];
+    out.begin_object().key("dev").num(g.dev).key("block_size").num(g.block_size);
+    out.key("count").num(g.count).key("bytes").num(g.bytes).key("kind").str(g.kind);
+    out.key("first_seq").num(g.first_seq).key("last_seq").num(g.last_seq);
+    out.key("first_time_s").opt_real(a.seconds(g.first_t));
+    out.key("last_time_s").opt_real(a.seconds(g.last_t)).key("backtrace");
+    std::optional<JsonValue> bt;
+    if (g.backtrace != 0) bt = parse_json(a.backtraces_.text(g.backtrace));
+    bt ? out.value(*bt) : out.begin_array().end_array();
+    out.end_object();
+  }
+  out.end_array().key("groups_listed");
+  out.num(static_cast<std::uint64_t>(std::min(lk.groups.size(), kAliveGroupsListed)));
+  out.key("group_count").num(static_cast<std::uint64_t>(lk.groups.size())).end_object();
+}
+
 }  // namespace
 
 void write_exited_normally(JsonOut& out, const Ending& e) {
@@ -255,7 +281,9 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
   figures3(out, lk.not_listed);
   out.key("omitted");
   figures3(out, lk.omitted);
-  out.key("disagreements").num(lk.disagreements).end_object();
+  out.key("disagreements").num(lk.disagreements);
+  write_alive_groups(out, a, lk);
+  out.end_object();
   out.key("impossible").begin_array();
   for (const Impossible& x : r.impossible) {
     out.begin_object().key("where").str(x.where).key("what").str(x.what).key("value").num(x.value);
