@@ -99,7 +99,7 @@ python3 "$check" dom "$tmp/ranks.dom" "$tmp/ranks.err" "$tmp/ranks.json" "$chart
   || fail "ranks: the page in Chromium"
 shot "$tmp/ranks.html" "$artifacts/report-ranks.png"
 for text in "Ranks: 2 logs" "Tuning: what cudapool tune finds" "Out of memory: 1 event" \
-            "Leaks: 4 blocks still allocated at exit" "Allocation sites holding the most bytes" \
+            "Blocks alive at exit: 4 blocks still allocated at exit" "By site and size: " "Allocation sites holding the most bytes" \
             "Segment map at the reserved peak" "no summary line"; do
   grep -qF "$text" "$tmp/ranks.dom" || fail "ranks: the page lacks: $text"
 done
@@ -156,7 +156,7 @@ python3 "$check" shows "$tmp/hostile.dom" "$tmp/hostile.err" \
   "and 3 more blocks alive at exit (2.86 MiB requested, 3.00 MiB in blocks) not listed in the summary" \
   "no summary line: the process was killed, crashed or the log was cut short; the last line (line 11) has no newline at its end" \
   "not as the events have it: no block is alive there at the end of the events" \
-  "Leaks: 2 blocks still allocated at exit (listed by the summary line, counted from the events), 3.00 MiB" \
+  "Blocks alive at exit: 2 blocks still allocated at exit (listed by the summary line, counted from the events), 3.00 MiB" \
   "impossible" "impossible (its figures are)" >/dev/null \
   || fail "hostile logs: the page in Chromium"
 # huge.jsonl's sums (24 EiB allocated, 20 EiB reserved) are not written as sizes (its single 12 EiB

@@ -193,7 +193,10 @@ def gather(path, index, pool_path):
                                                         "listed", "not_listed")},
                           entries=[dict(e, backtrace=frames.texts(e["backtrace"]))
                                    for e in leaks[:MAX_LEAKS]],
-                          groups=leak_groups(leaks, frames)),
+                          groups=leak_groups(leaks, frames),
+                          by_site=dict(rep["leaks"]["by_site"], groups=[
+                              dict(g, backtrace=frames.texts(g["backtrace"]))
+                              for g in rep["leaks"]["by_site"]["groups"]])),
             "sites": dict(hooks.sites.named(frames), frequent=hooks.sites.most_frequent())}
     if not own:
         hooks = run = None          # the log's live blocks and segments go before the replay's

@@ -145,9 +145,10 @@ void write_replay(JsonOut& out, const RequestReplay* replay) {
   out.end_object();
 }
 
-// The blocks alive at the end by site and size (report.h AliveGroup): the rule, per kind its
-// groups, blocks and bytes, and the first kAliveGroupsListed groups.
-void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk) {
+}  // namespace
+
+void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk,
+                        const Frames* frames) {
   out.key("by_site").begin_object().key("rule").str(kAliveRule).key("kinds").begin_object();
   for (std::size_t k = 0; k < 3; ++k) {
     out.key(kAliveKinds[k]).begin_object().key("groups").num(lk.kinds.groups[k]);
@@ -163,15 +164,21 @@ void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& l
     out.key("last_time_s").opt_real(a.seconds(g.last_t)).key("backtrace");
     std::optional<JsonValue> bt;
     if (g.backtrace != 0) bt = parse_json(a.backtraces_.text(g.backtrace));
-    bt ? out.value(*bt) : out.begin_array().end_array();
+    if (!bt) {
+      out.begin_array().end_array();
+    } else if (frames == nullptr) {
+      out.value(*bt);
+    } else {
+      out.begin_array();
+      for (const JsonValue& f : bt->items) out.str(f.is_string() ? frames->text(f.text) : "?");
+      out.end_array();
+    }
     out.end_object();
   }
   out.end_array().key("groups_listed");
   out.num(static_cast<std::uint64_t>(std::min(lk.groups.size(), kAliveGroupsListed)));
   out.key("group_count").num(static_cast<std::uint64_t>(lk.groups.size())).end_object();
 }
-
-}  // namespace
 
 void write_exited_normally(JsonOut& out, const Ending& e) {
   const std::optional<bool> x = exited_normally(e);

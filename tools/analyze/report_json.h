@@ -38,6 +38,11 @@ void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
                        std::size_t max_problems);
 // Lines of text as a JSON array of strings.
 void write_lines(JsonOut& out, const std::vector<std::string>& lines);
+// The blocks alive at the end by site and size ("by_site": report.h AliveGroup): the rule, per
+// kind its groups, blocks and bytes, and the first kAliveGroupsListed groups; with frames, their
+// backtraces as the frames' texts (frames.h).
+void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk,
+                        const Frames* frames = nullptr);
 // A leak entry; with frames, its backtrace as the frames' texts (frames.h).
 void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames = nullptr);
 

@@ -534,10 +534,22 @@
   function leaksSection(sec, log) {
     var l = log.leaks;
     var what = l.source === "summary" ? "still allocated at exit (listed by the summary line, counted from the events)" : "still allocated at the last event (no summary line was read)";
-    sec.appendChild(el("h3", { text: "Leaks: " + count(l.count) + " block" + (l.count === 1 ? "" : "s") + " " + what + (l.count ? ", " + bytes(l.bytes) : "") }));
+    // Not all of them are leaks: by site and size, long-lived or growing (docs/report.md).
+    sec.appendChild(el("h3", { text: "Blocks alive at exit: " + count(l.count) + " block" + (l.count === 1 ? "" : "s") + " " + what + (l.count ? ", " + bytes(l.bytes) : "") }));
     if (!l.count && !l.listed) return;
     var box = el("div", { class: "card" });
     sec.appendChild(box);
+    var by = l.by_site;
+    if (by && by.group_count) {
+      var kinds = ["long-lived", "growing", "after the peak"].filter(function (k) { return by.kinds[k].groups; }).map(function (k) {
+        return k + ": " + count(by.kinds[k].groups) + " group" + (by.kinds[k].groups === 1 ? "" : "s") + " (" + count(by.kinds[k].blocks) + " blocks, " + bytes(by.kinds[k].bytes) + ")";
+      });
+      box.appendChild(el("h4", { text: "By site and size: " + kinds.join("; ") }));
+      box.appendChild(el("div", { class: "chart-help", text: "How: " + by.rule + "." }));
+      box.appendChild(table(["kind", "blocks", "block size", "bytes", "seq", "stack (innermost frame first)"], by.groups.map(function (g) {
+        return [g.kind, count(g.count), bytesCell(g.block_size), bytesCell(g.bytes), g.first_seq + "–" + g.last_seq, stackView(g.backtrace)];
+      }), [false, true, true, true, false, false]));
+    }
     var rest = l.not_listed;
     if (rest && rest.count) box.appendChild(note("… and " + count(rest.count) + " more block" + (rest.count === 1 ? "" : "s") + " alive at exit (" +
       bytes(rest.size) + " requested, " + bytes(rest.block_size) + " in blocks) not listed in the summary.", "info"));
