@@ -59,8 +59,9 @@ def control_parsers(commands):
     t = commands.add_parser(
         "top", help="every process of this user with a control socket",
         description="Every process of this user running under the shim with a control socket: "
-        "per device its reserved and allocated memory, the free cached part, its fragmentation "
-        "(1 - largest free block / free cached) and the OOMs so far; refreshed.")
+        "per device its reserved and allocated memory, the fenced part (waiting for work on "
+        "another stream: not free), the free part, its fragmentation (1 - largest free block / "
+        "free) and the OOMs so far; refreshed.")
     t.add_argument("--once", action="store_true", help="print once and exit")
     t.add_argument("--interval", type=float, default=1.0, metavar="S",
                    help="seconds between refreshes (default 1)")
@@ -139,8 +140,21 @@ def snapshot(args):
 
 
 WIDTH = 80
-HEADER = "%7s %3s %10s %10s %10s %5s %5s  %s" % ("PID", "DEV", "RESERVED", "ALLOCATED", "CACHED",
-                                               "FRAG", "OOMS", "COMMAND")
+HEADER = "%7s %3s %10s %10s %10s %10s %5s %5s  %s" % (
+    "PID", "DEV", "RESERVED", "ALLOCATED", "FENCED", "FREE", "FRAG", "OOMS", "COMMAND")
+
+
+def top_figures(stats, largest_free_block):
+    """A device's figures as docs/report.md ("Words and figures") defines them, from the pool's
+    statistics: fenced = active - allocated (waiting for work on another stream: not free), free =
+    reserved - allocated - fenced, fragmentation = 1 - largest free block / free (0 when nothing
+    is free)."""
+    reserved = stats["reserved_bytes.all.current"]
+    allocated = stats["allocated_bytes.all.current"]
+    fenced = max(0, stats.get("active_bytes.all.current", allocated) - allocated)
+    free = max(0, reserved - allocated - fenced)
+    return {"reserved": reserved, "allocated": allocated, "fenced": fenced, "free": free,
+            "fragmentation": 1 - largest_free_block / free if free else 0.0}
 
 
 def top_rows(dir_):
@@ -155,17 +169,15 @@ def top_rows(dir_):
         command = " ".join([os.path.basename(argv[0])] + argv[1:])
         devices = s.get("devices") or []
         if not devices:
-            rows.append(("%7d %3s %10s %10s %10s %5s %5s  %s" % (
-                pid, "-", "-", "-", "-", "-", "-", command))[:WIDTH])
+            rows.append(("%7d %3s %10s %10s %10s %10s %5s %5s  %s" % (
+                pid, "-", "-", "-", "-", "-", "-", "-", command))[:WIDTH])
         for d in devices:
             st = d["stats"]
-            reserved = st["reserved_bytes.all.current"]
-            allocated = st["allocated_bytes.all.current"]
-            cached = max(0, reserved - allocated)
-            frag = 1 - d["largest_free_block"] / cached if cached else 0.0
-            rows.append(("%7d %3d %10s %10s %10s %4.0f%% %5d  %s" % (
-                pid, d["device"], human(reserved), human(allocated), human(cached),
-                100 * frag, st["num_ooms"], command))[:WIDTH])
+            f = top_figures(st, d["largest_free_block"])
+            rows.append(("%7d %3d %10s %10s %10s %10s %4.0f%% %5d  %s" % (
+                pid, d["device"], human(f["reserved"]), human(f["allocated"]),
+                human(f["fenced"]), human(f["free"]), 100 * f["fragmentation"], st["num_ooms"],
+                command))[:WIDTH])
     return rows
 
 

@@ -18,6 +18,7 @@ import os
 import sys
 
 from . import memviz, perfetto
+from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .export import ExportError
 from .inputs import LogError, display_name
@@ -76,7 +77,21 @@ def memviz_snapshot(log, max_entries):
     if part["replayed"]:
         notes.insert(0, "%s has no pool decisions: its requests were replayed under its settings "
                      "(cudapool replay); the segments and blocks are the replay's" % name)
+    notes.extend(fenced_note(snap, name))
     return snap, notes
+
+
+def fenced_note(snap, name):
+    """The note on the fenced blocks at the end, in the words of docs/report.md ("Words and
+    figures"): memory_viz draws them as active_pending_free, which are not free."""
+    pending = [b for s in snap["segments"] for b in s["blocks"]
+               if b["state"] == "active_pending_free"]
+    if not pending:
+        return []
+    n = len(pending)
+    return ["%s: %d block%s (%d bytes) fenced at the end (%s: not free) are memory_viz's "
+            "active_pending_free" % (name, n, "" if n == 1 else "s",
+                                     sum(b["size"] for b in pending), v.FIGURE_WORDS["fenced"])]
 
 
 def usage_checks(args):

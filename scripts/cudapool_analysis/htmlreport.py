@@ -214,6 +214,7 @@ def page_data(paths, tune=False):
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,
             "generated": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%d %H:%M:%S UTC"),
+            "words": v.FIGURE_WORDS,
             "logs": logs, "clock": clock,
             "ranks": doc["ranks"] if multi else None,
             "rank_notes": doc["notes"] if multi else [],

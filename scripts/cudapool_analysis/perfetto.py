@@ -4,9 +4,11 @@ event JSON file, which ui.perfetto.dev and chrome://tracing open (docs/exports.m
     {"traceEvents": [...], "displayTimeUnit": "ns", "metadata": {"cudapool": {...}}}
 
 One process (pid 1, 2, ... in the order given) per log, named by its rank, host and devices and
-sorted by rank (`process_name`, `process_sort_index`); per device a counter track "device N
-memory" with allocated, reserved, active and fragmentation (reserved - allocated) bytes,
-downsampled to at most --max-points points per device with every peak exact; instant events for
+sorted by rank (`process_name`, `process_sort_index`); per device four counters, each a track of
+its own (chrome://tracing stacks the arguments of one counter): "device N allocated", "device N
+fenced (waiting for work on another stream)", "device N free" and "device N reserved", in bytes
+(the words of docs/report.md, "Words and figures": free = reserved - allocated - fenced; reserved
+= allocated + fenced + free), downsampled to at most --max-points points per device with every peak exact; instant events for
 oom, segment_refused, empty_cache, segment_alloc/free/map/unmap, context_dropped and stream
 events (at most --max-instants of each action per device, the rest counted in the metadata). A
 counter that goes negative or reaches 2**64 bytes (a log whose events are inconsistent) is drawn
@@ -41,13 +43,38 @@ INSTANTS = v.actions("oom", "segment_refused", "empty_cache", "segment_alloc", "
 INSTANT_FIELDS = ("block_size", "segment", "stream", "ctx", "cause", "device_free",
                   "device_total", "reserved", "allocated", "segment_size", "entry", "caller",
                   "error")
-COUNTERS = ("allocated", "reserved", "active", "fragmentation")
+# The engine's points: (allocated, reserved, active, reserved - allocated) bytes.
+POINT_FIELDS = ("allocated", "reserved", "active", "unallocated")
+# The counters written, each "device N <name>" with one argument, "bytes"; a device without
+# segment events has allocated only (fenced too when the log has free_completed events).
+COUNTERS = ("allocated", "fenced", "free", "reserved")
+
+
+def counter_name(dev, name):
+    """A counter's track name: "device 0 fenced (waiting for work on another stream)"."""
+    if name == "fenced":
+        return "device %d fenced (%s)" % (dev, v.FIGURE_WORDS["fenced"])
+    return "device %d %s" % (dev, name)
+
+
+def counter_values(point, same, reserved):
+    """{counter: bytes} of one engine point; same: the log has no free_completed events (no
+    block is fenced); reserved: the device has segment events."""
+    a, r, act, _ = point
+    fenced = 0 if same else act - a
+    out = {"allocated": a}
+    if not same:
+        out["fenced"] = fenced
+    if reserved:
+        out["free"] = r - a - fenced
+        out["reserved"] = r
+    return out
 
 # One log's figures, whoever computed them (the engine, or the test oracle
 # tests/oracle/perfetto_pass.py): shown, its name; clock, its clock.Clock; ended_early, None or what
 # the input said of a cut compressed frame; device_notes, the devices left out; devices, per device
 # seen (in order) a dict of dev, num_device_alloc, no_free_completed, peak_allocated, peak_reserved
-# and points ([(wall ns, (allocated, reserved, active, fragmentation))], None without a state
+# and points ([(wall ns, (allocated, reserved, active, unallocated))], None without a state
 # event); instants, [(wall ns, action, args)], times never going back; instant_counts, {(dev,
 # action): events}.
 LogData = namedtuple("LogData", "shown header clock replayed events ended_early device_notes "
@@ -114,9 +141,9 @@ def impossible(log):
     for d in log.devices:
         if d["points"] is None:
             continue
-        written = COUNTERS if d["num_device_alloc"] > 0 else COUNTERS[::2]
-        if any(not v.fits(p[COUNTERS.index(name)], v.UINT)
-               for name in written for _, p in d["points"]):
+        if any(not v.fits(x, v.UINT) for _, p in d["points"]
+               for x in counter_values(p, d["no_free_completed"],
+                                       d["num_device_alloc"] > 0).values()):
             odd.append(d["dev"])
     if not odd:
         return None
@@ -136,15 +163,11 @@ def trace_events(log, pid, name, sort_index, base_ns):
             continue
         same = d["no_free_completed"]     # blocks stop being active at free_requested
         reserved = d["num_device_alloc"] > 0
-        track = "device %d memory" % d["dev"]
-        for wall, (a, r, act, frag) in d["points"]:
-            args = {"allocated": a}
-            if reserved:
-                args["reserved"] = r
-            args["active"] = a if same else act
-            if reserved:
-                args["fragmentation"] = frag
-            yield {"ph": "C", "pid": pid, "tid": 0, "name": track, "ts": ts(wall), "args": args}
+        names = {c: counter_name(d["dev"], c) for c in COUNTERS}
+        for wall, point in d["points"]:
+            for c, value in counter_values(point, same, reserved).items():
+                yield {"ph": "C", "pid": pid, "tid": 0, "name": names[c], "ts": ts(wall),
+                       "args": {"bytes": value}}
     for wall, action, args in log.instants:
         yield {"ph": "i", "s": "p", "pid": pid, "tid": 0, "name": action, "ts": ts(wall),
                "args": args}
@@ -182,7 +205,7 @@ def render(out, logs, base_ns, max_points, max_instants):
         bare = [d["dev"] for d in log.devices
                 if d["points"] is not None and d["num_device_alloc"] == 0]
         if bare:
-            notes.append("%s: %s no segment events: no reserved or fragmentation counter"
+            notes.append("%s: %s no segment events: no reserved or free counter"
                          % (shown, device_list(bare)))
         odd = impossible(log)
         if odd:

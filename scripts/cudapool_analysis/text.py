@@ -90,49 +90,57 @@ def text_report(rep):
     w("")
     w("Events: " + (", ".join("%s %d" % (shown(a), n) for a, n in rep["actions"].items())
                     or "none"))
+    replay = rep.get("replay")
     if rep["allocs"]:
-        w("  cache hits: %d of %d allocs" % (rep["cache_hits"], rep["allocs"]))
+        if rep["cache_hits"] is None:
+            w("  cache hits: unknown (the log records no pool decisions)%s" % (
+                "; as replayed: %d of %d allocs" % (replay["cache_hits"], replay["allocs"])
+                if replay else ""))
+        else:
+            w("  cache hits: %d of %d allocs" % (rep["cache_hits"], rep["allocs"]))
+    if replay and replay["devices"]:
+        settings = replay["settings"]
+        w("")
+        w("This log holds requests only (no pool decisions: no block sizes, no segments). The "
+          "figures marked \"as replayed\" come from cudapool's replay of it through its pool "
+          "under the header's settings (conf %s), as `cudapool replay` (and `cudapool demo`) "
+          "prints them: what the pool would have done, not a record of a run."
+          % ('"%s"' % shown(settings, quote='"') if settings else "(none: the defaults)"))
 
     for dev, dr in rep["devices"].items():
+        rd = (replay or {}).get("devices", {}).get(dev)
         w("")
-        if dr["stats_source"] == "summary":
+        if rd is not None:
+            w("Statistics of device %s, as replayed:" % dev)
+            out.extend(rd["summary_table"])
+        elif dr["stats_source"] == "summary":
             w("Statistics of device %s (the summary line at exit):" % dev)
+            out.extend(dr["summary_table"])
         else:
             w("Statistics of device %s: no summary line was read; these are the statistics its "
               "events imply:" % dev)
-        out.extend(dr["summary_table"])
+            out.extend(dr["summary_table"])
         w("")
         w("Peaks, device %s:" % dev)
         for key, name in (("peak_allocated", "peak allocated"), ("peak_reserved", "peak reserved")):
             p = dr[key]
-            if p is None:
+            if p is None and rd is not None and rd[key] is not None:
+                p = rd[key]
+                w("  %-15s %s at %.6f s (seq %d), as replayed (the log has no segment events)"
+                  % (name, human(p["bytes"]), p["time_s"], p["seq"]))
+            elif p is None:
                 w("  %-15s none (no %s events)" % (name, "alloc" if key == "peak_allocated"
                                                      else "segment"))
             else:
                 w("  %-15s %s at %.6f s (seq %d)" % (name, human(p["bytes"]), p["time_s"], p["seq"]))
-        f = dr["fragmentation"]
+        f, how = dr["fragmentation"], ""
+        if f is None and rd is not None and rd["fragmentation"] is not None:
+            f, how = rd["fragmentation"], ", as replayed"
         w("")
         if f is None:
             w("Fragmentation at the reserved peak, device %s: none (no segment events)" % dev)
         else:
-            w("Fragmentation at the reserved peak, device %s (%.6f s, seq %d):"
-              % (dev, f["time_s"], f["seq"]))
-            w("  reserved            %s" % human(f["reserved"]))
-            w("  allocated           %s" % human(f["allocated"]))
-            w("  free cached         %s  (reserved - allocated)" % human(f["free_cached"]))
-            at = ""
-            if f["largest_free_block_ptr"] is not None:
-                at = "  at %s in segment %s" % (f["largest_free_block_ptr"],
-                                                f["largest_free_block_segment"])
-            w("  largest free block  %s%s" % (human(f["largest_free_block"]), at))
-            if f["fragmentation"] is None:
-                w("  fragmentation       %s  (its figures are)" % IMPOSSIBLE)
-            else:
-                w("  fragmentation       %.4f  (1 - largest free block / free cached)"
-                  % f["fragmentation"])
-            w("  regions             %d  (segments and runs of mapped pages)" % f["regions"])
-            if f["blocks_leave_at"] == "free_requested":
-                w("  (the log has no free_completed events: blocks leave at free_requested)")
+            out.extend(fragmentation_text(dev, f, how))
 
     w("")
     w("Most frequent request sizes (%d allocs, %d distinct sizes):"
@@ -169,20 +177,48 @@ def text_report(rep):
     return "\n".join(out) + "\n"
 
 
+def fragmentation_text(dev, f, how):
+    """The fragmentation at the reserved peak (docs/report.md, "Words and figures")."""
+    out = ["Fragmentation at the reserved peak, device %s%s (%.6f s, seq %d):"
+           % (dev, how, f["time_s"], f["seq"])]
+    w = out.append
+    w("  reserved            %s" % human(f["reserved"]))
+    w("  allocated           %s" % human(f["allocated"]))
+    w("  fenced              %s  (%s: not free)" % (human(f["fenced"]),
+                                                    v.FIGURE_WORDS["fenced"]))
+    w("  free cached         %s  (%s)" % (human(f["free_cached"]), v.FIGURE_WORDS["free"]))
+    at = ""
+    if f["largest_free_block_ptr"] is not None:
+        at = "  at %s in segment %s" % (f["largest_free_block_ptr"],
+                                        f["largest_free_block_segment"])
+    w("  largest free block  %s%s" % (human(f["largest_free_block"]), at))
+    if f["fragmentation"] is None:
+        w("  fragmentation       %s  (its figures are)" % IMPOSSIBLE)
+    else:
+        w("  fragmentation       %.4f  (%s)" % (f["fragmentation"],
+                                                  v.FIGURE_WORDS["fragmentation"]))
+    w("  regions             %d  (segments and runs of mapped pages)" % f["regions"])
+    if f["blocks_leave_at"] == "free_requested":
+        w("  (the log has no free_completed events: blocks leave at free_requested)")
+    return out
+
+
 def plural(n, what):
     return "%d %s%s" % (n, what, "" if n == 1 else "s")
 
 
 def leaks_text(lk):
-    """The leaks: counted from the events; listed from the summary line (each entry the events
-    do not bear out marked) or, without one, from the events."""
+    """The blocks alive at exit (the report's "leaks"): counted from the events; listed from the
+    summary line (each entry the events do not bear out marked) or, without one, from the events;
+    then by site and size, long-lived or growing (not all of them are leaks)."""
     out = [""]
     w = out.append
     if lk["source"] == "summary":
-        w("Leaks (listed by the summary line, counted from the events): %s still allocated at exit, "
-          "%s in blocks" % (plural(lk["count"], "block"), human(lk["bytes"])))
+        w("Blocks alive at exit (listed by the summary line, counted from the events): %s still "
+          "allocated at exit, %s in blocks" % (plural(lk["count"], "block"), human(lk["bytes"])))
     else:
-        w("Leaks: no summary line was read; %s still allocated at the last event (%s), %s in "
+        w("Blocks alive at exit: no summary line was read; %s still allocated at the last event "
+          "(%s), %s in "
           "blocks" % (plural(lk["count"], "block"), "seq %d" % lk["last_seq"]
                       if lk["last_seq"] is not None else "none: no events", human(lk["bytes"])))
     for e in lk["entries"][:TEXT_LEAKS]:
@@ -204,6 +240,33 @@ def leaks_text(lk):
         w("  ... and %d more block%s alive at exit (%s requested, %s in blocks) not listed in "
           "the summary" % (rest["count"], "" if rest["count"] == 1 else "s", human(rest["size"]),
                            human(rest["block_size"])))
+    out.extend(alive_by_site_text(lk.get("by_site")))
+    return out
+
+
+ALIVE_SHOWN = 10     # groups of blocks alive at exit listed in the text (--json: 25)
+
+
+def alive_by_site_text(by):
+    """The blocks alive at exit grouped by site and size: which are long-lived (weights, optimizer
+    state: not leaks), which grow through the run (a leak's signature), and how that was decided."""
+    if not by or not by["group_count"]:
+        return []
+    k = by["kinds"]
+    out = ["", "Blocks alive at exit by site and size: %s" % ", ".join(
+        "%s %s (%s, %s)" % (name, plural(k[name]["groups"], "group"),
+                            plural(k[name]["blocks"], "block"), short(k[name]["bytes"]))
+        for name in ("long-lived", "growing", "after the peak") if k[name]["groups"])]
+    w = out.append
+    w("  (how: %s)" % by["rule"])
+    for g in by["groups"][:ALIVE_SHOWN]:
+        w("  %-15s %s x %s = %s, dev %d, seq %d..%d%s" % (
+            g["kind"], g["count"], short(g["block_size"]), short(g["bytes"]), g["dev"],
+            g["first_seq"], g["last_seq"],
+            ", site %s" % shown(g["backtrace"][0]) if g["backtrace"] else ", no backtrace"))
+    if by["group_count"] > ALIVE_SHOWN:
+        w("  ... and %d more groups (--json lists %d)" % (by["group_count"] - ALIVE_SHOWN,
+                                                         by["groups_listed"]))
     return out
 
 

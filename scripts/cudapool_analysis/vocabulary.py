@@ -29,6 +29,14 @@ ANALYSIS_SCHEMA = "cudapool.analysis/1"  # what cudapool-analyze prints (engine.
 SUMMARY_ACTION = "summary"              # the summary line's action: not an event
 
 # ---- kinds of values ---------------------------------------------------------------------------
+# The figures' words (docs/report.md, "Words and figures"), one definition for every output: the
+# text report, the page (its data's "words"), the Perfetto export and `cudapool top`. Fenced bytes
+# wait for work on another stream and are not free; fragmentation is a ratio, never bytes.
+FIGURE_WORDS = {
+    "fenced": "waiting for work on another stream",
+    "free": "reserved - allocated - fenced",
+    "fragmentation": "1 - largest free block / free",
+}
 UINT = "unsigned integer"               # a JSON integer, 0 <= v < 2**64
 INT = "integer"                         # a JSON integer, -2**63 <= v < 2**63
 HEX = "hex string"                      # "0x...", a 64-bit unsigned value

@@ -53,6 +53,8 @@ def text_left_out(x):
     if isinstance(rep, dict):
         for d in rep.get("devices", {}).values():
             d.pop("summary_table", None)
+        for d in ((rep.get("replay") or {}).get("devices") or {}).values():
+            d.pop("summary_table", None)
         for o in rep.get("ooms", []):
             o.pop("explanation", None)
     page = x.get("page")
@@ -88,7 +90,9 @@ def python(log):
         return None, None, errors[0]
     try:
         rep, _ = read_log(log, 0)
-        page = pagedata.log_data(log, 0)[0]
+        page, with_replay, _ = pagedata.log_data(log, 0)
+        for k in ("replay", "cache_hits", "ending", "exited_normally"):   # requests only
+            rep[k] = with_replay[k]
     except LogError as e:
         return None, None, str(e)
     return normal(rep), normal(page), None

@@ -20,7 +20,7 @@ at every event; oom entries have device_free and no addr.
 perfetto: valid JSON; one pid per log with process_name and process_sort_index (= the report's
 rank); counter tracks with non-empty numeric args, ts never decreasing, at most N points, peaks of
 allocated and reserved equal to the report's (and at its time when the header has start_t_ns),
-fragmentation = reserved - allocated; instants process-scoped with ts never decreasing; size.
+reserved = allocated + fenced + free (four counters, a track each); instants process-scoped with ts never decreasing; size.
 
 Exit 0 when every check passes; 1 with each failure on stderr.
 """
@@ -376,7 +376,18 @@ def check_perfetto(args):
               % (pid, ooms, r["actions"].get("oom", 0)))
         h = r["header"] or {}
         for dev, dr in r["devices"].items():
-            track = counters.get((pid, "device %s memory" % dev))
+            # four counters, one track each (perfetto.py COUNTERS), written at the same times:
+            # merged here into one point per time with the four figures
+            parts = {c: counters.get((pid, "device %s %s" % (dev, c)), [])
+                     for c in ("allocated", "free", "reserved")}
+            parts["fenced"] = counters.get(
+                (pid, "device %s fenced (waiting for work on another stream)" % dev), [])
+            track = [{"ts": x["ts"], "args": {c: parts[c][k]["args"]["bytes"]
+                                              for c in parts if len(parts[c]) > k}}
+                     for k, x in enumerate(parts["allocated"])]
+            for c, t in parts.items():
+                check(not t or len(t) == len(track), "pid %d device %s: %d %s points, %d allocated"
+                      % (pid, dev, len(t), c, len(track)))
             if dr["peak_allocated"] is None and dr["peak_reserved"] is None:
                 continue
             if not check(track, "pid %d: no counter track for device %s" % (pid, dev)):
@@ -403,9 +414,9 @@ def check_perfetto(args):
                           % (pid, dev, kind, at, want))
             for x in track:
                 a = x["args"]
-                if "reserved" in a:
-                    check(a["fragmentation"] == a["reserved"] - a["allocated"],
-                          "pid %d device %s: fragmentation is not reserved - allocated"
+                if "reserved" in a:     # docs/report.md, "Words and figures"
+                    check(a["reserved"] == a["allocated"] + a.get("fenced", 0) + a["free"],
+                          "pid %d device %s: reserved is not allocated + fenced + free"
                           % (pid, dev))
     print("perfetto: %d events, %d bytes, %d counter tracks (%s points): %s" % (
         len(events), size, len(counters), ",".join(str(len(t)) for t in counters.values()),

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from cudapool_analysis import memviz  # noqa: E402
 from cudapool_analysis.engine import EngineError, LogsRefused  # noqa: E402
 from cudapool_analysis.export import ExportError  # noqa: E402
-from cudapool_analysis.exportcli import memviz_snapshot  # noqa: E402
+from cudapool_analysis.exportcli import fenced_note, memviz_snapshot  # noqa: E402
 from cudapool_analysis.inputs import ended_early, open_log  # noqa: E402
 from oracle.reader import LogError, display_name  # noqa: E402
 from oracle import memviz_pass  # noqa: E402
@@ -39,6 +39,7 @@ def oracle(log, max_entries):
             notes.insert(0, "%s has no pool decisions: its requests were replayed under its "
                          "settings (cudapool replay); the segments and blocks are the replay's"
                          % name)
+    notes.extend(fenced_note(snap, name))    # the command's note, from the snapshot
     return snap, notes
 
 

@@ -60,8 +60,8 @@ has "devices.jsonl: $over" "$tmp/perfetto.err"
 python3 - "$tmp/devices.trace.json" <<'PY' || fail "perfetto: not bounded"
 import json, sys
 t = json.load(open(sys.argv[1]))
-tracks = {e["name"] for e in t["traceEvents"] if e["ph"] == "C"}
-assert len(tracks) == 256, len(tracks)
+devices = {e["name"].split()[1] for e in t["traceEvents"] if e["ph"] == "C"}  # "device N ..."
+assert len(devices) == 256, len(devices)
 PY
 cudapool export --memory-viz "$tmp/seg.json" "$tmp/segmented.jsonl" 2>"$tmp/memviz.err" \
   || fail "memory_viz: exit $?: $(cat "$tmp/memviz.err")"

@@ -15,7 +15,7 @@ report() { cudapool report "$@"; }
 # ---- leaks_omitted: 2 listed, 3 counted only; the events have the same 5 alive ----------------
 report "$tmp/omitted.jsonl" >"$tmp/omitted.txt" || fail "omitted: exit $?"
 o="$tmp/omitted.txt"
-has "Leaks (listed by the summary line, counted from the events): 5 blocks still allocated at exit, 5.00 MiB (5242880 bytes) in blocks" "$o"
+has "Blocks alive at exit (listed by the summary line, counted from the events): 5 blocks still allocated at exit, 5.00 MiB (5242880 bytes) in blocks" "$o"
 has "  ... and 3 more blocks alive at exit (2.86 MiB (3000000 bytes) requested, 3.00 MiB (3145728 bytes) in blocks) not listed in the summary" "$o"
 hasnt "Notes:" "$o"       # the summary and the events agree
 report --json "$tmp/omitted.jsonl" >"$tmp/omitted.json" || fail "omitted --json: exit $?"
@@ -47,7 +47,7 @@ has "  log         11 lines, 9 events, $no_summary; the last line (line 11) has 
 has "  log         11 lines, 9 events, $no_summary; the last line (line 11) has no newline at its end: a summary line cut short" "$tmp/cut_summary.txt"
 has "  log         7 lines, 6 events, $no_summary; seq jumps 1 time(s), first at line 6 (seq 9 after 4): events were lost" "$tmp/gap.txt"
 has "Statistics of device 0: no summary line was read; these are the statistics its events imply:" "$tmp/gap.txt"
-has "Leaks: no summary line was read; 5 blocks still allocated at the last event (seq 10), 5.00 KiB (5120 bytes) in blocks" "$tmp/gap.txt"
+has "Blocks alive at exit: no summary line was read; 5 blocks still allocated at the last event (seq 10), 5.00 KiB (5120 bytes) in blocks" "$tmp/gap.txt"
 # the killed process of the fixtures: nothing more to tell
 report "$fx/killed.jsonl" >"$tmp/killed.txt" || fail "killed: exit $?"
 has "  log         16 lines, 15 events, $no_summary" "$tmp/killed.txt"

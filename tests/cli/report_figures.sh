@@ -14,7 +14,7 @@ python3 "$fx/hostile_logs.py" "$tmp" made_up huge
 # ---- a summary whose leaks the events do not bear out ------------------------------------------
 cudapool report "$tmp/made_up.jsonl" >"$tmp/made_up.txt" || fail "made_up: exit $?"
 o="$tmp/made_up.txt"
-has "Leaks (listed by the summary line, counted from the events): 2 blocks still allocated at exit, 3.00 MiB (3145728 bytes) in blocks" "$o"
+has "Blocks alive at exit (listed by the summary line, counted from the events): 2 blocks still allocated at exit, 3.00 MiB (3145728 bytes) in blocks" "$o"
 sed -n '/ptr 0x7000000000/,+1p' "$o" >"$tmp/invented.txt"
 has "(not as the events have it: no block is alive there at the end of the events (never allocated there, or freed); not counted)" "$tmp/invented.txt"
 sed -n '/ptr 0x10100000/,+1p' "$o" >"$tmp/other-size.txt"

@@ -77,6 +77,13 @@ python3 "$check" dom "$tmp/example.dom" "$tmp/example.err" "$tmp/example.json" \
   "$tmp/replayed.json" || fail "example: the page in Chromium"
 shot "$tmp/example.html" "$artifacts/report.png"
 grep -q "cudapool's replay of the log" "$tmp/example.dom" || fail "example: the page does not say the layout is the replay's"
+# A log of requests only (issue 28): no "killed, crashed" verdict, the cache hits unknown, the
+# peak reserved as replayed: the figure `cudapool demo` prints (report_requests_only.sh).
+grep -q 'killed, crashed or the log\|class="pill bad"' "$tmp/example.dom" && fail "example: a kill verdict for a log of requests only"
+for text in "not recorded (a log of requests only)" "<dt>cache hits</dt><dd>unknown (the log records no pool decisions); as replayed:" \
+            'data-replayed="reserved"'; do
+  grep -qF "$text" "$tmp/example.dom" || fail "example: the page lacks: $text"
+done
 
 # ---- two ranks, with --tune ---------------------------------------------------------------------
 py report --html "$tmp/ranks.html" --tune "$fx/normal.jsonl" "$fx/killed.jsonl" 2>"$tmp/ranks.msg" \
@@ -92,7 +99,7 @@ python3 "$check" dom "$tmp/ranks.dom" "$tmp/ranks.err" "$tmp/ranks.json" "$chart
   || fail "ranks: the page in Chromium"
 shot "$tmp/ranks.html" "$artifacts/report-ranks.png"
 for text in "Ranks: 2 logs" "Tuning: what cudapool tune finds" "Out of memory: 1 event" \
-            "Leaks: 4 blocks still allocated at exit" "Allocation sites holding the most bytes" \
+            "Blocks alive at exit: 4 blocks still allocated at exit" "By site and size: " "Allocation sites holding the most bytes" \
             "Segment map at the reserved peak" "no summary line"; do
   grep -qF "$text" "$tmp/ranks.dom" || fail "ranks: the page lacks: $text"
 done
@@ -149,7 +156,7 @@ python3 "$check" shows "$tmp/hostile.dom" "$tmp/hostile.err" \
   "and 3 more blocks alive at exit (2.86 MiB requested, 3.00 MiB in blocks) not listed in the summary" \
   "no summary line: the process was killed, crashed or the log was cut short; the last line (line 11) has no newline at its end" \
   "not as the events have it: no block is alive there at the end of the events" \
-  "Leaks: 2 blocks still allocated at exit (listed by the summary line, counted from the events), 3.00 MiB" \
+  "Blocks alive at exit: 2 blocks still allocated at exit (listed by the summary line, counted from the events), 3.00 MiB" \
   "impossible" "impossible (its figures are)" >/dev/null \
   || fail "hostile logs: the page in Chromium"
 # huge.jsonl's sums (24 EiB allocated, 20 EiB reserved) are not written as sizes (its single 12 EiB

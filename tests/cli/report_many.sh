@@ -134,7 +134,7 @@ has "  line 12: summary leaks[0]: block_size is not an integer from 0 to 2**64-1
 has "  log         12 lines, 2 events, summary line at line 12: the process exited normally" "$o"
 has "  peak allocated  1.00 KiB (1024 bytes) at 0.000090 s (seq 10)" "$o"
 # the summary's leak has no valid block_size: the events' block is counted (1024 bytes)
-has "Leaks (listed by the summary line, counted from the events): 1 block still allocated at exit, 1.00 KiB (1024 bytes) in blocks" "$o"
+has "Blocks alive at exit (listed by the summary line, counted from the events): 1 block still allocated at exit, 1.00 KiB (1024 bytes) in blocks" "$o"
 hasnt "device ID -1" "$o"
 hasnt "device ID 65536" "$o"
 hasnt "EiB" "$o"

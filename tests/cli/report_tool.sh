@@ -46,9 +46,10 @@ has "  peak reserved   32.00 MiB (33554432 bytes) at 0.030000 s (seq 14)" "$o"
 has "Fragmentation at the reserved peak, device 0 (0.030000 s, seq 14):" "$o"
 has "  reserved            32.00 MiB (33554432 bytes)" "$o"
 has "  allocated           13.00 MiB (13633024 bytes)" "$o"
-has "  free cached         19.00 MiB (19921408 bytes)  (reserved - allocated)" "$o"
+has "  fenced              0 B  (waiting for work on another stream: not free)" "$o"
+has "  free cached         19.00 MiB (19921408 bytes)  (reserved - allocated - fenced)" "$o"
 has "  largest free block  10.00 MiB (10485760 bytes)  at 0x30000000 in segment 0x30000000" "$o"
-has "  fragmentation       0.4736  (1 - largest free block / free cached)" "$o"
+has "  fragmentation       0.4736  (1 - largest free block / free)" "$o"
 has "  regions             3  (segments and runs of mapped pages)" "$o"
 # Request sizes: counts first, then the larger size; 3145728 (count 1, the 11th) is cut.
 sed -n '/^Most frequent request sizes/,/^$/p' "$o" >"$tmp/top.txt"
@@ -72,7 +73,7 @@ has "  10.00 MiB (10485760 bytes)       dev 0   seq 15         at 0.031000 s" "$
 has "  4.00 KiB (4096 bytes)            dev 0   seq 75         at 0.087000 s" "$o"
 has "  2.00 KiB (2048 bytes)            dev 0   seq 39         at 0.075000 s" "$o"
 has "  40.00 MiB (41943040 bytes)       dev 0   seq 21         at 0.060000 s" "$o"   # the oom
-has "Leaks (listed by the summary line, counted from the events): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
+has "Blocks alive at exit (listed by the summary line, counted from the events): 4 blocks still allocated at exit, 13.00 MiB (13632000 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" "$o"
 sed -n '/ptr 0x10400000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x10400000  size 3145728 B  block 3145728 B  seq 7  at 0.005000 s  thread 102" \
@@ -144,16 +145,18 @@ has "|            OOMs: 0            |       device alloc retries: -            
 hasnt "from large pool" "$o"
 has "  peak allocated  7.91 MiB (8291840 bytes) at 0.000500 s (seq 6)" "$o"
 has "  peak reserved   10.00 MiB (10485760 bytes) at 0.000900 s (seq 12)" "$o"
-# At seq 12: A and Z allocated (3048960) of 10 MiB; free 7436800. P was freed at seq 11 but its
-# fence passes only at seq 14: it still splits S's free space into [1M, 3M) and [4M, 6M); T is
-# 2 MiB too; the first of those wins: 1 - 2097152/7436800 = 0.7180.
+# At seq 12: A and Z allocated (3048960) of 10 MiB. P (1 MiB) was freed at seq 11 but its fence
+# passes only at seq 14: fenced, not free (docs/report.md, "Words and figures"): free 10485760 -
+# 3048960 - 1048576 = 6388224; P still splits S's free space into [1M, 3M) and [4M, 6M); T is
+# 2 MiB too; the first of those wins: 1 - 2097152/6388224 = 0.6717.
 has "Fragmentation at the reserved peak, device 0 (0.000900 s, seq 12):" "$o"
 has "  allocated           2.91 MiB (3048960 bytes)" "$o"
-has "  free cached         7.09 MiB (7436800 bytes)  (reserved - allocated)" "$o"
+has "  fenced              1.00 MiB (1048576 bytes)  (waiting for work on another stream: not free)" "$o"
+has "  free cached         6.09 MiB (6388224 bytes)  (reserved - allocated - fenced)" "$o"
 has "  largest free block  2.00 MiB (2097152 bytes)  at 0x50100000 in segment 0x50000000" "$o"
-has "  fragmentation       0.7180  (1 - largest free block / free cached)" "$o"
+has "  fragmentation       0.6717  (1 - largest free block / free)" "$o"
 has "  regions             2  (segments and runs of mapped pages)" "$o"
-has "Leaks: no summary line was read; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
+has "Blocks alive at exit: no summary line was read; 4 blocks still allocated at the last event (seq 15), 7.91 MiB (8291840 bytes) in blocks" "$o"
 has "  dev 0  ptr 0x60000000  size 700 B  block 1024 B  seq 13  at 0.001000 s  thread 103" "$o"
 sed -n '/ptr 0x50600000/,+2p' "$o" >"$tmp/frames.txt"
 printf '%s\n' "  dev 0  ptr 0x50600000  size 2000000 B  block 2000384 B  seq 6  at 0.000500 s  thread 101" \
@@ -173,8 +176,9 @@ assert (s["requested_bytes.all.current"], s["requested_bytes.all.peak"]) == (829
 assert (s["active.all.current"], s["allocation.all.peak"], s["segment.all.current"]) == (4, 5, 2), s
 assert dev["peak_allocated"]["seq"] == 6 and dev["peak_reserved"]["seq"] == 12
 f = dev["fragmentation"]
-assert (f["allocated"], f["free_cached"], f["largest_free_block"]) == (3048960, 7436800, 2097152), f
-assert abs(f["fragmentation"] - (1 - 2097152 / 7436800)) < 1e-6, f
+assert (f["allocated"], f["fenced"], f["free_cached"], f["largest_free_block"]) == \
+    (3048960, 1048576, 6388224, 2097152), f
+assert abs(f["fragmentation"] - (1 - 2097152 / 6388224)) < 1e-6, f
 lk = d["leaks"]
 assert lk["source"] == "events" and lk["last_seq"] == 15 and lk["bytes"] == 8291840, lk
 assert [e["ptr"] for e in lk["entries"]] == ["0x50000000", "0x50600000", "0x60000000", "0x50100000"], lk
@@ -221,9 +225,9 @@ has "  peak reserved   10.00 MiB (10485760 bytes) at 0.000016 s (seq 17)" "$o"
 # two mappings. Segment F was unmapped at seq 15: no region.
 has "  reserved            10.00 MiB (10485760 bytes)" "$o"
 has "  allocated           1.00 MiB (1048576 bytes)" "$o"
-has "  free cached         9.00 MiB (9437184 bytes)  (reserved - allocated)" "$o"
+has "  free cached         9.00 MiB (9437184 bytes)  (reserved - allocated - fenced)" "$o"
 has "  largest free block  9.00 MiB (9437184 bytes)  at 0x7f0000100000 in segment 0x7f0000000000" "$o"
-has "  fragmentation       0.0000  (1 - largest free block / free cached)" "$o"
+has "  fragmentation       0.0000  (1 - largest free block / free)" "$o"
 has "  regions             1  (segments and runs of mapped pages)" "$o"
 has "| GPU reserved memory   |  10240 KiB |  10240 KiB |  16384 KiB |   6144 KiB |" "$o"
 has "Events: alloc 5, empty_cache 1, free_completed 4, free_requested 4, segment_map 4, segment_unmap 2" "$o"
@@ -237,9 +241,10 @@ assert f["largest_free_block_segment"] == "0x7f0000000000" and f["fragmentation"
 assert d["leaks"]["count"] == 1 and d["leaks"]["entries"][0]["ptr"] == "0x7f0000000000"
 PY
 
-# ---- a log of another writer (no segments, no free_completed): still read -------------------
+# ---- a log of another writer (no segments, no free_completed): still read, its figures the -----
+# replay's where it has none (report_requests_only.sh)
 report "$src/examples/logs/training-loop.jsonl" >"$tmp/loop.txt" || fail "training-loop: exit $?"
-has "Fragmentation at the reserved peak, device 0: none (no segment events)" "$tmp/loop.txt"
+has "Fragmentation at the reserved peak, device 0, as replayed (" "$tmp/loop.txt"
 has "the log has no free_completed events" "$tmp/loop.txt"
 
 # ---- usage errors exit 2, an unreadable log 1 -----------------------------------------------

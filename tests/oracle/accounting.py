@@ -53,7 +53,7 @@ class Device:
         self.free_requested = 0
         self.free_completed = 0
         self.peak_allocated = None  # (bytes, seq, t_ns, line)
-        self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then)
+        self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then, active then)
         # context_dropped: the pool went with its context (the driver took its memory)
         self.contexts_dropped = 0
         self.dropped_blocks = 0        # blocks still allocated when it went
@@ -181,7 +181,7 @@ def first_pass(stream, observe=None, request_sizes=True):
     largest = run.largest
     actions = run.actions
     cache_hits = 0
-    first_t = None
+    first_t = last_t = None
     last_seq = None
     skipped_seen = 0
     for line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, obj in reader:
@@ -191,6 +191,7 @@ def first_pass(stream, observe=None, request_sizes=True):
         d.events += 1
         if first_t is None:
             first_t = t_ns
+        last_t = t_ns
         if last_seq is not None and seq != last_seq + 1:
             # Not a gap where the reader skipped events of devices it does not take (they lie
             # between these two: every skipped event is in the gap after it).
@@ -304,7 +305,8 @@ def first_pass(stream, observe=None, request_sizes=True):
             rb[2] += size
             if rb[0] > rb[1]:
                 rb[1] = rb[0]
-                d.peak_reserved = (rb[0], seq, t_ns, line, d.allocated_bytes[0])
+                d.peak_reserved = (rb[0], seq, t_ns, line, d.allocated_bytes[0],
+                                   d.active_bytes[0])
         elif action == "segment_free" or action == "segment_unmap":
             if action == "segment_free":
                 down(d.segment, 1)
@@ -326,5 +328,6 @@ def first_pass(stream, observe=None, request_sizes=True):
             observe(d, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj)
     run.cache_hits = cache_hits
     run.first_t = first_t
+    run.last_t = last_t
     run.last_seq = last_seq
     return run

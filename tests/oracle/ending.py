@@ -57,14 +57,15 @@ def ending(run, f, cut=None):
     clues = [cut] if cut else []
     if r.summary is not None:
         text = "summary line at line %d: the process exited normally" % r.summary_line
-        return {"summary": "read", "line": r.summary_line, "clues": clues,
+        return {"summary": "read", "line": r.summary_line, "requests_only": False, "clues": clues,
                 "text": text + "".join("; " + c for c in clues)}
     last = last_line(f)
     if last is not None:
         length, head, newline = last
         summary = head[:1] == b"{" and _SUMMARY.search(head) is not None
         if summary and length > MAX_LINE:
-            return {"summary": "too long", "line": r.lines, "clues": [], "text":
+            return {"summary": "too long", "line": r.lines, "requests_only": False, "clues": [],
+                    "text":
                     "the summary line (line %d, %d bytes) is longer than the readers' limit of "
                     "%d bytes (64 MiB) and was skipped: the process exited normally, but the "
                     "statistics and leaks below are what its events imply"
@@ -80,5 +81,19 @@ def ending(run, f, cut=None):
         clues.append("seq jumps %d time(s), first at line %d (seq %d after %d): events were lost"
                      % (run.seq_gaps, line, after, before))
     text = "no summary line: the process was killed, crashed or the log was cut short"
-    return {"summary": "none", "line": None, "clues": clues,
+    return {"summary": "none", "line": None, "requests_only": False, "clues": clues,
             "text": text + "".join("; " + c for c in clues)}
+
+
+REQUESTS_ONLY = ("no summary line, as in every log of requests only (no pool decisions: not "
+                 "written by cudapool's shim, which ends its logs with one): how the process ended "
+                 "is not recorded")
+
+
+def requests_only(end):
+    """The ending of a log of requests only (allocs, no pool decision): without a summary line,
+    no verdict of a kill; the clues stay."""
+    if end["summary"] != "none":
+        return end
+    return dict(end, requests_only=True,
+                text=REQUESTS_ONLY + "".join("; " + c for c in end["clues"]))

@@ -7,12 +7,15 @@ events were skipped, is marked and noted, and counted only as the events have it
 summary counts without listing them (`leaks_omitted`, past the 4096 the shim lists) are the
 events' blocks alive that it does not list; where the two disagree a note gives both.
 
-leak_report(run, notes) -> the report's "leaks" object. Not here: the events' accounting
+leak_report(run, notes) -> the report's "leaks" object, with the blocks alive grouped by site and
+size, long-lived or growing (by_site). Not here: the events' accounting
 (accounting.py), printing (text.py), grouping by stack (sites.py).
 
 A test oracle of the analysis engine (tests/oracle/__init__.py): not in the shipped package,
 not installed.
 """
+
+import json
 
 from cudapool_analysis import vocabulary as v
 
@@ -52,6 +55,56 @@ def check(run, e, claimed):
     return None
 
 
+GROWING_COUNT = 3       # report.h kGrowingCount
+GROUPS_LISTED = 25      # report.h kAliveGroupsListed
+KINDS = ("long-lived", "growing", "after the peak")
+RULE = ("grouped by allocation site (backtrace) and block size; growing: 3 or more blocks whose "
+        "allocations span at least half of the run (a leak's signature); long-lived: allocated by "
+        "the device's allocated peak and never freed (weights, optimizer state); after the peak: "
+        "neither")
+
+
+def by_site(run, live):
+    """The blocks alive at the end grouped by (device, site, block size), each group's kind:
+    growing (GROWING_COUNT or more blocks whose allocations span half the run or more), long-lived
+    (every block allocated by the device's allocated peak), else after the peak."""
+    groups = {}
+    for dev, _, b in live:
+        size, block_size, seq, t_ns, _, bt = b[:6]
+        key = (dev, json.dumps(bt, separators=(",", ":")) if isinstance(bt, list) else None,
+               block_size)
+        g = groups.setdefault(key, {"dev": dev, "block_size": block_size, "count": 0, "bytes": 0,
+                                    "first_seq": seq, "last_seq": seq, "first_t": t_ns,
+                                    "last_t": t_ns,
+                                    "backtrace": bt if isinstance(bt, list) else []})
+        g["count"] += 1
+        g["bytes"] += block_size
+        g["first_seq"], g["last_seq"] = min(g["first_seq"], seq), max(g["last_seq"], seq)
+        g["first_t"], g["last_t"] = min(g["first_t"], t_ns), max(g["last_t"], t_ns)
+    duration = run.last_t - run.first_t if run.first_t is not None else 0
+    kinds = {k: {"groups": 0, "blocks": 0, "bytes": 0} for k in KINDS}
+    out = []
+    for g in groups.values():
+        peak = run.devices[g["dev"]].peak_allocated
+        if g["count"] >= GROWING_COUNT and duration > 0 and \
+                (g["last_t"] - g["first_t"]) * 2 >= duration:
+            kind = "growing"
+        elif peak is not None and g["last_seq"] <= peak[1]:
+            kind = "long-lived"
+        else:
+            kind = "after the peak"
+        kinds[kind]["groups"] += 1
+        kinds[kind]["blocks"] += g["count"]
+        kinds[kind]["bytes"] += g["bytes"]
+        out.append({"dev": g["dev"], "block_size": g["block_size"], "count": g["count"],
+                    "bytes": g["bytes"], "kind": kind, "first_seq": g["first_seq"],
+                    "last_seq": g["last_seq"], "first_time_s": run.seconds(g["first_t"]),
+                    "last_time_s": run.seconds(g["last_t"]), "backtrace": g["backtrace"]})
+    out.sort(key=lambda g: (-g["bytes"], g["first_seq"]))
+    return {"rule": RULE, "kinds": kinds, "groups": out[:GROUPS_LISTED],
+            "groups_listed": min(len(out), GROUPS_LISTED), "group_count": len(out)}
+
+
 def counted_block_size(e):
     """The block bytes a leak entry (the report's) counts for: its own, the events' where they
     differ, None where the events have no such block (or it is not known)."""
@@ -75,7 +128,7 @@ def leak_report(run, notes):
         entries = [entry(run, dev, v.hex_text(ptr), *b) for dev, ptr, b in live]
         entries.sort(key=lambda e: (e["seq"], e["dev"]))
         out.update(entries=entries, listed=len(entries), not_listed=None, omitted=None,
-                   disagreements=0)
+                   disagreements=0, by_site=by_site(run, live))
         return out
     entries, claimed, disagree = [], set(), []
     for l in summary.get("leaks") or []:
@@ -96,7 +149,7 @@ def leak_report(run, notes):
         omitted = {k: omitted[k] for k, _ in v.LEAKS_OMITTED_FIELDS}
     out.update(entries=entries, listed=len(entries), not_listed=not_listed,
                omitted=omitted,
-               disagreements=len(disagree))
+               disagreements=len(disagree), by_site=by_site(run, live))
     if disagree:
         notes.append("the summary lists %d leak(s) that the events do not have as listed (%s%s): "
                      "each is counted as the events have it, or not at all"

@@ -29,6 +29,7 @@ from cudapool_analysis.frames import Frames
 from oracle.reader import Malformed
 
 from .oom import oom_figures
+from .ending import requests_only as requests_only_ending
 from .replayed import pool_events
 from .report import read_log
 from .segmap import Detail, snapshot
@@ -192,20 +193,45 @@ def gather(path, index, pool_path):
                                                         "listed", "not_listed")},
                           entries=[dict(e, backtrace=frames.texts(e["backtrace"]))
                                    for e in leaks[:MAX_LEAKS]],
-                          groups=leak_groups(leaks, frames)),
+                          groups=leak_groups(leaks, frames),
+                          by_site=dict(rep["leaks"]["by_site"], groups=[
+                              dict(g, backtrace=frames.texts(g["backtrace"]))
+                              for g in rep["leaks"]["by_site"]["groups"]])),
             "sites": dict(hooks.sites.named(frames), frequent=hooks.sites.most_frequent())}
     if not own:
         hooks = run = None          # the log's live blocks and segments go before the replay's
-        data["replay"] = replay_data(pool_path)
+        data["replay"], replayed = replay_data(pool_path)
         data["layout_source"] = "replay"
+        requests_only(rep, replayed)
+        data["run"].update({k: rep[k] for k in ("exited_normally", "ending", "cache_hits")})
     elif not has_layout:
         data["layout_note"] = "the log has no segment events"
     return data, rep, row
 
 
+def requests_only(rep, replayed):
+    """The report of a log the engine replays (no pool decision), given its replay's report: the
+    "replay" object (the figures the log cannot have, as replayed under the header's settings);
+    with allocs (requests only by construction) its cache hits unknown and its ending no verdict
+    of a kill (ending.requests_only())."""
+    rh = replayed["header"] or {}
+    rep["replay"] = {
+        "settings": rh.get("conf"), "settings_from": "the log's header",
+        "cache_hits": replayed["cache_hits"], "allocs": replayed["allocs"],
+        "devices": {dev: {k: dr[k] for k in ("stats_source", "stats", "events", "peak_allocated",
+                                             "peak_reserved", "fragmentation")}
+                    for dev, dr in replayed["devices"].items()}}
+    if rep["allocs"]:
+        rep["cache_hits"] = None
+        rep["ending"] = requests_only_ending(rep["ending"])
+        if rep["ending"]["summary"] == "none":
+            rep["exited_normally"] = None
+    return rep
+
+
 def replay_data(pool_path):
-    """The replay's log (pool decisions of the C++ pool under the log's own settings), read the
-    same way: per device its peaks, timeline and maps."""
+    """(page part, report) of the replay's log (pool decisions of the C++ pool under the log's
+    own settings), read the same way: per device its peaks, timeline and maps."""
     hooks = Hooks(sites=False)
     rep, _ = read_log(pool_path, 0, hooks=hooks)
     run = hooks.run
@@ -213,7 +239,8 @@ def replay_data(pool_path):
     maps = device_maps(hooks, rep)
     h = rep["header"] or {}
     return {"conf": h.get("conf"), "events": rep["events"], "first_t_ns": hooks.timeline.t0,
+            "cache_hits": rep["cache_hits"],
             "devices": {
         dev: {"peak_allocated": dr["peak_allocated"], "peak_reserved": dr["peak_reserved"],
               "fragmentation": dr["fragmentation"], "timeline": timelines.get(dev),
-              "maps": maps.get(dev, {})} for dev, dr in rep["devices"].items()}}
+              "maps": maps.get(dev, {})} for dev, dr in rep["devices"].items()}}, rep

@@ -14,7 +14,7 @@ not installed.
 
 from cudapool_analysis.clock import Clock, time_zero_ns
 from cudapool_analysis.inputs import ended_early
-from cudapool_analysis.perfetto import COUNTERS, INSTANT_FIELDS, INSTANTS, STATE, LogData, render
+from cudapool_analysis.perfetto import POINT_FIELDS, INSTANT_FIELDS, INSTANTS, STATE, LogData, render
 from oracle.reader import LogError, display_name, not_a_log, open_log
 
 from .accounting import first_pass
@@ -39,7 +39,7 @@ class _Observer:
         if action in STATE:
             s = self.series.get(d.dev)
             if s is None:
-                s = self.series[d.dev] = Downsampler(self.max_points, len(COUNTERS))
+                s = self.series[d.dev] = Downsampler(self.max_points, len(POINT_FIELDS))
             a, r = d.allocated_bytes[0], d.reserved_bytes[0]
             s.add(wall, (a, r, d.active_bytes[0], r - a))
         if action in INSTANTS:

@@ -71,7 +71,8 @@ def build_report(run, layouts, name, end):
     r = run.reader
     problems = run.problems
     rep = {"schema": v.REPORT_SCHEMA, "log": name, "header": r.header,
-           "exited_normally": end["summary"] != "none", "ending": end,
+           "exited_normally": None if end.get("requests_only") and end["summary"] == "none"
+           else end["summary"] != "none", "ending": end,
            "lines": r.lines, "events": r.events, "actions": dict(sorted(run.actions.items())),
            "cache_hits": run.cache_hits,
            "malformed_lines": problems.malformed, "problem_count": problems.count,
@@ -104,6 +105,7 @@ def build_report(run, layouts, name, end):
     if unknown:
         notes.append("actions this report does not know, counted only: " + ", ".join(unknown))
     rep["devices"] = device_reports(run, layouts, notes)
+    rep["replay"] = None        # a log of requests only: pagedata.requests_only() sets it
 
     top = sorted(run.size_counts.items(), key=lambda kv: (-kv[1], -kv[0]))[:TOP]
     rep["allocs"] = run.actions.get("alloc", 0)
@@ -142,7 +144,7 @@ def impossible(rep):
         for key in ("peak_allocated", "peak_reserved"):
             check(where, key.replace("_", " "), (dr[key] or {}).get("bytes"))
         f = dr["fragmentation"] or {}
-        for key in ("reserved", "allocated", "free_cached"):
+        for key in ("reserved", "allocated", "fenced", "free_cached"):
             check(where, "%s at the reserved peak" % key.replace("_", " "), f.get(key))
     lk = rep["leaks"]
     check("leaks", "bytes in blocks", lk["bytes"])
@@ -204,14 +206,16 @@ def device_reports(run, layouts, notes):
             dr["peak_allocated"] = None
         frag = None
         if d.peak_reserved is not None:
-            b, seq, t, _, allocated = d.peak_reserved
+            b, seq, t, _, allocated, active = d.peak_reserved
             dr["peak_reserved"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": run.seconds(t)}
             if dev in layouts:
                 largest, at, seg, regions = layouts[dev]
-                free = b - allocated
-                possible = all(v.fits(x, v.UINT) for x in (b, allocated, free))
+                # docs/report.md, "Words and figures": fenced bytes are not free
+                fenced = 0 if d.no_free_completed() else active - allocated
+                free = b - allocated - fenced
+                possible = all(v.fits(x, v.UINT) for x in (b, allocated, fenced, free))
                 frag = {"seq": seq, "t_ns": t, "time_s": run.seconds(t), "reserved": b,
-                        "allocated": allocated, "free_cached": free,
+                        "allocated": allocated, "fenced": fenced, "free_cached": free,
                         "largest_free_block": largest,
                         "largest_free_block_ptr": v.hex_text(at) if at is not None else None,
                         "largest_free_block_segment": v.hex_text(seg) if seg is not None
@@ -224,7 +228,8 @@ def device_reports(run, layouts, notes):
                         else "free_completed"}
                 if possible and largest > free:
                     notes.append("device %d: at the reserved peak the largest free block (%d) is "
-                                 "larger than reserved - allocated (%d): the log is inconsistent"
+                                 "larger than the free bytes, reserved - allocated - fenced (%d): "
+                                 "the log is inconsistent"
                                  % (dev, largest, free))
         else:
             dr["peak_reserved"] = None

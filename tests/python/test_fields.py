@@ -23,7 +23,9 @@ ORACLE_LOG_READERS = ("reader", "checks", "devices", "accounting", "leaks", "oom
                       "timeline")
 # Keys of dicts these modules make themselves, not of a line.
 OWN_KEYS = {
-    "leaks": {"why"},                           # agreement(): why a leak entry does not agree
+    "leaks": {"why",                            # agreement(): why a leak entry does not agree
+              # by_site(): its groups of blocks alive at the end and the kinds' totals
+              "blocks", "bytes", "first_seq", "first_t", "groups", "last_seq", "last_t"},
     "oom": {"device_free_known"},  # oom_figures(): the oom event's figures, decoded
 }
 

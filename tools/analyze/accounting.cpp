@@ -82,9 +82,9 @@ Accounted account(DeviceState& d, const Event& e, std::uint64_t line, std::uint3
         d.requested_bytes.down(old->size);
       }
       LiveBlock& b = d.blocks.get(e.ptr);
-      b = LiveBlock{e.size,  e.block_size, e.seq, e.t_ns, e.tid,
-                    line,    bt_id,        static_cast<std::uint8_t>(e.ctx),
-                    true,    true};
+      b = LiveBlock{e.size, e.block_size, e.seq, e.t_ns,
+                    e.tid,  line,         bt_id, static_cast<std::uint8_t>(e.ctx),
+                    true,   true};
       ++d.live_count;
       if (e.ctx != 0) d.contexts.insert(e.ctx);
       d.allocation.up(1);
@@ -133,8 +133,9 @@ Accounted account(DeviceState& d, const Event& e, std::uint64_t line, std::uint3
       note_segment(d, e.ctx, e.size, whole ? 1 : 0);
       ++d.num_device_alloc;
       if (d.reserved_bytes.up(e.size)) {
-        d.peak_reserved = Peak{d.reserved_bytes.current, e.seq, e.t_ns, line,
-                               d.allocated_bytes.current};
+        d.peak_reserved =
+            Peak{d.reserved_bytes.current, e.seq, e.t_ns, line, d.allocated_bytes.current,
+                 d.active_bytes.current};
         out.new_reserved_peak = true;
       }
       return out;

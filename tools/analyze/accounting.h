@@ -43,6 +43,7 @@ struct Peak {
   Figure bytes = 0;
   std::uint64_t seq = 0, t_ns = 0, line = 0;
   Figure allocated = 0;  // the reserved peak: allocated bytes then
+  Figure active = 0;     // and active bytes (allocated + fenced: docs/report.md)
 };
 
 // A block alive in the accounting's sense: allocated (live) or active, from its alloc event.

@@ -233,7 +233,7 @@ void LogAnalysis::finish(const LastLine& last, const std::string& cut) {
   for (std::string& note : gate_.notes()) notes_.push_back(std::move(note));
   ending_ =
       ending(last, lines_, summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt,
-             gaps_, cut);
+             gaps_, cut, requests_only_);
   if (hook) hook->finish();
 }
 

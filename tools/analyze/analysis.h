@@ -115,6 +115,9 @@ class LogAnalysis {
   std::optional<std::uint64_t> first_t_, last_t_, last_seq_;
   SeqGaps gaps_;
   std::uint64_t cache_hits_ = 0;
+  // A log of requests only: allocs and no pool decision (analyze_log.cpp, before finish()). Its
+  // cache hits are unknown, its missing summary line no sign of a kill (ending.h).
+  bool requests_only_ = false;
   std::unordered_map<std::uint64_t, std::uint64_t> size_counts_;
   std::uint64_t sizes_not_counted_ = 0;  // allocs of sizes past kMaxRequestSizes distinct ones
   std::priority_queue<LargeRequest, std::vector<LargeRequest>, std::greater<LargeRequest>> largest_;

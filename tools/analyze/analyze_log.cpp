@@ -57,6 +57,10 @@ std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOp
         if (!decided) replay->feed_too_long(n);
       });
   if (replay) a.hook.reset();  // a log of requests shorter than kScanLines lines
+  // Allocs and not one pool decision: requests only, by construction (the shim writes each
+  // alloc's block_size); a log without allocs (a header, a run killed at once) is not one.
+  a.requests_only_ =
+      replay != nullptr && a.action_counts_[static_cast<std::size_t>(log::LogAction::kAlloc)] != 0;
   result->cut = source.cut ? source.cut() : std::string();
   a.finish(tap.last_line(), result->cut);
   result->bytes = tap.bytes();
@@ -76,7 +80,7 @@ std::string analysis_document(const std::vector<std::unique_ptr<LogResult>>& log
   for (std::size_t i = 0; i < logs.size(); ++i) {
     const LogResult& r = *logs[i];
     out.begin_object().key("report");
-    write_report(out, r.analysis, r.report);
+    write_report(out, r.analysis, r.report, r.replay.get());
     if (page) {
       out.key("page");
       ReplayPart replay;

@@ -18,14 +18,14 @@ bool names_summary(const std::string& head) {
 }  // namespace
 
 Ending ending(const LastLine& last, std::uint64_t lines, std::optional<std::uint64_t> summary_line,
-              const SeqGaps& gaps, const std::string& cut) {
+              const SeqGaps& gaps, const std::string& cut, bool requests_only) {
   Ending e;
   if (!cut.empty()) e.clues.push_back(cut);
   if (summary_line) {
     e.summary = "read";
     e.line = summary_line;
-    e.text = "summary line at line " + std::to_string(*summary_line) +
-             ": the process exited normally";
+    e.text =
+        "summary line at line " + std::to_string(*summary_line) + ": the process exited normally";
     for (const std::string& c : e.clues) e.text += "; " + c;
     return e;
   }
@@ -57,9 +57,17 @@ Ending ending(const LastLine& last, std::uint64_t lines, std::optional<std::uint
                       " after " + std::to_string(gaps.before) + "): events were lost");
   }
   e.summary = "none";
-  e.text = "no summary line: the process was killed, crashed or the log was cut short";
+  e.requests_only = requests_only;
+  e.text = requests_only ? kRequestsOnlyEnding
+                         : "no summary line: the process was killed, crashed or the log was cut "
+                           "short";
   for (const std::string& c : e.clues) e.text += "; " + c;
   return e;
+}
+
+std::optional<bool> exited_normally(const Ending& e) {
+  if (e.summary == "none" && e.requests_only) return std::nullopt;
+  return e.summary != "none";
 }
 
 }  // namespace cudapool::analyze

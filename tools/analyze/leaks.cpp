@@ -3,9 +3,12 @@
 // counted; the summary line's leaks (the pool's own list at exit, with symbolized stacks) are
 // what is listed, each entry checked against the events: one the events never allocated there or
 // freed, of another size or seq, listed twice, or of a device whose events were skipped, is
-// marked and noted, and counted only as the events have it.
+// marked and noted, and counted only as the events have it. And the blocks alive at the end
+// grouped by site and size, each group long-lived, growing or neither (group_alive).
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "tools/analyze/report.h"
 
@@ -37,6 +40,49 @@ struct AliveBlock {
   const LiveBlock* block;
 };
 
+// The kind of a group of blocks alive at the end (report.h AliveGroup).
+const char* kind_of(const LogAnalysis& a, const AliveGroup& g) {
+  const std::uint64_t run = a.first_t_ && a.last_t_ ? *a.last_t_ - *a.first_t_ : 0;
+  if (g.count >= kGrowingCount && run > 0 && (g.last_t - g.first_t) * 2 >= run) return "growing";
+  const auto it = a.devices_.find(g.dev);
+  const auto& peak = it == a.devices_.end() ? std::nullopt : it->second->state.peak_allocated;
+  if (peak && g.last_seq <= peak->seq) return "long-lived";
+  return "after the peak";
+}
+
+// The groups of the blocks alive at the end (alive: by device, then as allocated).
+void group_alive(const LogAnalysis& a, const std::vector<AliveBlock>& alive, LeaksReport& out) {
+  std::map<std::tuple<int, std::uint32_t, std::uint64_t>, AliveGroup> groups;
+  for (const AliveBlock& b : alive) {
+    AliveGroup& g = groups[{b.dev, b.block->backtrace, b.block->block_size}];
+    if (g.count == 0) {
+      g.dev = b.dev;
+      g.backtrace = b.block->backtrace;
+      g.block_size = b.block->block_size;
+      g.first_seq = b.block->seq;
+      g.first_t = b.block->t_ns;
+    }
+    ++g.count;
+    g.bytes += b.block->block_size;
+    g.first_seq = std::min(g.first_seq, b.block->seq);
+    g.last_seq = std::max(g.last_seq, b.block->seq);
+    g.first_t = std::min(g.first_t, b.block->t_ns);
+    g.last_t = std::max(g.last_t, b.block->t_ns);
+  }
+  for (auto& [key, g] : groups) {
+    g.kind = kind_of(a, g);
+    const std::size_t k = g.kind == "long-lived" ? 0 : g.kind == "growing" ? 1 : 2;
+    ++out.kinds.groups[k];
+    out.kinds.blocks[k] += g.count;
+    out.kinds.bytes[k] += g.bytes;
+    out.groups.push_back(g);
+  }
+  std::stable_sort(out.groups.begin(), out.groups.end(),
+                   [](const AliveGroup& x, const AliveGroup& y) {
+                     return x.bytes != y.bytes ? x.bytes > y.bytes : x.first_seq < y.first_seq;
+                   });
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> LeakEntry::counted_block_size() const {
@@ -64,6 +110,7 @@ LeaksReport leak_report(const LogAnalysis& a, std::vector<std::string>& notes) {
   out.from_summary = a.summary_.has_value();
   if (!out.from_summary) out.last_seq = a.last_seq_;
   out.count = alive.size();
+  group_alive(a, alive, out);
   for (const AliveBlock& b : alive) {
     out.bytes += b.block->block_size;
     out.requested_bytes += b.block->size;

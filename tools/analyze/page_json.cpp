@@ -12,10 +12,10 @@ namespace cudapool::analyze {
 
 namespace {
 
-constexpr std::size_t kMaxPageLeaks = 200;    // leaks listed one by one (all are grouped)
+constexpr std::size_t kMaxPageLeaks = 200;  // leaks listed one by one (all are grouped)
 constexpr std::size_t kMaxPageProblems = 20;
-const char* const kRunFields[] = {"executable", "argv",    "pid",  "host",       "start_time",
-                                  "version",    "conf",    "conf_source", "options"};
+const char* const kRunFields[] = {"executable", "argv", "pid",         "host",   "start_time",
+                                  "version",    "conf", "conf_source", "options"};
 
 const JsonValue* header_field(const LogAnalysis& a, const char* name) {
   return a.header_ ? a.header_->find(name) : nullptr;
@@ -128,7 +128,11 @@ void device_part(JsonOut& out, const LogAnalysis& a, const DeviceReport& dr, boo
   write_peak(out, dr.peak_reserved);
   out.key("fragmentation");
   write_fragmentation(out, dr.fragmentation);
-  if (full) out.key("events").num(dr.events).key("stats_source").str(dr.from_summary ? "summary" : "events");
+  if (full)
+    out.key("events")
+        .num(dr.events)
+        .key("stats_source")
+        .str(dr.from_summary ? "summary" : "events");
   out.key("timeline");
   if (d != nullptr) {
     timeline(out, a, *d);
@@ -175,7 +179,7 @@ void write_page(JsonOut& out, const LogAnalysis& a, const Report& r, const RankR
   for (const auto& [dev, d] : a.devices_) has_layout |= d->state.num_device_alloc != 0;
   const bool own = replay.analysis == nullptr;
   out.key("layout_source");
-  own && has_layout ? out.str("log") : !own ? out.str("replay") : out.null();
+  own&& has_layout ? out.str("log") : !own ? out.str("replay") : out.null();
   out.key("layout_note");
   own && !has_layout ? out.str("the log has no segment events") : out.null();
   out.key("replay");
@@ -186,6 +190,7 @@ void write_page(JsonOut& out, const LogAnalysis& a, const Report& r, const RankR
     out.begin_object().key("conf");
     value_or_null(out, header_field(ra, "conf"));
     out.key("events").num(ra.events_).key("first_t_ns").opt(ra.first_t_);
+    out.key("cache_hits").num(ra.cache_hits_);
     out.key("devices").begin_object();
     for (const DeviceReport& dr : replay.report->devices) {
       out.key(std::to_string(dr.dev));

@@ -103,8 +103,9 @@ void write_page_leaks(JsonOut& out, const LogAnalysis& a, const Report& r, const
     out.key("focus").num(static_cast<std::uint64_t>(g.focus)).key("count").num(g.count);
     out.key("bytes").num(g.bytes).key("first_seq").value(g.first_seq).end_object();
   }
-  out.end_array().end_object();
-  (void)a;
+  out.end_array();
+  write_alive_groups(out, a, lk, &frames);
+  out.end_object();
 }
 
 void write_page_sites(JsonOut& out, const LogAnalysis& a, const Frames& frames) {

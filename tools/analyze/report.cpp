@@ -102,15 +102,26 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
     if (dv != nullptr && dv->layout.reserved_peak_reached()) {
       const bool on_request = d.no_free_completed();
       const Gap g = dv->layout.at_reserved_peak().largest_gap(on_request);
-      Fragmentation f{p.seq,        p.t_ns,       a.seconds(p.t_ns),
-                      p.bytes,      p.allocated,  p.bytes - p.allocated,
-                      g.bytes,      std::nullopt, std::nullopt,
-                      std::nullopt, g.regions,    on_request};
+      const Figure fenced = on_request ? 0 : p.active - p.allocated;
+      Fragmentation f{p.seq,
+                      p.t_ns,
+                      a.seconds(p.t_ns),
+                      p.bytes,
+                      p.allocated,
+                      fenced,
+                      p.bytes - p.allocated - fenced,
+                      g.bytes,
+                      std::nullopt,
+                      std::nullopt,
+                      std::nullopt,
+                      g.regions,
+                      on_request};
       if (g.found) {
         f.largest_at = g.at;
         f.largest_segment = g.seg;
       }
-      const bool ok = possible(f.reserved) && possible(f.allocated) && possible(f.free_cached);
+      const bool ok = possible(f.reserved) && possible(f.allocated) && possible(f.fenced) &&
+                      possible(f.free_cached);
       if (ok) {
         f.fragmentation = 0.0;
         if (f.free_cached > 0) {
@@ -126,8 +137,8 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
         if (static_cast<Figure>(f.largest) > f.free_cached) {
           notes.push_back(name + ": at the reserved peak the largest free block (" +
                           figure_text(static_cast<Figure>(f.largest)) +
-                          ") is larger than reserved - allocated (" + text(f.free_cached) +
-                          "): the log is inconsistent");
+                          ") is larger than the free bytes, reserved - allocated - fenced (" +
+                          text(f.free_cached) + "): the log is inconsistent");
         }
       }
       r.fragmentation = f;
@@ -244,6 +255,7 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
     if (d.fragmentation) {
       check(where, "reserved at the reserved peak", d.fragmentation->reserved);
       check(where, "allocated at the reserved peak", d.fragmentation->allocated);
+      check(where, "fenced at the reserved peak", d.fragmentation->fenced);
       check(where, "free cached at the reserved peak", d.fragmentation->free_cached);
     }
   }

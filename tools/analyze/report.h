@@ -27,7 +27,9 @@ struct PeakReport {
 struct Fragmentation {
   std::uint64_t seq, t_ns;
   std::optional<double> time_s;
-  Figure reserved, allocated, free_cached;
+  // docs/report.md, "Words and figures": free_cached = reserved - allocated - fenced (fenced
+  // bytes wait for work on another stream: not free); fragmentation = 1 - largest / free_cached.
+  Figure reserved, allocated, fenced, free_cached;
   UFigure largest;
   std::optional<UFigure> largest_at;
   std::optional<std::uint64_t> largest_segment;
@@ -61,6 +63,31 @@ struct LeakEntry {
   std::optional<std::uint64_t> counted_block_size() const;
 };
 
+// The blocks alive at the end grouped by site (the alloc's backtrace) and block size, each group
+// told apart (leaks.cpp kind_of, docs/report.md "Blocks alive at exit"): "long-lived" (allocated
+// by the device's allocated peak and not growing: weights, optimizer state), "growing" (at least
+// kGrowingCount blocks whose allocations span half the run or more: a leak's signature) or
+// "after the peak" (neither).
+inline constexpr std::uint64_t kGrowingCount = 3;
+inline constexpr std::size_t kAliveGroupsListed = 25;
+struct AliveGroup {
+  int dev = 0;
+  std::uint32_t backtrace = 0;  // BacktraceTable id, 0: none
+  std::uint64_t block_size = 0, count = 0, first_seq = 0, last_seq = 0, first_t = 0, last_t = 0;
+  Figure bytes = 0;
+  std::string kind;
+};
+struct AliveKinds {
+  std::array<std::uint64_t, 3> groups{}, blocks{};
+  std::array<Figure, 3> bytes{};
+};
+inline constexpr const char* kAliveKinds[3] = {"long-lived", "growing", "after the peak"};
+inline constexpr const char* kAliveRule =
+    "grouped by allocation site (backtrace) and block size; growing: 3 or more blocks whose "
+    "allocations span at least half of the run (a leak's signature); long-lived: allocated by "
+    "the device's allocated peak and never freed (weights, optimizer state); after the peak: "
+    "neither";
+
 struct LeaksReport {
   bool from_summary = false;
   std::optional<std::uint64_t> last_seq;
@@ -70,6 +97,8 @@ struct LeaksReport {
   std::optional<std::array<Figure, 3>> not_listed;  // count, size, block_size
   std::optional<std::array<Figure, 3>> omitted;
   std::uint64_t disagreements = 0;
+  std::vector<AliveGroup> groups;  // every group, the most bytes first
+  AliveKinds kinds;
 };
 
 struct Impossible {

@@ -6,6 +6,7 @@
 
 #include "tools/analyze/frames.h"
 #include "tools/analyze/oom_figures.h"
+#include "tools/analyze/replayed.h"
 #include "tools/analyze/stats_table.h"
 
 namespace cudapool::analyze {
@@ -26,7 +27,8 @@ void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f) {
   }
   out.begin_object().key("seq").num(f->seq).key("t_ns").num(f->t_ns);
   out.key("time_s").opt_real(f->time_s).key("reserved").num(f->reserved);
-  out.key("allocated").num(f->allocated).key("free_cached").num(f->free_cached);
+  out.key("allocated").num(f->allocated).key("fenced").num(f->fenced);
+  out.key("free_cached").num(f->free_cached);
   out.key("largest_free_block").num(static_cast<Figure>(f->largest));
   out.key("largest_free_block_ptr");
   f->largest_at ? out.str(hex_text(*f->largest_at)) : out.null();
@@ -61,6 +63,8 @@ void ending_json(JsonOut& out, const Ending& e) {
       .str(e.summary)
       .key("line")
       .opt(e.line)
+      .key("requests_only")
+      .boolean(e.requests_only)
       .key("clues")
       .begin_array();
   for (const std::string& c : e.clues) out.str(c);
@@ -103,48 +107,7 @@ std::uint64_t allocs(const LogAnalysis& a) {
   return a.action_counts_[static_cast<std::size_t>(log::LogAction::kAlloc)];
 }
 
-}  // namespace
-
-void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
-                       std::size_t max_problems) {
-  out.key("lines").num(a.lines_).key("events").num(a.events_);
-  write_actions(out, a);
-  out.key("exited_normally").boolean(a.ending_.summary != "none");
-  out.key("ending");
-  ending_json(out, a.ending_);
-  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
-  out.key("cache_hits").num(a.cache_hits_);
-  out.key("allocs").num(allocs(a));
-  write_notes(out, r);
-  write_problems(out, a, max_problems);
-}
-
-void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
-  out.begin_object().key("schema").str(kReportSchema).key("log").str(r.log);
-  out.key("header");
-  a.header_ ? out.value(*a.header_) : out.null();
-  // build_report's order (tests/oracle/report.py): `cudapool report --json` prints
-  // this object as it is
-  out.key("exited_normally").boolean(a.ending_.summary != "none");
-  out.key("ending");
-  ending_json(out, a.ending_);
-  out.key("lines").num(a.lines_).key("events").num(a.events_);
-  write_actions(out, a);
-  out.key("cache_hits").num(a.cache_hits_);
-  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
-  write_problems(out, a, kMaxProblems);
-  out.key("summary");
-  if (a.summary_) {
-    out.begin_object();
-    for (const char* k : {"seq", "t_ns", "events", "log_errors"}) {
-      out.key(k);
-      const JsonValue* v = a.summary_->find(k);
-      v ? out.value(*v) : out.null();
-    }
-    out.key("line").num(a.summary_line_).end_object();
-  } else {
-    out.null();
-  }
+void write_devices(JsonOut& out, const Report& r) {
   out.key("devices").begin_object();
   for (const DeviceReport& d : r.devices) {
     out.key(std::to_string(d.dev)).begin_object();
@@ -161,6 +124,118 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
     out.end_object();
   }
   out.end_object();
+}
+
+// The replay of a log of requests only: its settings (the header's conf), its cache hits and per
+// device what its summary line and events say (the statistics `cudapool demo` and `cudapool
+// replay` print, the peaks, the fragmentation at its reserved peak).
+void write_replay(JsonOut& out, const RequestReplay* replay) {
+  out.key("replay");
+  if (replay == nullptr) {
+    out.null();
+    return;
+  }
+  const LogAnalysis& ra = replay->analysis();
+  const JsonValue* conf = ra.header_ ? ra.header_->find("conf") : nullptr;
+  out.begin_object().key("settings");
+  conf ? out.value(*conf) : out.null();
+  out.key("settings_from").str("the log's header");
+  out.key("cache_hits").num(ra.cache_hits_).key("allocs").num(allocs(ra));
+  write_devices(out, replay->report());
+  out.end_object();
+}
+
+}  // namespace
+
+void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk,
+                        const Frames* frames) {
+  out.key("by_site").begin_object().key("rule").str(kAliveRule).key("kinds").begin_object();
+  for (std::size_t k = 0; k < 3; ++k) {
+    out.key(kAliveKinds[k]).begin_object().key("groups").num(lk.kinds.groups[k]);
+    out.key("blocks").num(lk.kinds.blocks[k]).key("bytes").num(lk.kinds.bytes[k]).end_object();
+  }
+  out.end_object().key("groups").begin_array();
+  for (std::size_t i = 0; i < lk.groups.size() && i < kAliveGroupsListed; ++i) {
+    const AliveGroup& g = lk.groups[i];
+    out.begin_object().key("dev").num(g.dev).key("block_size").num(g.block_size);
+    out.key("count").num(g.count).key("bytes").num(g.bytes).key("kind").str(g.kind);
+    out.key("first_seq").num(g.first_seq).key("last_seq").num(g.last_seq);
+    out.key("first_time_s").opt_real(a.seconds(g.first_t));
+    out.key("last_time_s").opt_real(a.seconds(g.last_t)).key("backtrace");
+    std::optional<JsonValue> bt;
+    if (g.backtrace != 0) bt = parse_json(a.backtraces_.text(g.backtrace));
+    if (!bt) {
+      out.begin_array().end_array();
+    } else if (frames == nullptr) {
+      out.value(*bt);
+    } else {
+      out.begin_array();
+      for (const JsonValue& f : bt->items) out.str(f.is_string() ? frames->text(f.text) : "?");
+      out.end_array();
+    }
+    out.end_object();
+  }
+  out.end_array().key("groups_listed");
+  out.num(static_cast<std::uint64_t>(std::min(lk.groups.size(), kAliveGroupsListed)));
+  out.key("group_count").num(static_cast<std::uint64_t>(lk.groups.size())).end_object();
+}
+
+void write_exited_normally(JsonOut& out, const Ending& e) {
+  const std::optional<bool> x = exited_normally(e);
+  x ? out.boolean(*x) : out.null();
+}
+
+void write_cache_hits(JsonOut& out, const LogAnalysis& a) {
+  a.requests_only_ ? out.null() : out.num(a.cache_hits_);
+}
+
+void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
+                       std::size_t max_problems) {
+  out.key("lines").num(a.lines_).key("events").num(a.events_);
+  write_actions(out, a);
+  out.key("exited_normally");
+  write_exited_normally(out, a.ending_);
+  out.key("ending");
+  ending_json(out, a.ending_);
+  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
+  out.key("cache_hits");
+  write_cache_hits(out, a);
+  out.key("allocs").num(allocs(a));
+  write_notes(out, r);
+  write_problems(out, a, max_problems);
+}
+
+void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
+                  const RequestReplay* replay) {
+  out.begin_object().key("schema").str(kReportSchema).key("log").str(r.log);
+  out.key("header");
+  a.header_ ? out.value(*a.header_) : out.null();
+  // build_report's order (tests/oracle/report.py): `cudapool report --json` prints
+  // this object as it is
+  out.key("exited_normally");
+  write_exited_normally(out, a.ending_);
+  out.key("ending");
+  ending_json(out, a.ending_);
+  out.key("lines").num(a.lines_).key("events").num(a.events_);
+  write_actions(out, a);
+  out.key("cache_hits");
+  write_cache_hits(out, a);
+  out.key("malformed_lines").num(a.malformed_).key("problem_count").num(a.problem_count_);
+  write_problems(out, a, kMaxProblems);
+  out.key("summary");
+  if (a.summary_) {
+    out.begin_object();
+    for (const char* k : {"seq", "t_ns", "events", "log_errors"}) {
+      out.key(k);
+      const JsonValue* v = a.summary_->find(k);
+      v ? out.value(*v) : out.null();
+    }
+    out.key("line").num(a.summary_line_).end_object();
+  } else {
+    out.null();
+  }
+  write_devices(out, r);
+  write_replay(out, replay);
   out.key("allocs").num(allocs(a));
   out.key("distinct_request_sizes").num(static_cast<std::uint64_t>(a.size_counts_.size()));
   std::vector<std::pair<std::uint64_t, std::uint64_t>> sizes(a.size_counts_.begin(),
@@ -213,7 +288,9 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r) {
   figures3(out, lk.not_listed);
   out.key("omitted");
   figures3(out, lk.omitted);
-  out.key("disagreements").num(lk.disagreements).end_object();
+  out.key("disagreements").num(lk.disagreements);
+  write_alive_groups(out, a, lk);
+  out.end_object();
   out.key("impossible").begin_array();
   for (const Impossible& x : r.impossible) {
     out.begin_object().key("where").str(x.where).key("what").str(x.what).key("value").num(x.value);
@@ -269,7 +346,8 @@ RankRow rank_row(const LogAnalysis& a, const Report& r, std::size_t index) {
   pid ? out.value(*pid) : out.null();
   out.key("events").num(a.events_);
   out.key("ooms").num(a.action_counts_[static_cast<std::size_t>(log::LogAction::kOom)]);
-  out.key("exited_normally").boolean(a.ending_.summary != "none");
+  out.key("exited_normally");
+  write_exited_normally(out, a.ending_);
   out.key("ending").str(a.ending_.summary).key("devices").begin_array();
   for (const DeviceReport& d : r.devices) {
     out.begin_object().key("dev").num(d.dev).key("peak_allocated");

@@ -15,20 +15,34 @@
 namespace cudapool::analyze {
 
 class Frames;
+class RequestReplay;
 
 inline constexpr const char* kReportSchema = "cudapool.report/1";
 
-void write_report(JsonOut& out, const LogAnalysis& a, const Report& r);
+// replay: a log of requests only's replay (replayed.h), or null: the report's "replay" object,
+// the figures the log cannot have (reserved bytes, segments, fragmentation, cache hits) as the
+// pool replayed them under the header's settings; null without one.
+void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
+                  const RequestReplay* replay = nullptr);
 
 // Parts the page writes too (page_json.h).
 void write_peak(JsonOut& out, const std::optional<PeakReport>& p);
 void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f);
+// exited_normally: true, false or null (ending.h exited_normally()).
+void write_exited_normally(JsonOut& out, const Ending& e);
+// cache_hits: the count, or null for a log of requests only (its cache hits are not known).
+void write_cache_hits(JsonOut& out, const LogAnalysis& a);
 // lines, events, actions, exited_normally, ending, malformed_lines, problem_count, cache_hits,
 // allocs, notes, problems (the first max_problems).
 void write_run_tallies(JsonOut& out, const LogAnalysis& a, const Report& r,
                        std::size_t max_problems);
 // Lines of text as a JSON array of strings.
 void write_lines(JsonOut& out, const std::vector<std::string>& lines);
+// The blocks alive at the end by site and size ("by_site": report.h AliveGroup): the rule, per
+// kind its groups, blocks and bytes, and the first kAliveGroupsListed groups; with frames, their
+// backtraces as the frames' texts (frames.h).
+void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk,
+                        const Frames* frames = nullptr);
 // A leak entry; with frames, its backtrace as the frames' texts (frames.h).
 void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames = nullptr);
 

@@ -14,6 +14,8 @@
     fenced: "#f97316", free: "#e5e7eb", oom: "#dc2626", empty_cache: "#64748b",
     segment_refused: "#db2777"
   };
+  // The figures' words (vocabulary.py FIGURE_WORDS, docs/report.md "Words and figures").
+  var WORDS = DATA.words;
   var MARK_NAMES = { oom: "out of memory", empty_cache: "empty_cache", segment_refused: "segment refused" };
   var check = { errors: window.cudapoolErrors || [], charts: [], peaks: [], timeline_peaks: [] };
   // The charts' time axis (pagedata.one_clock): one log, from its first event; several, from the
@@ -274,10 +276,11 @@
     if (!tl.reserved) return;
     var un = tl.reserved.map(function (r, i) { return r - tl.allocated[i]; });
     var fpeaks = [], f = dev.fragmentation, most = firstMax(xs, un);
-    if (f) fpeaks.push({ text: bytes(f.free_cached) + " unallocated at the reserved peak (" + secs(at(f.time_s)) + "), fragmentation " + (f.fragmentation === null ? "impossible" : f.fragmentation.toFixed(2)),
-      color: COLORS.unallocated, t: at(f.time_s), v: f.free_cached });
+    if (f) fpeaks.push({ text: bytes(f.reserved - f.allocated) + " unallocated at the reserved peak (" + secs(at(f.time_s)) + "): " + bytes(f.fenced) + " " + WORDS.fenced + ", " + bytes(f.free_cached) +
+      " free; fragmentation " + (f.fragmentation === null ? "impossible" : f.fragmentation.toFixed(2)),
+      color: COLORS.unallocated, t: at(f.time_s), v: f.reserved - f.allocated });
     else if (most && most.bytes > 0) fpeaks.push({ label: "most unallocated", color: COLORS.unallocated, t: most.time_s, v: most.bytes });
-    timeline(box, { id: id + "-unallocated", height: 190, title: what + "reserved but unallocated (cached free memory and fragmentation)",
+    timeline(box, { id: id + "-unallocated", height: 190, title: what + "reserved but unallocated (fenced and free)",
       help: "reserved − allocated: memory the pool holds that the program does not; where no free block is large enough for a request, this is fragmentation.",
       x: xs, series: [{ label: "reserved − allocated", color: COLORS.unallocated, values: un, fill: 0.22 }], peaks: fpeaks, marks: marks, group: group });
   }
@@ -292,7 +295,7 @@
     var free = snap.reserved - snap.allocated - snap.fenced;
     wrap.appendChild(el("div", { class: "chart-help", text:
       count(snap.regions) + " region" + (snap.regions === 1 ? "" : "s") + " (segments and runs of mapped pages), " + bytes(snap.reserved) + " reserved: " +
-      bytes(snap.allocated) + " allocated, " + bytes(snap.fenced) + " fenced, " + bytes(free) + " free, in " + count(snap.blocks) + " blocks." +
+      bytes(snap.allocated) + " allocated, " + bytes(snap.fenced) + " fenced (" + WORDS.fenced + "), " + bytes(free) + " free, in " + count(snap.blocks) + " blocks." +
       (snap.shown < snap.regions ? " The " + snap.shown + " largest regions are drawn." : "") +
       (snap.outside ? " " + count(snap.outside) + " blocks lie outside every region (the log is inconsistent)." : "") +
       " Hover over a block for its size and allocation site." }));
@@ -305,7 +308,7 @@
     select.value = mode;
     var legend = el("div", { class: "segmap-bar" },
       el("span", null, el("span", { class: "swatch", style: "background:" + COLORS.allocated }), "allocated"),
-      el("span", null, el("span", { class: "swatch", style: "background:" + COLORS.fenced }), "fenced (freed, not yet free_completed)"),
+      el("span", null, el("span", { class: "swatch", style: "background:" + COLORS.fenced }), "fenced (" + WORDS.fenced + ": not free)"),
       el("span", null, el("span", { class: "swatch", style: "background:" + COLORS.free }), "free (cached)"),
       el("label", null, "scale: ", select));
     wrap.appendChild(legend);
@@ -413,9 +416,14 @@
     var actions = Object.keys(r.actions || {}).map(function (a) { return a + " " + count(r.actions[a]); }).join(", ");
     var opts = r.options ? Object.keys(r.options).map(function (k) { return k + "=" + JSON.stringify(r.options[k]); }).join(", ") : null;
     var end = r.ending || {};
+    // A log of requests only has no summary line by construction: no verdict of a kill.
     var status = el("span", null, end.summary === "read" ? el("span", { class: "pill ok", text: "exited normally (summary line)" })
+      : end.requests_only ? el("span", { class: "pill", text: "not recorded (a log of requests only)" })
       : el("span", { class: "pill bad", text: end.summary === "too long" ? "summary line too long to read" : "no summary line" }),
-      end.summary === "read" ? null : " " + end.text.replace(/^no summary line: /, ""));
+      end.summary === "read" ? null : " " + end.text.replace(/^no summary line(: |, )/, ""));
+    var hits = r.cache_hits === null
+      ? "unknown (the log records no pool decisions)" + (log.replay && log.replay.cache_hits !== undefined ? "; as replayed: " + count(log.replay.cache_hits) + " of " + count(r.allocs) : "")
+      : count(r.cache_hits) + " of " + count(r.allocs) + " allocations";
     return el("div", { class: "card grid2" }, kv([
       ["log", el("code", { text: log.log })],
       ["executable", el("code", { text: r.executable || "?" })],
@@ -431,7 +439,7 @@
       ["devices", devs.length ? devs.join("; ") : "?"],
       ["lines, events", count(r.lines) + " lines, " + count(r.events) + " events"],
       ["event counts", actions || "none"],
-      r.allocs ? ["cache hits", count(r.cache_hits) + " of " + count(r.allocs) + " allocations"] : null,
+      r.allocs ? ["cache hits", hits] : null,
       r.malformed_lines ? ["malformed lines", count(r.malformed_lines) + " skipped"] : null,
       cudapoolVersion(r)
     ]));
@@ -441,22 +449,26 @@
     var rows = Object.keys(log.devices).map(function (dev) {
       var d = log.devices[dev], pa = d.peak_allocated, pr = d.peak_reserved, f = d.fragmentation;
       var attrs = function (kind, p) { return p ? { "data-peak": kind, "data-log": li, "data-dev": dev, "data-bytes": p.bytes } : {}; };
+      // A log of requests only: the figures it cannot have, as replayed (report --json's "replay").
+      var rd = log.replay && log.replay.devices[dev], rp = !pr && rd ? rd.peak_reserved : null, rf = !f && rd ? rd.fragmentation : null;
+      var ff = f || rf, as = rf ? " (as replayed)" : "";
       return [dev,
         bytesCell(pa ? pa.bytes : null, attrs("allocated", pa)), pa ? secs(pa.time_s) + " (seq " + pa.seq + ")" : "no alloc events",
-        bytesCell(pr ? pr.bytes : null, attrs("reserved", pr)), pr ? secs(pr.time_s) + " (seq " + pr.seq + ")" : "no segment events",
-        f ? bytesCell(f.free_cached) : "–", f ? bytesCell(f.largest_free_block) : "–", f ? fraction(f.fragmentation) : "–"];
+        rp ? bytesCell(rp.bytes, { "data-replayed": "reserved", "data-log": li, "data-dev": dev, "data-bytes": rp.bytes }) : bytesCell(pr ? pr.bytes : null, attrs("reserved", pr)),
+        pr ? secs(pr.time_s) + " (seq " + pr.seq + ")" : rp ? secs(rp.time_s) + " as replayed (the log has no segment events)" : "no segment events",
+        ff ? bytesCell(ff.fenced) : "–", ff ? bytesCell(ff.free_cached) : "–", ff ? bytesCell(ff.largest_free_block) : "–", ff ? fraction(ff.fragmentation) + as : "–"];
     });
     var replayed = log.replay ? Object.keys(log.replay.devices).map(function (dev) {
       var d = log.replay.devices[dev], p = d.peak_reserved, f = d.fragmentation;
       return p ? note("As replayed by the pool (this log has no pool decisions), device " + dev + ": peak reserved " + bytes(p.bytes) +
-        " at " + secs(p.time_s) + (f ? ", with " + bytes(f.free_cached) + " free cached and fragmentation " + fraction(f.fragmentation) : "") + ".", "info") : null;
+        " at " + secs(p.time_s) + (f ? ", with " + bytes(f.fenced) + " fenced, " + bytes(f.free_cached) + " free and fragmentation " + fraction(f.fragmentation) : "") + ".", "info") : null;
     }) : null;
     return el("div", { class: "card" }, replayed, table(["device", "peak allocated", "when", "peak reserved", "when",
-      "free cached at the reserved peak", "largest free block", "fragmentation"], rows,
-      [false, true, false, true, false, true, true, true]),
+      "fenced at the reserved peak (" + WORDS.fenced + ")", "free at the reserved peak", "largest free block", "fragmentation"], rows,
+      [false, true, false, true, false, true, true, true, true]),
       el("div", { class: "chart-help", style: "margin-top:6px", text: "Peaks as `cudapool report` finds them from the events: the first time each is reached, " +
         "counted from the log's first event" + (CLOCK_RANGE && log.clock ? " (on the charts, whose axis counts from the earliest start of the logs, the first event is at " + secs(log.clock.offset_s) + ")" : "") +
-        ". Fragmentation = 1 − largest free block / free cached, at the reserved peak." }));
+        ". Fenced bytes wait for work on another stream and are not free: free = reserved − allocated − fenced; fragmentation = 1 − largest free block / free, at the reserved peak." }));
   }
   function deviceSection(sec, log, li, dev) {
     var d = log.devices[dev];
@@ -482,7 +494,7 @@
       segmentMap(box, maps.peak, log, id + "-map-peak", "Segment map at the reserved peak" + src + ": " + secs(maps.peak.time_s) + " (seq " + maps.peak.seq + ")", !!src);
     }
     if (maps && maps.exit) {
-      segmentMap(box, maps.exit, log, id + "-map-exit", "Segment map " + (log.run.ending.summary === "read" ? "at exit" : "at the last event (no summary line was read)") + src, !!src);
+      segmentMap(box, maps.exit, log, id + "-map-exit", "Segment map " + (log.run.ending.summary === "read" || src ? "at exit" : "at the last event (no summary line was read)") + src, !!src);
     }
     if (!maps || (!maps.peak && !maps.exit)) {
       box.appendChild(note("No segment map: " + (log.layout_note || "the log has no segment events") + ".", "info"));
@@ -522,10 +534,22 @@
   function leaksSection(sec, log) {
     var l = log.leaks;
     var what = l.source === "summary" ? "still allocated at exit (listed by the summary line, counted from the events)" : "still allocated at the last event (no summary line was read)";
-    sec.appendChild(el("h3", { text: "Leaks: " + count(l.count) + " block" + (l.count === 1 ? "" : "s") + " " + what + (l.count ? ", " + bytes(l.bytes) : "") }));
+    // Not all of them are leaks: by site and size, long-lived or growing (docs/report.md).
+    sec.appendChild(el("h3", { text: "Blocks alive at exit: " + count(l.count) + " block" + (l.count === 1 ? "" : "s") + " " + what + (l.count ? ", " + bytes(l.bytes) : "") }));
     if (!l.count && !l.listed) return;
     var box = el("div", { class: "card" });
     sec.appendChild(box);
+    var by = l.by_site;
+    if (by && by.group_count) {
+      var kinds = ["long-lived", "growing", "after the peak"].filter(function (k) { return by.kinds[k].groups; }).map(function (k) {
+        return k + ": " + count(by.kinds[k].groups) + " group" + (by.kinds[k].groups === 1 ? "" : "s") + " (" + count(by.kinds[k].blocks) + " blocks, " + bytes(by.kinds[k].bytes) + ")";
+      });
+      box.appendChild(el("h4", { text: "By site and size: " + kinds.join("; ") }));
+      box.appendChild(el("div", { class: "chart-help", text: "How: " + by.rule + "." }));
+      box.appendChild(table(["kind", "blocks", "block size", "bytes", "seq", "stack (innermost frame first)"], by.groups.map(function (g) {
+        return [g.kind, count(g.count), bytesCell(g.block_size), bytesCell(g.bytes), g.first_seq + "–" + g.last_seq, stackView(g.backtrace)];
+      }), [false, true, true, true, false, false]));
+    }
     var rest = l.not_listed;
     if (rest && rest.count) box.appendChild(note("… and " + count(rest.count) + " more block" + (rest.count === 1 ? "" : "s") + " alive at exit (" +
       bytes(rest.size) + " requested, " + bytes(rest.block_size) + " in blocks) not listed in the summary.", "info"));
