@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/replay_report_agree.sh: cudapool-replay and `cudapool report` call the same lines
 # malformed (issue 18, defect 10): one definition of a valid line (docs/log-format.md, "Valid
-# lines"), checked on the rules fixture (tests/cli/fixtures/line_rules.py: every line's verdict is
-# given), on every other fixture, on lines at and over the line limit and on a byte order mark
+# lines"), checked on the rules fixtures (tests/cli/fixtures/line_rules.py: every line's verdict is
+# given; line_rules_python.jsonl: the definition lines of Python stacks), on every other fixture, on lines at and over the line limit and on a byte order mark
 # (issue 26). Not here: what either
 # tool does with the valid lines (replay_tool.sh, report_tool.sh).
 set -euo pipefail
@@ -19,6 +19,10 @@ cmp -s "$tmp/line_rules.jsonl" "$fx/line_rules.jsonl" ||
   fail "tests/cli/fixtures/line_rules.jsonl is stale: run python3 tests/cli/fixtures/line_rules.py"
 cmp -s "$tmp/line_rules.expected" "$fx/line_rules.expected" ||
   fail "tests/cli/fixtures/line_rules.expected is stale: run python3 tests/cli/fixtures/line_rules.py"
+for f in line_rules_python.jsonl line_rules_python.expected; do
+  cmp -s "$tmp/$f" "$fx/$f" ||
+    fail "tests/cli/fixtures/$f is stale: run python3 tests/cli/fixtures/line_rules.py"
+done
 
 # Lines at and over the limit (64 MiB, the newline not counted): a valid event padded to exactly
 # the limit, then one byte more; a last line without its newline over the limit.
@@ -68,10 +72,12 @@ def expected(path):
         return [int(l.split()[0]) for l in f if l.strip() and not l.startswith("#")]
 
 checks = [(os.path.join(fx, "line_rules.jsonl"), expected(os.path.join(fx, "line_rules.expected"))),
+          (os.path.join(fx, "line_rules_python.jsonl"),
+           expected(os.path.join(fx, "line_rules_python.expected"))),
           (os.path.join(tmp, "long.jsonl"), expected(os.path.join(tmp, "long.expected"))),
           (os.path.join(tmp, "bom.jsonl"), expected(os.path.join(tmp, "bom.expected")))]
 checks += [(p, None) for p in sorted(glob.glob(os.path.join(fx, "*.jsonl")))
-           if not p.endswith("line_rules.jsonl")]
+           if not os.path.basename(p).startswith("line_rules")]
 bad = False
 for path, want in checks:
     a, b = replay_malformed(path), report_malformed(path)

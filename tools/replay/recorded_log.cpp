@@ -36,6 +36,9 @@ void LogDecoder::add_line(std::uint64_t number, std::string_view line, EventBatc
       ++t.malformed_lines;
       add_problem(batch, number, "malformed line: " + parsed.problem);
       return;
+    case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
+      ++t.other_lines;
+      return;
     case LineKind::kEvent:
       event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {

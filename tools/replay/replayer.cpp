@@ -108,6 +108,9 @@ void Replayer::feed(std::uint64_t line_number, std::string_view line) {
       ++counts_.malformed_lines;
       problem(line_number, "malformed line: " + parsed.problem);
       return;
+    case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
+      ++counts_.other_lines;
+      return;
     case LineKind::kEvent:
       event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {
