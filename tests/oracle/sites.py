@@ -9,8 +9,9 @@ An alloc event with a Python stack (pystacks.py: reader.py hands it over resolve
 that stack instead, its native frames not looked at: named by its first user frame, its frames'
 texts "file:line function", innermost first; Python sites come before native ones in every list.
 
-The passes key the sites by their bare frames (a Python site by its stack's id); the texts come once the log is read (its summary
-line, with the modules, is its last line): Sites.named(), leak_groups().
+The passes key the sites by their bare frames (a Python site by its stack's id); the texts come
+once the log is read (its summary line, with the modules, is its last line): Sites.named(),
+leak_groups().
 
 Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (leaks.py), naming
 a frame (frames.py).
