@@ -10,6 +10,8 @@ namespace cudapool::analyze {
 
 namespace {
 
+constexpr const char* kUnknownFile = "??";  // frames.py UNKNOWN_FILE: a Python frame not defined
+
 using A = log::LogAction;
 using Wide = UFigure;  // an end address past 2^64 (Python's ints have no end)
 
@@ -113,18 +115,25 @@ MemvizTrace::Entry* MemvizTrace::entry(Device& d, std::int64_t n) {
   return &d.ring[max_entries_ == 0 ? k : k % max_entries_];
 }
 
-std::uint32_t MemvizTrace::stack(std::string_view raw) {
-  if (const auto it = stack_ids_.find(std::string(raw)); it != stack_ids_.end()) return it->second;
-  std::uint32_t id = 0;
-  const std::optional<JsonValue> v = parse_json(raw);
+std::uint32_t MemvizTrace::stack(std::string_view raw, const PythonStack* python) {
+  // The key: the backtrace's text, and after a byte no JSON text holds the Python stack's number.
+  std::string key(raw);
+  if (python != nullptr) key += '\0' + std::to_string(python->index);
+  if (const auto it = stack_ids_.find(key); it != stack_ids_.end()) return it->second;
+  Stack s;
+  s.python = python != nullptr && !python->frames.empty() ? python : nullptr;
+  const std::optional<JsonValue> v = raw.empty() ? std::nullopt : parse_json(raw);
   if (v && v->is_array() && !v->items.empty() &&
       std::all_of(v->items.begin(), v->items.end(),
                   [](const JsonValue& x) { return x.is_string(); })) {
-    id = static_cast<std::uint32_t>(stacks_.size());
-    stacks_.emplace_back();
-    for (const JsonValue& x : v->items) stacks_.back().push_back(x.text);
+    for (const JsonValue& x : v->items) s.native.push_back(x.text);
   }
-  stack_ids_.emplace(std::string(raw), id);
+  std::uint32_t id = 0;
+  if (!s.native.empty() || s.python != nullptr) {
+    id = static_cast<std::uint32_t>(stacks_.size());
+    stacks_.push_back(std::move(s));
+  }
+  stack_ids_.emplace(std::move(key), id);
   return id;
 }
 
@@ -162,8 +171,8 @@ void MemvizTrace::event(std::uint64_t, const Event& e, const DeviceState&) {
     case action_id(A::kAlloc): {
       std::uint32_t frames = 0;
       const auto& bt = e.raw->backtrace;
-      if (bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[')
-        frames = stack(bt->value);
+      const bool listed = bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[';
+      if (listed || e.python != nullptr) frames = stack(listed ? bt->value : "", e.python);
       alloc(d, e, stream, frames);
       return;
     }
@@ -416,9 +425,16 @@ void MemvizTrace::write(JsonOut& out, const ExportInputs& in) const {
   for (const auto& [name, n] : left_out_) out.begin_array().str(name).num(n).end_array();
   out.end_array();
   out.key("stacks").begin_array();
-  for (const auto& frames : stacks_) {
+  for (const Stack& frames : stacks_) {
     out.begin_array();
-    for (const std::string& f : frames) out.str(f);
+    for (const std::string& f : frames.native) out.str(f);
+    if (frames.python != nullptr) {
+      for (const PythonFrame* f : frames.python->frames) {  // PyTorch's snapshot frame form
+        out.begin_object().key("filename").str(f->known ? f->file : kUnknownFile);
+        out.key("line").num(f->line).key("name").str(f->known ? f->function : kUnknownFile);
+        out.end_object();
+      }
+    }
     out.end_array();
   }
   out.end_array();
