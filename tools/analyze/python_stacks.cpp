@@ -44,9 +44,8 @@ std::string short_path(const std::string& path) {
 
 std::string PythonStacks::define(const replay::DefinitionLine& d) {
   const bool frame = d.kind == replay::DefinitionKind::kFrame;
-  const char* what = frame ? "python_frame" : "python_stack";
   if (frame ? frame_ids_.count(d.id) != 0 : stack_ids_.count(d.id) != 0) {
-    return std::string("a second ") + what + " " + std::to_string(d.id) + ": ignored";
+    return replay::second_definition(d.kind, d.id);
   }
   if (frame) {
     if (frames_.size() >= kMaxPythonFrames) return ++dropped_, "";

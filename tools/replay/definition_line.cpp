@@ -56,6 +56,12 @@ DefinitionKind definition_kind(std::string_view action) {
   return DefinitionKind::kNone;
 }
 
+std::string second_definition(DefinitionKind kind, std::uint64_t id) {
+  const std::string_view what = log::line_part_text(
+      kind == DefinitionKind::kFrame ? log::LinePart::kPythonFrame : log::LinePart::kPythonStack);
+  return "a second " + std::string(what) + " " + std::to_string(id) + ": ignored";
+}
+
 DefinitionLine read_definition_line(std::string_view text, DefinitionKind kind) {
   DefinitionLine out;
   out.kind = kind;

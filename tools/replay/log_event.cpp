@@ -282,6 +282,8 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
     const DefinitionLine d = read_definition_line(line, def);
     if (!d.why.empty()) return malformed(d.why);
     out.kind = LineKind::kDefinition;
+    out.definition = def;
+    out.definition_id = d.id;
     return out;
   }
 

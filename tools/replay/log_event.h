@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "log/read/writer_line.h"
+#include "tools/replay/definition_line.h"
 
 namespace cudapool::replay {
 
@@ -72,6 +73,9 @@ struct ParsedLine {
   LineKind kind = LineKind::kBlank;
   LogEvent event;
   std::string problem;  // why a line is malformed
+  // kDefinition: which kind, and the id it defines
+  DefinitionKind definition = DefinitionKind::kNone;
+  std::uint64_t definition_id = 0;
 };
 
 // Parses one line (without its newline). A header is an object without "action" (or with action
