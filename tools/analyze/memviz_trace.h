@@ -7,7 +7,8 @@
 // nothing counted. The port of the memviz oracle's Device (tests/oracle/memviz_pass.py), kept
 // exact: the same entries in the same order (blocks and regions are visited in the order Python's
 // dicts keep, by insertion). Memory: the live blocks and regions, the ring, each distinct stack
-// once (native frames, then the Python stack's frames, python_stacks.h). Not here: the snapshot's
+// once (native frames, then the Python stack's frames, python_stacks.h); write() is in
+// memviz_write.cpp, what the two files share in memviz_order.h. Not here: the snapshot's
 // dicts, frame names, combining native and Python frames, and the file (memviz_snapshot.py).
 #pragma once
 
