@@ -8,8 +8,9 @@ devices' final state and traces as the dicts and lists of a PyTorch 2.11 snapsho
 
 Each segment's blocks are listed in address order and cover it exactly (the viewer recomputes
 their addresses from the sizes), free ranges as `inactive` blocks; each frame as frames.Frames
-names it ({name, filename, line}). Not here: reading the log and keeping the trace consistent
-(memviz.py), naming a frame (frames.py).
+names it ({name, filename, line}), an alloc's Python frames (CUDAPOOL_BACKTRACE=python, already
+{filename, line, name}) placed among its native ones as PyTorch places them (combined()). Not
+here: reading the log and keeping the trace consistent (memviz.py), naming a frame (frames.py).
 """
 
 import bisect
@@ -31,7 +32,7 @@ def snapshot(devices, header, clock, names):
             return []
         out = frames_cache.get(id(raw))
         if out is None or out[0] is not raw:
-            out = frames_cache[id(raw)] = (raw, [names.memviz(t) for t in raw])
+            out = frames_cache[id(raw)] = (raw, combined(raw, names))
         return out[1]
 
     ids = set(devices)
@@ -57,6 +58,26 @@ def snapshot(devices, header, clock, names):
     return {"segments": segments, "device_traces": traces,
             "allocator_settings": dict(options) if isinstance(options, dict) else {},
             "external_annotations": []}
+
+
+def combined(raw, names):
+    """An alloc's frames as PyTorch 2.11's snapshots list them (torch/csrc/profiler/
+    combined_traceback.cpp symbolize()): innermost first, the native frames (raw's strings, named
+    by names.memviz) with the next Python frame (raw's dicts, {filename, line, name}, innermost
+    first) put before each native frame of the interpreter's loop (a name holding
+    PyEval_EvalFrame), and the Python frames left after the native ones."""
+    python = [f for f in raw if type(f) is dict]
+    native = [names.memviz(t) for t in raw if type(t) is str]
+    if not python:
+        return native
+    out, k = [], 0
+    for f in native:
+        if "PyEval_EvalFrame" in f["name"] and k < len(python):
+            out.append(python[k])
+            k += 1
+        out.append(f)
+    out.extend(python[k:])
+    return out
 
 
 def entry(e, meta, clock, frames_of):

@@ -27,6 +27,9 @@ LOG_SCHEMA_PREFIX = "cudapool.log/"     # any major version is read (the report 
 REPORT_SCHEMA = "cudapool.report/1"     # what `cudapool report --json` prints
 ANALYSIS_SCHEMA = "cudapool.analysis/1"  # what cudapool-analyze prints (engine.py reads it)
 SUMMARY_ACTION = "summary"              # the summary line's action: not an event
+# The definition lines of Python stacks (CUDAPOOL_BACKTRACE=python): not events either.
+PYTHON_FRAME_ACTION = "python_frame"
+PYTHON_STACK_ACTION = "python_stack"
 
 # ---- kinds of values ---------------------------------------------------------------------------
 # The figures' words (docs/report.md, "Words and figures"), one definition for every output: the
@@ -143,6 +146,9 @@ LEAK_FIELDS = _part("leak")
 # (log/format.h kMaxModules): how a reader names a return address (library + offset, frames.py).
 MODULE_FIELDS = _part("module")
 LOG_ERROR_FIELDS = _part("log_errors")
+# The definition lines of Python stacks: a frame (id, file, line, function), a stack (id, frames).
+PYTHON_FRAME_FIELDS = _part(PYTHON_FRAME_ACTION)
+PYTHON_STACK_FIELDS = _part(PYTHON_STACK_ACTION)
 # leaks_omitted: the blocks alive at exit that leaks does not list: how many, their requested bytes
 # and their block bytes.
 LEAKS_OMITTED_FIELDS = _part("leaks_omitted")

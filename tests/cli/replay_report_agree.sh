@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/cli/replay_report_agree.sh: cudapool-replay and `cudapool report` call the same lines
 # malformed (issue 18, defect 10): one definition of a valid line (docs/log-format.md, "Valid
-# lines"), checked on the rules fixture (tests/cli/fixtures/line_rules.py: every line's verdict is
-# given), on every other fixture, on lines at and over the line limit and on a byte order mark
-# (issue 26). Not here: what either
+# lines"), checked on the rules fixtures (tests/cli/fixtures/line_rules.py: every line's verdict is
+# given; line_rules_python.jsonl: the definition lines of Python stacks, whose second definitions
+# of an id both list), on every other fixture, on lines at and over the line limit and on a byte
+# order mark (issue 26). Not here: what either
 # tool does with the valid lines (replay_tool.sh, report_tool.sh).
 set -euo pipefail
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
@@ -19,6 +20,10 @@ cmp -s "$tmp/line_rules.jsonl" "$fx/line_rules.jsonl" ||
   fail "tests/cli/fixtures/line_rules.jsonl is stale: run python3 tests/cli/fixtures/line_rules.py"
 cmp -s "$tmp/line_rules.expected" "$fx/line_rules.expected" ||
   fail "tests/cli/fixtures/line_rules.expected is stale: run python3 tests/cli/fixtures/line_rules.py"
+for f in line_rules_python.jsonl line_rules_python.expected; do
+  cmp -s "$tmp/$f" "$fx/$f" ||
+    fail "tests/cli/fixtures/$f is stale: run python3 tests/cli/fixtures/line_rules.py"
+done
 
 # Lines at and over the limit (64 MiB, the newline not counted): a valid event padded to exactly
 # the limit, then one byte more; a last line without its newline over the limit.
@@ -68,10 +73,12 @@ def expected(path):
         return [int(l.split()[0]) for l in f if l.strip() and not l.startswith("#")]
 
 checks = [(os.path.join(fx, "line_rules.jsonl"), expected(os.path.join(fx, "line_rules.expected"))),
+          (os.path.join(fx, "line_rules_python.jsonl"),
+           expected(os.path.join(fx, "line_rules_python.expected"))),
           (os.path.join(tmp, "long.jsonl"), expected(os.path.join(tmp, "long.expected"))),
           (os.path.join(tmp, "bom.jsonl"), expected(os.path.join(tmp, "bom.expected")))]
 checks += [(p, None) for p in sorted(glob.glob(os.path.join(fx, "*.jsonl")))
-           if not p.endswith("line_rules.jsonl")]
+           if not os.path.basename(p).startswith("line_rules")]
 bad = False
 for path, want in checks:
     a, b = replay_malformed(path), report_malformed(path)
@@ -87,6 +94,21 @@ for path, want in checks:
         bad = True
     if not bad:
         print("%s: both call %d line(s) malformed" % (name, len(a)))
+# A second definition of a Python frame's or stack's id: listed by both, in the same words.
+rules = os.path.join(fx, "line_rules_python.jsonl")
+replay = json.loads(subprocess.run([binary, "--json", rules], capture_output=True,
+                                   check=True).stdout)
+report = json.loads(subprocess.run([sys.executable, "-m", "cudapool_analysis", "report", "--json",
+                                    rules], capture_output=True, check=True, env=env).stdout)
+def second(d):
+    return [(p["line"], p["what"]) for p in d["problems"] if p["what"].startswith("a second")]
+
+
+want = [(8, "a second python_frame 1: ignored"), (9, "a second python_stack 1: ignored")]
+if second(replay) != want or second(report) != want:
+    print("second definitions: the replay lists %s, the report %s, expected %s"
+          % (second(replay), second(report), want))
+    bad = True
 sys.exit(1 if bad else 0)
 PY
 echo "replay_report_agree: ok"

@@ -12,8 +12,9 @@
 # exact; `cmake --install` gives a package that writes the page. And the page of
 # tests/cli/fixtures/viewers.jsonl + viewers-rank1.jsonl: the ranks' charts on one time
 # axis (since the earliest start, on the wall clock), one log's from its first event; frames named
-# library + offset from the summary's modules, each site by its first frame outside the runtime.
-# Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
+# library + offset from the summary's modules, each site by its first frame outside the runtime;
+# and of tests/cli/fixtures/python_stacks.jsonl: Python sites named by their first user frame, their
+# Python stacks shown. Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
 build="$CUDAPOOL_BUILD_DIR"
@@ -145,6 +146,16 @@ python3 "$check" clock "$tmp/clock.html" 0.001,0.251 || fail "one clock: the ran
 python3 "$check" clock "$tmp/example.html" || fail "one log: not timed from its first event"
 python3 "$check" clock "$tmp/ranks.html" || fail "runs an hour apart: not each from its first event"
 python3 "$check" viewers "$tmp/clock.html" "$tmp/clock.dom" || fail "one clock: the frames' names"
+
+# ---- Python stacks (CUDAPOOL_BACKTRACE=all: python_stacks.jsonl): Python sites first, each named
+# by its first frame of the program's own, its whole Python stack below it ----------------------
+py report --html "$tmp/python.html" "$fx/python_stacks.jsonl" 2>/dev/null || fail "python stacks: exit $?"
+browse "$tmp/python.html" python
+python3 "$check" shows "$tmp/python.dom" "$tmp/python.err" \
+  "frame 1: /home/me/train.py:41 Net.forward" \
+  "frame 1: .../sources/models/layers.py:7 Block.__call__" \
+  "> /home/me/train.py:41 Net.forward" \
+  "Python stacks first" || fail "python stacks: the page in Chromium"
 
 # ---- logs that lie, end early, carry terminal controls (issue 26 items 7, 9, 11): the page says
 # what the text report says (tests/cli/report_ending.sh, report_figures.sh) and draws them ------

@@ -25,10 +25,12 @@ import collections
 from cudapool_analysis import memviz
 from cudapool_analysis import vocabulary as v
 from cudapool_analysis.clock import Clock
+from cudapool_analysis.frames import UNKNOWN_FILE
 from cudapool_analysis.memviz import NO_FRAMES, Block, Region, check_decisions, conclude
 from oracle.reader import LogReader, LogError, not_a_log
 
 from .layout import add_range, remove_range
+from .pystacks import RESOLVED
 
 
 DRIVER_TOOK = "context_dropped: the driver took this memory with its context"
@@ -186,7 +188,12 @@ def build(stream, max_entries=0, name="the log"):
         if action == "alloc":
             bt = obj.get("backtrace")
             frames = list(bt) if type(bt) is list and all(type(x) is str for x in bt) and bt \
-                else NO_FRAMES
+                else []
+            # Then its Python stack's frames, innermost first, in the snapshot's form.
+            frames += [{"filename": f[0], "line": f[1], "name": f[2]} if f is not None
+                       else {"filename": UNKNOWN_FILE, "line": 0, "name": UNKNOWN_FILE}
+                       for f in obj.get(RESOLVED) or ()]
+            frames = frames or NO_FRAMES
             d.alloc(ptr, size, block_size, segment, ctx, stream_, seq, t_ns, frames)
         elif action == "free_requested" or action == "free_completed":
             d.free(action, ptr, t_ns)

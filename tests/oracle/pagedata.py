@@ -78,7 +78,7 @@ class Hooks:
                 at(self.timeline.devices[dev].last_line, dev, self.exit_maps, snapshot)
             if self.want_sites and self.sites.frames and d.peak_allocated is not None:
                 at(d.peak_allocated[3], dev, self.peak_sites,
-                   lambda layout, detail: at_peak(detail.allocated(layout)))
+                   lambda layout, detail: at_peak(detail.allocated(layout), self.sites))
         for entries in stops.values():
             for dev, _ in entries:
                 if dev not in self.details:

@@ -1,7 +1,9 @@
 """tests/oracle/reader.py: A test oracle of the analysis engine: a second, independent parser of
 cudapool.log/1 lines in Python (docs/log-format.md), for the other oracles and the fuzzer
 (tests/fuzz/reader_fuzz.py) that check the C++ readers (the engine's lines, the replay's) against
-it; the shipped tools read logs with the C++ readers only.
+it; the shipped tools read logs with the C++ readers only. The definition lines of Python stacks
+(python_frame, python_stack) are neither events nor counted: kept in reader.python (pystacks.py),
+each alloc event with a python_stack handed over with its stack resolved (obj[pystacks.RESOLVED]).
 
     check_log(path)                    # the header; LogError when it cannot be read or is no log
     with open_log(path) as f:          # LogError: a clear message (missing, a directory, empty,
@@ -37,6 +39,7 @@ import collections
 from cudapool_analysis import vocabulary as v
 from .checks import check_header, check_summary
 from .devices import DeviceGate
+from .pystacks import DEFINITION_ACTIONS, RESOLVED, PythonStacks
 from cudapool_analysis.inputs import LogError, display_name, open_log
 from cudapool_analysis.jsonline import CAREFUL, MAX_DEPTH, MAX_LINE, STRICT, lines_of, lone_surrogate, too_deep
 
@@ -186,6 +189,7 @@ class LogReader:
         self.events_after_summary = 0
         self.notes = []             # remarks about the log that are not problems of a line
         self.devices = DeviceGate()  # whose events are taken: devices.py (the replay's rule)
+        self.python = PythonStacks()  # its Python frames and stacks (pystacks.py)
 
     def named(self):
         """The events as Event namedtuples (slower than the plain tuples of iterating)."""
@@ -233,6 +237,7 @@ class LogReader:
                             or type(dev) is not int or type(size) is not int
                             or type(ctx) is not int or type(block_size) is not int
                             or type(action) is not str or action == "summary"
+                            or action in DEFINITION_ACTIONS
                             or not ptr.startswith("0x") or len(ptr) > 18 or "_" in ptr
                             or " " in ptr):
                         raise ValueError
@@ -267,6 +272,8 @@ class LogReader:
                 after += summary_seen
                 if dev not in admitted and not admit(dev, lineno):
                     continue
+                if action == "alloc" and "python_stack" in obj:   # its stack, resolved
+                    obj[RESOLVED] = self.python.resolve(obj["python_stack"])
                 yield (lineno, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment,
                        obj)
         finally:
@@ -295,6 +302,13 @@ class LogReader:
                 raise Malformed("action is not a string")
             if action == v.SUMMARY_ACTION:
                 self._summary(obj, lineno)
+                return None
+            if action in DEFINITION_ACTIONS:   # a Python frame or stack: kept, not an event
+                problem = self.python.define(obj, action)
+                if problem is not None:
+                    malformed, what = problem
+                    self.problems.add(lineno, ("malformed: " if malformed else "") + what,
+                                      malformed)
                 return None
             return decode_event(obj) + (obj,)
         except Malformed as e:

@@ -5,8 +5,13 @@ allocations of each site over the log, the bytes each site holds at a device's a
 site by its focus: the first frame outside the CUDA runtime and the allocators, on the frames'
 readable texts (frames.Frames: library + offset from the summary's modules, the leaks' symbols).
 
-The passes key the sites by their bare frames; the texts come once the log is read (its summary
-line, with the modules, is its last line): Sites.named(), leak_groups().
+An alloc event with a Python stack (pystacks.py: reader.py hands it over resolved) has the site of
+that stack instead, its native frames not looked at: named by its first user frame, its frames'
+texts "file:line function", innermost first; Python sites come before native ones in every list.
+
+The passes key the sites by their bare frames (a Python site by its stack's id); the texts come
+once the log is read (its summary line, with the modules, is its last line): Sites.named(),
+leak_groups().
 
 Not here: which blocks are live (layout.py, segmap.py), the leaks themselves (leaks.py), naming
 a frame (frames.py).
@@ -15,7 +20,9 @@ A test oracle of the analysis engine (tests/oracle/__init__.py): not in the ship
 not installed.
 """
 
+from cudapool_analysis.frames import frame_text
 from .leaks import counted_block_size
+from . import pystacks
 
 TOP_SITES = 25        # rows of each table
 MAX_FRAMES = 16       # the writer's limit (CUDAPOOL_BACKTRACE 0 to 16)
@@ -48,10 +55,21 @@ class Sites:
         self.ids = {}
         self.frames = []   # per site: its bare frames, as the events carry them
         self.allocs = []
+        self.python = set()   # the ids of Python sites (frames: the stack's frames)
 
     def site(self, obj):
-        """The site id of an alloc event's object, or None (no backtrace, or not a list of
-        strings)."""
+        """The site id of an alloc event's object, or None (no Python stack, and no backtrace or
+        not a list of strings)."""
+        stack = obj.get(pystacks.RESOLVED)
+        if stack is not None:
+            key = ("python", obj["python_stack"])
+            i = self.ids.get(key)
+            if i is None:
+                i = self.ids[key] = len(self.frames)
+                self.frames.append(stack)
+                self.python.add(i)
+                self.allocs.append([0, 0])
+            return i
         bt = obj.get("backtrace")
         if not bt or type(bt) is not list:
             return None
@@ -79,24 +97,38 @@ class Sites:
     def named(self, names):
         """The page's sites: {"frames": per site its frames' texts, "focus": per site the index of
         the frame that names it}, names being the log's frames.Frames."""
-        frames = [names.texts(key) for key in self.frames]
-        return {"frames": frames, "focus": [focus(t) for t in frames]}
+        frames, foci = [], []
+        for i, key in enumerate(self.frames):
+            if i in self.python:
+                frames.append([frame_text(pystacks.frame_text(f)) for f in key])
+                foci.append(pystacks.focus(key))
+            else:
+                frames.append(names.texts(key))
+                foci.append(focus(frames[-1]))
+        return {"frames": frames, "focus": foci,
+                "python": [i in self.python for i in range(len(self.frames))]}
+
+    def native(self, i):
+        """0 for a Python site, 1 for a native one (or -1, none): Python sites sort first."""
+        return 0 if i in self.python else 1
 
     def most_frequent(self):
-        order = sorted(range(len(self.allocs)), key=lambda i: (-self.allocs[i][0], i))
+        order = sorted(range(len(self.allocs)),
+                       key=lambda i: (self.native(i), -self.allocs[i][0], i))
         return [{"site": i, "count": self.allocs[i][0], "bytes": self.allocs[i][1]}
                 for i in order[:TOP_SITES]]
 
 
-def at_peak(allocated):
+def at_peak(allocated, sites):
     """The sites holding the most bytes among allocated blocks (segmap.Detail.allocated():
-    (ptr, block_size, requested, seq, site)): [{site (-1: no backtrace), count, bytes}]."""
+    (ptr, block_size, requested, seq, site)), Python sites first: [{site (-1: no backtrace),
+    count, bytes}]."""
     held = {}
     for _, bs, _, _, site in allocated:
         h = held.setdefault(-1 if site is None else site, [0, 0])
         h[0] += 1
         h[1] += bs
-    order = sorted(held.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    order = sorted(held.items(), key=lambda kv: (sites.native(kv[0]), -kv[1][1], kv[0]))
     return [{"site": s, "count": c, "bytes": b} for s, (c, b) in order[:TOP_SITES]]
 
 

@@ -26,6 +26,7 @@ not installed.
 from cudapool_analysis import vocabulary as v
 
 from .downsample import Downsampler
+from .pystacks import RESOLVED
 
 BUCKETS = 4096                 # per device: at most 2 * 4 * BUCKETS + 2 points
 SERIES = 4                     # allocated, reserved, active, reserved - allocated
@@ -68,7 +69,8 @@ class Timeline:
             a = d.allocated_bytes[0]
             r = d.reserved_bytes[0]
             tl.samples.add(t_ns, (a, r, d.active_bytes[0], r - a))
-            if action == "alloc" and "backtrace" in obj and self.on_alloc is not None:
+            if (action == "alloc" and ("backtrace" in obj or RESOLVED in obj)
+                    and self.on_alloc is not None):
                 self.on_alloc(obj, block_size)
         elif action in MARKED:
             if self.marks < MAX_MARKS:

@@ -7,6 +7,7 @@
 #include "tests/unit/catch.h"
 #include "tools/analyze/line_verdict.h"
 #include "tools/analyze/log_line.h"
+#include "tools/analyze/python_stacks.h"
 
 using namespace cudapool::analyze;
 
@@ -33,7 +34,8 @@ TEST_CASE("analyze lines: JSON faults in Python's words, at Python's positions")
   CHECK(why(R"({"a":NaN})") == "not JSON (NaN is not JSON)");
   CHECK(why(R"({"a":-Infinity})") == "not JSON (-Infinity is not JSON)");
   CHECK(why(R"({"a":00012})") == "not JSON (Expecting ',' delimiter: line 1 column 7 (char 6))");
-  CHECK(why("{\"a\":\"x\ty\"}") == "not JSON (Invalid control character at: line 1 column 8 (char 7))");
+  CHECK(why("{\"a\":\"x\ty\"}") ==
+        "not JSON (Invalid control character at: line 1 column 8 (char 7))");
   CHECK(why(R"({"a":"\q"})") == "not JSON (Invalid \\escape: line 1 column 7 (char 6))");
   CHECK(why(R"({"a":"\u12G4"})") == "not JSON (Invalid \\uXXXX escape: line 1 column 8 (char 7))");
   // Characters, not bytes: the é is two bytes.
@@ -55,7 +57,8 @@ TEST_CASE("analyze lines: JSON faults in Python's words, at Python's positions")
 
 TEST_CASE("analyze lines: an event's fields and the reader's reasons for refusing one") {
   LineDecoder decoder;
-  const Line& ok = decoder.decode(kEvent + R"(,"block_size":512,"segment":"0X1F","ctx":2,"cache_hit":true})");
+  const Line& ok =
+      decoder.decode(kEvent + R"(,"block_size":512,"segment":"0X1F","ctx":2,"cache_hit":true})");
   REQUIRE(ok.kind == LineKind::kEvent);
   CHECK(ok.event.seq == 1);
   CHECK(ok.event.ptr == 0x10);
@@ -92,4 +95,51 @@ TEST_CASE("analyze lines: an event's fields and the reader's reasons for refusin
   CHECK(cut.problem == "malformed: not JSON (Expecting ',' delimiter: line 2 column 1 (char 7))");
   CHECK(cut.problem_if_last ==
         "malformed: not JSON (Expecting ',' delimiter: line 1 column 7 (char 6))");
+}
+
+TEST_CASE("analyze lines: the definition lines of Python stacks, and their table") {
+  LineDecoder decoder;
+  const Line& f =
+      decoder.decode(R"({"action":"python_frame","id":7,"file":"a.py","line":3,"function":"g"})");
+  REQUIRE(f.kind == LineKind::kDefinition);
+  CHECK(f.definition.id == 7);
+  CHECK(f.definition.file == "a.py");
+  CHECK(f.definition.line == 3);
+  CHECK(f.definition.function == "g");
+  PythonStacks table;
+  CHECK(table.define(f.definition).empty());
+  const Line& s = decoder.decode(R"({"action":"python_stack","id":2,"frames":[7,8]})");
+  REQUIRE(s.kind == LineKind::kDefinition);
+  CHECK(table.define(s.definition).empty());
+  CHECK(table.define(s.definition) == "a second python_stack 2: ignored");
+  const PythonStack* stack = table.stack(2);
+  REQUIRE(stack != nullptr);
+  REQUIRE(stack->frames.size() == 2);
+  CHECK(python_frame_text(*stack->frames[0]) == "a.py:3 g");
+  CHECK(python_frame_text(*stack->frames[1]) == "?");  // frame 8: never defined
+  CHECK(table.stack(3) == nullptr);
+  CHECK(python_focus(*stack) == 0);
+  const auto problem = [&](const char* text) { return decoder.decode(text).problem; };
+  CHECK(problem(R"({"action":"python_frame","id":0,"file":"a","line":1,"function":"f"})") ==
+        "malformed: python_frame id is not an unsigned integer from 1");
+  CHECK(problem(R"({"action":"python_frame","id":1,"file":"a","line":-1,"function":"f"})") ==
+        "malformed: python_frame line is not an unsigned integer");
+  CHECK(problem(R"({"action":"python_stack","id":1,"frames":[1,[2]]})") ==
+        "malformed: python_stack frames is not a list of unsigned integers from 1");
+  // A definition line with an event's fields is not an event.
+  CHECK(decoder
+            .decode(R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"python_frame",)"
+                    R"("ptr":"0x1","size":0})")
+            .kind == LineKind::kMalformed);
+  // The first user frame names a Python site.
+  PythonFrame lib{"/usr/lib/python3.12/json/decoder.py", "f", 1, true};
+  PythonFrame pkg{"/x/site-packages/torch/a.py", "g", 2, true};
+  PythonFrame frozen{"<frozen runpy>", "h", 3, true};
+  PythonFrame mine{"train.py", "main", 4, true};
+  PythonStack mixed{0, {&lib, &pkg, &frozen, &mine}};
+  CHECK(python_focus(mixed) == 3);
+  CHECK(user_frame(PythonFrame{"/opt/lib/python3x/mine.py", "m", 1, true}));
+  PythonFrame deep{"/home/someone/a/very/long/path/to/the/project/src/pkg/models/layers.py", "f", 7,
+                   true};
+  CHECK(python_frame_text(deep) == ".../pkg/models/layers.py:7 f");
 }

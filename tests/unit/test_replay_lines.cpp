@@ -31,32 +31,35 @@ LineKind kind_of(std::string_view line) {
 }  // namespace
 
 TEST_CASE("replay lines: the rules fixture's malformed lines, and only those") {
-  const std::string dir = std::string(CUDAPOOL_SOURCE_DIR) + "/tests/cli/fixtures/";
-  const std::string text = read_file(dir + "line_rules.jsonl");
-  REQUIRE_FALSE(text.empty());
-  std::set<std::uint64_t> expected;
-  std::istringstream want(read_file(dir + "line_rules.expected"));
-  for (std::string l; std::getline(want, l);) {
-    if (!l.empty() && l[0] != '#') expected.insert(std::stoull(l));
-  }
-  REQUIRE(expected.size() > 50);
-  std::set<std::uint64_t> malformed;
-  std::uint64_t number = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    ++number;
-    const std::string_view line(text.data() + start, nl - start);
-    if (kind_of(line) == LineKind::kMalformed) malformed.insert(number);
-    start = nl + 1;
-  }
-  for (const std::uint64_t n : expected) {
-    INFO("line " << n << " should be malformed");
-    CHECK(malformed.count(n) == 1);
-  }
-  for (const std::uint64_t n : malformed) {
-    INFO("line " << n << " should not be malformed");
-    CHECK(expected.count(n) == 1);
+  // line_rules.jsonl, and line_rules_python.jsonl: the definition lines of Python stacks.
+  for (const std::string name : {"line_rules", "line_rules_python"}) {
+    const std::string dir = std::string(CUDAPOOL_SOURCE_DIR) + "/tests/cli/fixtures/";
+    const std::string text = read_file(dir + name + ".jsonl");
+    REQUIRE_FALSE(text.empty());
+    std::set<std::uint64_t> expected;
+    std::istringstream want(read_file(dir + name + ".expected"));
+    for (std::string l; std::getline(want, l);) {
+      if (!l.empty() && l[0] != '#') expected.insert(std::stoull(l));
+    }
+    REQUIRE(expected.size() > 20);
+    std::set<std::uint64_t> malformed;
+    std::uint64_t number = 0;
+    for (std::size_t start = 0; start < text.size();) {
+      std::size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) nl = text.size();
+      ++number;
+      const std::string_view line(text.data() + start, nl - start);
+      if (kind_of(line) == LineKind::kMalformed) malformed.insert(number);
+      start = nl + 1;
+    }
+    for (const std::uint64_t n : expected) {
+      INFO(name << " line " << n << " should be malformed");
+      CHECK(malformed.count(n) == 1);
+    }
+    for (const std::uint64_t n : malformed) {
+      INFO(name << " line " << n << " should not be malformed");
+      CHECK(expected.count(n) == 1);
+    }
   }
 }
 
@@ -71,6 +74,12 @@ TEST_CASE("replay lines: the header, the summary and events are told apart by ac
   CHECK(kind_of(R"({"schema":"cudapool.log/1","action":"alloc"})") == LineKind::kMalformed);
   CHECK(kind_of(R"(  )") == LineKind::kBlank);
   CHECK(kind_of("\f") == LineKind::kMalformed);
+  // The definition lines of Python stacks: neither events nor headers.
+  CHECK(kind_of(R"({"action":"python_frame","id":1,"file":"a.py","line":3,"function":"f"})") ==
+        LineKind::kDefinition);
+  CHECK(kind_of(R"({"action":"python_stack","id":1,"frames":[1]})") == LineKind::kDefinition);
+  CHECK(kind_of(R"({"seq":1,"t_ns":1,"tid":1,"dev":0,"action":"python_stack","ptr":"0x1",)"
+                R"("size":0})") == LineKind::kMalformed);
 }
 
 TEST_CASE("replay lines: escaped keys and values are read decoded") {

@@ -86,6 +86,11 @@ void LogAnalysis::feed(std::uint64_t line_number, std::string_view text) {
     case LineKind::kEvent:
       event_line(line_number, l.event);
       return;
+    case LineKind::kDefinition:  // a Python frame or stack: kept, not an event
+      if (std::string what = python_.define(l.definition); !what.empty()) {
+        problem(line_number, std::move(what));
+      }
+      return;
   }
 }
 
@@ -99,6 +104,19 @@ void LogAnalysis::event_line(std::uint64_t line_number, const Event& e) {
   ++events_;
   if (summary_) ++events_after_summary_;
   if (!gate_.admit(e.dev, line_number)) return;
+  const std::optional<JsonField>* python = e.raw != nullptr ? &e.raw->python_stack : nullptr;
+  if (python != nullptr && *python && e.action == action_id(A::kAlloc)) {
+    // Its Python stack, when python_stack is an unsigned integer naming one defined before it.
+    std::string why;
+    const auto id = (*python)->kind == replay::JsonKind::kNumber
+                        ? uint_field("python_stack", **python, &why)
+                        : std::nullopt;
+    Event with = e;
+    with.python = id ? python_.stack(*id) : nullptr;
+    event(line_number, with);
+    if (hook) hook->event(line_number, with, last_device_->state);
+    return;
+  }
   event(line_number, e);
   if (hook) hook->event(line_number, e, last_device_->state);
 }
@@ -198,7 +216,10 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
       largest_.pop();
       largest_.push(r);
     }
-    if (options_.sites && backtrace) {
+    if (options_.sites && e.python != nullptr) {
+      site = sites_.python_site(*e.python);
+      sites_.count(site, e.block_size);
+    } else if (options_.sites && backtrace) {
       site = sites_.site(backtrace->value);
       sites_.count(site, e.block_size);
     }

@@ -3,7 +3,8 @@
 // (tests/oracle/reader.py), the header and summary lines checked (line_checks.h), per
 // device the counters and peaks (accounting.h), the layout and its copies at the peaks
 // (device_layout.h), the timeline (timeline.h), and for the log the request sizes, oom events,
-// seq gaps, allocation sites and actions. Memory follows the live state (blocks and segments
+// seq gaps, allocation sites and actions, and the Python frames and stacks its definition lines
+// give (python_stacks.h). Memory follows the live state (blocks and segments
 // alive, their copies at the peaks) and bounded tables, never the log's length. Not here: the
 // outputs (report_json.h, page_json.h), the replay of a log of requests (replayed.h).
 #pragma once
@@ -29,6 +30,7 @@
 #include "tools/analyze/json_value.h"
 #include "tools/analyze/log_line.h"
 #include "tools/analyze/oom_figures.h"
+#include "tools/analyze/python_stacks.h"
 #include "tools/analyze/sites.h"
 #include "tools/analyze/timeline.h"
 
@@ -124,6 +126,7 @@ class LogAnalysis {
   std::vector<OomRecord> ooms_;  // the first kMaxPageOoms (the report shows the first kTop)
   std::size_t marks_ = 0;
   BacktraceTable backtraces_;
+  PythonStacks python_;  // the log's Python frames and stacks (definition lines)
   Sites sites_;
   Ending ending_;
   AnalysisOptions options_;

@@ -22,7 +22,8 @@ constexpr std::uint32_t kTaken =
     field_bit(F::kSeq) | field_bit(F::kTNs) | field_bit(F::kTid) | field_bit(F::kDev) |
     field_bit(F::kCtx) | field_bit(F::kAction) | field_bit(F::kPtr) | field_bit(F::kSize) |
     field_bit(F::kBlockSize) | field_bit(F::kSegment) | field_bit(F::kStream) |
-    field_bit(F::kCacheHit) | field_bit(F::kLatencyNs) | field_bit(F::kBacktrace);
+    field_bit(F::kCacheHit) | field_bit(F::kLatencyNs) | field_bit(F::kBacktrace) |
+    field_bit(F::kPythonStack);
 
 // The flat_json scanner's kind of a value of the field's kind.
 JsonKind json_kind(F f) {
@@ -44,6 +45,8 @@ JsonKind json_kind(F f) {
 bool fast_event_line(std::string_view text, RawFields& raw, std::string* action, Event& e) {
   log::WriterLine w;
   if (!log::scan_writer_line(text, kTaken, &w)) return false;
+  // A definition line of Python stacks with an event's fields is not an event: the general path's.
+  if (replay::definition_kind(w[F::kAction].text) != replay::DefinitionKind::kNone) return false;
   raw.clear();
   for (std::uint32_t left = w.present; left != 0; left &= left - 1) {
     const auto f = static_cast<F>(__builtin_ctz(left));

@@ -28,7 +28,7 @@ const Fields kHeaderDeviceFields = {
 const Fields kSummaryFields = {{"seq", Kind::kUint},       {"t_ns", Kind::kUint},
                                {"events", Kind::kUint},    {"leaks", Kind::kList},
                                {"log_errors", Kind::kObject}, {"modules", Kind::kList},
-                               {"leaks_omitted", Kind::kObject}};
+                               {"leaks_omitted", Kind::kObject}, {"python_stacks", Kind::kObject}};
 const Fields kLeakFields = {{"dev", Kind::kInt},        {"ptr", Kind::kHex},
                             {"size", Kind::kUint},      {"block_size", Kind::kUint},
                             {"seq", Kind::kUint},       {"t_ns", Kind::kUint},

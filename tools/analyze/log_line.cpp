@@ -104,9 +104,9 @@ std::optional<std::uint64_t> hex_field(const char* name, const JsonField& f, std
 }  // namespace
 
 void RawFields::clear() {
-  for (auto* f :
-       {&action, &schema, &seq, &t_ns, &tid, &dev, &ctx, &ptr, &size, &block_size, &segment,
-        &stream, &devices, &cache_hit, &backtrace, &cause, &entry, &caller, &error}) {
+  for (auto* f : {&action,    &schema, &seq,        &t_ns,    &tid,    &dev,         &ctx,
+                  &ptr,       &size,   &block_size, &segment, &stream, &devices,     &cache_hit,
+                  &backtrace, &cause,  &entry,      &caller,  &error,  &python_stack}) {
     f->reset();
   }
   for (auto& f : figures) f.reset();
@@ -149,6 +149,8 @@ std::optional<JsonField>* RawFields::slot(log::EventField f) {
       return &caller;
     case F::kError:
       return &error;
+    case F::kPythonStack:
+      return &python_stack;
     case F::kSegmentSize:
       return &figures[1];
     case F::kDeviceTotal:
@@ -251,6 +253,12 @@ const Line& LineDecoder::decode(std::string_view text) {
     line_.object = parse_json(text);
     if (!line_.object) return malformed("not JSON (the summary cannot be read)");
     line_.kind = LineKind::kSummary;
+    return line_;
+  }
+  if (const auto def = replay::definition_kind(action_); def != replay::DefinitionKind::kNone) {
+    line_.definition = replay::read_definition_line(text, def);
+    if (!line_.definition.why.empty()) return malformed(line_.definition.why);
+    line_.kind = LineKind::kDefinition;
     return line_;
   }
   event_fields(action_);

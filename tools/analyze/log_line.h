@@ -1,11 +1,12 @@
 // tools/analyze/log_line.h: one line of a cudapool.log/1 file as the engine reads it: an event
 // with its decoded fields (and the raw fields the outputs read later: a backtrace, an oom
 // event's figures, the fields an export shows as written), the header or the summary as parsed
-// JSON, a blank line, or a malformed line with the Python reader's words for why
-// (docs/log-format.md "Valid lines"; tests/oracle/reader.py decode_event). The fast
-// check is tools/replay/flat_json.h's scanner, the replay's; a line it refuses is judged by
-// line_verdict.h. Not here: what the header's and the summary's fields may hold (line_checks.h),
-// what an event means (accounting.h).
+// JSON, a definition line of Python stacks (tools/replay/definition_line.h: its frame or stack,
+// which the analysis keeps in its table, python_stacks.h), a blank line, or a malformed line with
+// the Python reader's words for why (docs/log-format.md "Valid lines"; tests/oracle/reader.py
+// decode_event). The fast check is tools/replay/flat_json.h's scanner, the replay's; a line it
+// refuses is judged by line_verdict.h. Not here: what the header's and the summary's fields may
+// hold (line_checks.h), what an event means (accounting.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "log/read/writer_line.h"
 #include "log/record.h"
 #include "tools/analyze/json_value.h"
+#include "tools/replay/definition_line.h"
 #include "tools/replay/flat_json.h"
 
 namespace cudapool::analyze {
@@ -35,7 +37,7 @@ inline constexpr std::size_t kOomFigures = 9;
 // The top-level fields of a line the engine reads (the last of a repeated key).
 struct RawFields {
   std::optional<JsonField> action, schema, seq, t_ns, tid, dev, ctx, ptr, size, block_size, segment,
-      stream, devices, cache_hit, backtrace, cause, entry, caller, error;
+      stream, devices, cache_hit, backtrace, cause, entry, caller, error, python_stack;
   std::optional<JsonField> figures[kOomFigures];
   void clear();
   void take(const JsonField& f);
@@ -52,6 +54,8 @@ constexpr int action_id(log::LogAction a) {
   return static_cast<int>(a);
 }
 
+struct PythonStack;  // python_stacks.h
+
 struct Event {
   std::uint64_t seq = 0, t_ns = 0, tid = 0, ptr = 0, size = 0, block_size = 0;
   int dev = 0, ctx = 0;
@@ -66,9 +70,12 @@ struct Event {
   // An event handed over as its record, not its line (the in-process replay's: replayed.h): the
   // record, for what its line would hold as written (written_field.h). Valid during the call.
   const log::LogRecord* record = nullptr;
+  // An alloc event's Python stack, when its python_stack names one defined before it (set by the
+  // analysis from its table, python_stacks.h; valid during the call); null: none.
+  const PythonStack* python = nullptr;
 };
 
-enum class LineKind : std::uint8_t { kEvent, kHeader, kSummary, kBlank, kMalformed };
+enum class LineKind : std::uint8_t { kEvent, kHeader, kSummary, kBlank, kMalformed, kDefinition };
 
 struct Line {
   LineKind kind = LineKind::kBlank;
@@ -77,7 +84,8 @@ struct Line {
   // When the line is the input's last and has no newline after it: its problem, if another (a
   // fault at the line's very end is placed one character further with a newline).
   std::string problem_if_last;
-  std::optional<JsonValue> object;  // kHeader, kSummary (and a malformed schema: its value)
+  std::optional<JsonValue> object;    // kHeader, kSummary (and a malformed schema: its value)
+  replay::DefinitionLine definition;  // kDefinition: the frame or the stack it defines
 };
 
 // An unsigned integer field by the Python reader's rule (reader.check_uint): its value, or the

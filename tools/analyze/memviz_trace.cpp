@@ -1,24 +1,22 @@
 // tools/analyze/memviz_trace.cpp: see memviz_trace.h. Each function is its namesake in
-// scripts/cudapool_analysis/memviz.py (Device), kept line for line.
+// scripts/cudapool_analysis/memviz.py (Device), kept line for line. The object written:
+// memviz_write.cpp.
 #include "tools/analyze/memviz_trace.h"
 
 #include <algorithm>
 
 #include "tools/analyze/device_layout.h"
+#include "tools/analyze/memviz_order.h"
 
 namespace cudapool::analyze {
 
 namespace {
 
+using namespace memviz_order;
+
 using A = log::LogAction;
 using Wide = UFigure;  // an end address past 2^64 (Python's ints have no end)
 
-// memviz.py's user_metadata texts (0: none).
-constexpr const char* kMetas[] = {"",
-                                  "context_dropped: the driver took this memory with its context",
-                                  "implied: the log has no free for this block",
-                                  "implied: the log has no free_requested for this block",
-                                  "implied: the log has no free_completed for this block"};
 constexpr std::uint8_t kDriverTook = 1, kNoFree = 2, kNoFreeRequested = 3, kNoFreeCompleted = 4;
 
 // memviz.py MAPPED: what changes the state (device_layout.h), and oom.
@@ -56,28 +54,6 @@ void remove_range(Ranges& r, Wide start, Wide end) {
   r.insert(i, kept.begin(), kept.end());
 }
 
-// The keys of a map's values that keep, in insertion order (Python's dict order).
-template <class Map, class Keep>
-std::vector<std::uint64_t> in_order(const Map& m, Keep keep,
-                                    std::uint64_t (*order)(const typename Map::mapped_type&)) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> found;
-  for (const auto& [k, v] : m) {
-    if (keep(v)) found.emplace_back(order(v), k);
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::uint64_t> out;
-  out.reserve(found.size());
-  for (const auto& f : found) out.push_back(f.second);
-  return out;
-}
-
-std::uint64_t block_order(const MemvizTrace::Block& b) {
-  return b.order;
-}
-std::uint64_t region_order(const std::shared_ptr<MemvizTrace::Region>& r) {
-  return r->order;
-}
-
 }  // namespace
 
 bool MemvizTrace::Region::covers(std::uint64_t start, Wide end) const {
@@ -113,18 +89,25 @@ MemvizTrace::Entry* MemvizTrace::entry(Device& d, std::int64_t n) {
   return &d.ring[max_entries_ == 0 ? k : k % max_entries_];
 }
 
-std::uint32_t MemvizTrace::stack(std::string_view raw) {
-  if (const auto it = stack_ids_.find(std::string(raw)); it != stack_ids_.end()) return it->second;
-  std::uint32_t id = 0;
-  const std::optional<JsonValue> v = parse_json(raw);
+std::uint32_t MemvizTrace::stack(std::string_view raw, const PythonStack* python) {
+  // The key: the backtrace's text, and after a byte no JSON text holds the Python stack's number.
+  std::string key(raw);
+  if (python != nullptr) key += '\0' + std::to_string(python->index);
+  if (const auto it = stack_ids_.find(key); it != stack_ids_.end()) return it->second;
+  Stack s;
+  s.python = python != nullptr && !python->frames.empty() ? python : nullptr;
+  const std::optional<JsonValue> v = raw.empty() ? std::nullopt : parse_json(raw);
   if (v && v->is_array() && !v->items.empty() &&
       std::all_of(v->items.begin(), v->items.end(),
                   [](const JsonValue& x) { return x.is_string(); })) {
-    id = static_cast<std::uint32_t>(stacks_.size());
-    stacks_.emplace_back();
-    for (const JsonValue& x : v->items) stacks_.back().push_back(x.text);
+    for (const JsonValue& x : v->items) s.native.push_back(x.text);
   }
-  stack_ids_.emplace(std::string(raw), id);
+  std::uint32_t id = 0;
+  if (!s.native.empty() || s.python != nullptr) {
+    id = static_cast<std::uint32_t>(stacks_.size());
+    stacks_.push_back(std::move(s));
+  }
+  stack_ids_.emplace(std::move(key), id);
   return id;
 }
 
@@ -162,8 +145,8 @@ void MemvizTrace::event(std::uint64_t, const Event& e, const DeviceState&) {
     case action_id(A::kAlloc): {
       std::uint32_t frames = 0;
       const auto& bt = e.raw->backtrace;
-      if (bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[')
-        frames = stack(bt->value);
+      const bool listed = bt && bt->kind == replay::JsonKind::kNested && bt->value[0] == '[';
+      if (listed || e.python != nullptr) frames = stack(listed ? bt->value : "", e.python);
       alloc(d, e, stream, frames);
       return;
     }
@@ -381,115 +364,6 @@ void MemvizTrace::finish() {
       gone(d, p, 0, kNoFreeCompleted);
     }
   }
-}
-
-void MemvizTrace::write(JsonOut& out, const ExportInputs& in) const {
-  const LogAnalysis& a = in.followed;
-  const bool replayed = in.replayed;
-  const std::string& cut = in.cut;
-  out.begin_object();
-  out.key("replayed").boolean(replayed);
-  out.key("ended_early");
-  if (cut.empty()) {
-    out.null();
-  } else {
-    out.str(cut);
-  }
-  out.key("header");
-  if (a.header_) {
-    out.value(*a.header_);
-  } else {
-    out.null();
-  }
-  out.key("summary");
-  if (a.summary_) {
-    out.value(*a.summary_);
-  } else {
-    out.null();
-  }
-  out.key("first_t_ns").opt(a.first_t_);
-  out.key("malformed").num(a.malformed_);
-  out.key("device_notes").begin_array();
-  for (const std::string& note : a.gate_.notes()) out.str(note);
-  out.end_array();
-  out.key("left_out").begin_array();
-  for (const auto& [name, n] : left_out_) out.begin_array().str(name).num(n).end_array();
-  out.end_array();
-  out.key("stacks").begin_array();
-  for (const auto& frames : stacks_) {
-    out.begin_array();
-    for (const std::string& f : frames) out.str(f);
-    out.end_array();
-  }
-  out.end_array();
-  const auto region = [&out](const Region& r) {
-    out.begin_array()
-        .num(r.base)
-        .num(r.size)
-        .num(r.stream)
-        .boolean(r.expandable)
-        .num(r.first_map)
-        .num(r.largest_block)
-        .begin_array();
-    for (const auto& [s, e] : r.ranges) {
-      out.begin_array().num(static_cast<Figure>(s)).num(static_cast<Figure>(e)).end_array();
-    }
-    out.end_array().end_array();
-  };
-  out.key("devices").begin_array();
-  for (const auto& dp : devices_) {
-    const Device& d = *dp;
-    out.begin_object();
-    out.key("dev").num(d.dev);
-    out.key("free_requested").num(d.free_requested);
-    out.key("free_completed").num(d.free_completed);
-    out.key("regions_seen").num(d.regions_seen);
-    out.key("count").begin_array();
-    for (const auto& [what, n] : d.count) out.begin_array().str(what).num(n).end_array();
-    out.end_array();
-    out.key("trace").begin_array();
-    const std::uint64_t first = d.added - d.ring.size();
-    for (std::uint64_t k = first; k < d.added; ++k) {
-      const Entry& e = d.ring[max_entries_ == 0 ? k : k % max_entries_];
-      out.begin_array()
-          .str(log::action_name(static_cast<log::LogAction>(e.action)))
-          .num(e.addr)
-          .num(e.size)
-          .num(e.stream)
-          .num(e.t_ns)
-          .num(static_cast<std::uint64_t>(e.frames))
-          .str(kMetas[e.meta]);
-      if (e.completed != 0) out.str(kMetas[e.completed - 1]);
-      out.end_array();
-    }
-    out.end_array();
-    out.key("segments").begin_array();
-    for (const std::uint64_t k : in_order(
-             d.segments, [](const std::shared_ptr<Region>&) { return true; }, region_order))
-      region(*d.segments.at(k));
-    out.end_array();
-    out.key("expandable").begin_array();
-    for (const std::uint64_t k : in_order(
-             d.expandable, [](const std::shared_ptr<Region>&) { return true; }, region_order))
-      region(*d.expandable.at(k));
-    out.end_array();
-    out.key("blocks").begin_array();
-    for (const std::uint64_t p : in_order(
-             d.blocks, [](const Block&) { return true; }, block_order)) {
-      const Block& b = d.blocks.at(p);
-      out.begin_array()
-          .num(p)
-          .num(b.size)
-          .num(b.requested)
-          .boolean(b.pending)
-          .num(static_cast<std::uint64_t>(b.frames))
-          .end_array();
-    }
-    out.end_array();
-    out.end_object();
-  }
-  out.end_array();
-  out.end_object();
 }
 
 }  // namespace cudapool::analyze

@@ -7,7 +7,9 @@
 // nothing counted. The port of the memviz oracle's Device (tests/oracle/memviz_pass.py), kept
 // exact: the same entries in the same order (blocks and regions are visited in the order Python's
 // dicts keep, by insertion). Memory: the live blocks and regions, the ring, each distinct stack
-// once. Not here: the snapshot's dicts, frame names and the file (memviz_snapshot.py).
+// once (native frames, then the Python stack's frames, python_stacks.h); write() is in
+// memviz_write.cpp, what the two files share in memviz_order.h. Not here: the snapshot's
+// dicts, frame names, combining native and Python frames, and the file (memviz_snapshot.py).
 #pragma once
 
 #include <cstdint>
@@ -87,15 +89,23 @@ class MemvizTrace : public EventHook {
   void drop_context(Device& d, int ctx, std::uint64_t t);
   std::shared_ptr<Region> region_of(Device& d, std::uint64_t start, UFigure end,
                                     std::optional<std::uint64_t> seg) const;
-  std::uint32_t stack(std::string_view raw);
+  // The id of an alloc event's frames: its backtrace (JSON text, or empty) and its Python stack
+  // (or null); 0: none.
+  std::uint32_t stack(std::string_view raw, const PythonStack* python);
 
   std::size_t max_entries_;
   std::uint64_t order_ = 0;
   std::vector<std::unique_ptr<Device>> devices_;  // in the order first seen
   std::map<int, Device*> by_dev_;
   std::map<std::string, std::uint64_t> left_out_;
+  // An alloc event's frames: its native ones (when its backtrace is a list of strings), then its
+  // Python stack's, innermost first (memviz_snapshot.py combines them as PyTorch does).
+  struct Stack {
+    std::vector<std::string> native;
+    const PythonStack* python = nullptr;
+  };
   std::unordered_map<std::string, std::uint32_t> stack_ids_;
-  std::vector<std::vector<std::string>> stacks_{{}};  // id -> frames; 0: none
+  std::vector<Stack> stacks_{Stack{}};  // id -> frames; 0: none
 };
 
 }  // namespace cudapool::analyze

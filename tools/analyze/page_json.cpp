@@ -92,8 +92,9 @@ void sites_at_peak(JsonOut& out, const LogAnalysis& a, const Device* d) {
   for (std::size_t i = 0; i < held.size(); ++i) {
     if (held[i].first > 0) order.push_back(i);
   }
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return held[x].second != held[y].second ? held[x].second > held[y].second : x < y;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {  // Python sites first
+    return site_before(a.sites_, static_cast<std::int32_t>(x) - 1, static_cast<std::int32_t>(y) - 1,
+                       held[x].second, held[y].second);
   });
   out.begin_array();
   for (std::size_t k = 0; k < order.size() && k < kTopSites; ++k) {

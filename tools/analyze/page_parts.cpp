@@ -12,6 +12,13 @@ namespace cudapool::analyze {
 
 namespace {
 
+// A text cut at kMaxFrameText characters, as Frames::text cuts a native frame's.
+std::string cut_frame(std::string text) {
+  if (char_count(text) > kMaxFrameText)
+    text = std::string(first_chars(text, kMaxFrameText)) + "...";
+  return text;
+}
+
 std::vector<std::string> texts(const Frames& frames, const std::vector<std::string>& raw) {
   std::vector<std::string> out;
   out.reserve(raw.size());
@@ -111,22 +118,35 @@ void write_page_leaks(JsonOut& out, const LogAnalysis& a, const Report& r, const
 void write_page_sites(JsonOut& out, const LogAnalysis& a, const Frames& frames) {
   const Sites& sites = a.sites_;
   std::vector<std::vector<std::string>> named;
+  std::vector<std::size_t> focused;
   named.reserve(sites.size());
   for (std::size_t i = 0; i < sites.size(); ++i) {
+    // A Python site: its Python frames, innermost first, named by its first user frame.
+    if (const PythonStack* p = sites.python(static_cast<std::int32_t>(i))) {
+      named.emplace_back();
+      for (const PythonFrame* f : p->frames)
+        named.back().push_back(cut_frame(python_frame_text(*f)));
+      focused.push_back(python_focus(*p));
+      continue;
+    }
     named.push_back(texts(frames, sites.frames(static_cast<std::int32_t>(i))));
+    focused.push_back(focus(named.back()));
   }
   out.key("sites").begin_object().key("frames").begin_array();
   for (const auto& t : named) write_lines(out, t);
   out.end_array().key("focus").begin_array();
-  for (const auto& t : named) out.num(static_cast<std::uint64_t>(focus(t)));
+  for (const std::size_t f : focused) out.num(static_cast<std::uint64_t>(f));
+  out.end_array().key("python").begin_array();
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    out.boolean(sites.python(static_cast<std::int32_t>(i)) != nullptr);
+  }
   out.end_array();
   std::vector<std::int32_t> order(sites.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
   const std::size_t top = std::min(kTopSites, order.size());
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
-                    [&](std::int32_t x, std::int32_t y) {
-                      return sites.allocs(x) != sites.allocs(y) ? sites.allocs(x) > sites.allocs(y)
-                                                                : x < y;
+                    [&](std::int32_t x, std::int32_t y) {  // Python sites first
+                      return site_before(sites, x, y, sites.allocs(x), sites.allocs(y));
                     });
   out.key("frequent").begin_array();
   for (std::size_t k = 0; k < top; ++k) {

@@ -64,8 +64,31 @@ std::int32_t Sites::site(std::string_view backtrace_json) {
   const auto id = static_cast<std::int32_t>(frames_.size());
   ids_.emplace(std::move(key), id);
   frames_.push_back(std::move(frames));
+  python_.push_back(nullptr);
   counts_.emplace_back(0, 0);
   return id;
+}
+
+std::int32_t Sites::python_site(const PythonStack& stack) {
+  const auto it = python_ids_.find(stack.index);
+  if (it != python_ids_.end()) return it->second;
+  if (frames_.size() >= kMaxSites) {
+    ++over_;
+    return -1;
+  }
+  const auto id = static_cast<std::int32_t>(frames_.size());
+  python_ids_.emplace(stack.index, id);
+  frames_.emplace_back();
+  python_.push_back(&stack);
+  counts_.emplace_back(0, 0);
+  return id;
+}
+
+bool site_before(const Sites& sites, std::int32_t x, std::int32_t y, Figure key_x, Figure key_y) {
+  const bool px = x >= 0 && sites.python(x) != nullptr;
+  const bool py = y >= 0 && sites.python(y) != nullptr;
+  if (px != py) return px;
+  return key_x != key_y ? key_x > key_y : x < y;
 }
 
 void Sites::count(std::int32_t site, std::uint64_t block_size) {

@@ -12,6 +12,7 @@
 #include "log/read/line_reader.h"
 #include "log/read/writer_line.h"
 #include "log/record.h"
+#include "tools/replay/definition_line.h"
 #include "tools/replay/flat_json.h"
 
 namespace cudapool::replay {
@@ -202,6 +203,8 @@ void set_kind(std::string_view action, std::uint64_t requested_by, LogEvent& e) 
 bool writer_event(std::string_view line, LogEvent& e) {
   log::WriterLine w;
   if (!log::scan_writer_line(line, log::kEveryEventField, &w)) return false;
+  // A definition line of Python stacks with an event's fields is not an event: the general path's.
+  if (definition_kind(w[log::EventField::kAction].text) != DefinitionKind::kNone) return false;
   using F = log::EventField;
   const auto optional = [&](F f) { return w.has(f) ? w[f].value : 0; };
   e.t_ns = w[F::kTNs].value;
@@ -272,6 +275,15 @@ ParsedLine parse_log_line(std::string_view line, LogHeader* header) {
         !(f.devices->kind == JsonKind::kNested && f.devices->value[0] == '{')) {
       return malformed("summary devices is not an object");
     }
+    return out;
+  }
+  // A definition line of Python stacks: checked, not an event.
+  if (const DefinitionKind def = definition_kind(action); def != DefinitionKind::kNone) {
+    const DefinitionLine d = read_definition_line(line, def);
+    if (!d.why.empty()) return malformed(d.why);
+    out.kind = LineKind::kDefinition;
+    out.definition = def;
+    out.definition_id = d.id;
     return out;
   }
 

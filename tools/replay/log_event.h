@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "log/read/writer_line.h"
+#include "tools/replay/definition_line.h"
 
 namespace cudapool::replay {
 
@@ -64,17 +65,24 @@ struct LogEvent {
   bool requested_from_outside = false;
 };
 
-enum class LineKind : std::uint8_t { kEvent, kHeader, kBlank, kMalformed };
+// kDefinition: a definition line of Python stacks (definition_line.h), valid: not an event, never
+// replayed.
+enum class LineKind : std::uint8_t { kEvent, kHeader, kBlank, kMalformed, kDefinition };
 
 struct ParsedLine {
   LineKind kind = LineKind::kBlank;
   LogEvent event;
   std::string problem;  // why a line is malformed
+  // kDefinition: which kind, and the id it defines
+  DefinitionKind definition = DefinitionKind::kNone;
+  std::uint64_t definition_id = 0;
 };
 
 // Parses one line (without its newline). A header is an object without "action" (or with action
 // null) whose "schema" is a string starting with "cudapool.log/"; it is parsed into *header when
-// header is not null. The summary line (action "summary") is a kEvent of kind kOther.
+// header is not null. The summary line (action "summary") is a kEvent of kind kOther; a
+// python_frame or python_stack line a kDefinition, or kMalformed when its fields are not of their
+// kinds.
 ParsedLine parse_log_line(std::string_view line, LogHeader* header);
 
 // The problem of a line longer than kMaxLineBytes (log/read/line_reader.h), as parse_log_line words

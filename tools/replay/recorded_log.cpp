@@ -36,6 +36,12 @@ void LogDecoder::add_line(std::uint64_t number, std::string_view line, EventBatc
       ++t.malformed_lines;
       add_problem(batch, number, "malformed line: " + parsed.problem);
       return;
+    case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
+      ++t.other_lines;
+      if (!defined_.first(parsed.definition, parsed.definition_id)) {
+        add_problem(batch, number, second_definition(parsed.definition, parsed.definition_id));
+      }
+      return;
     case LineKind::kEvent:
       event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {

@@ -73,6 +73,7 @@ class LogDecoder {
   cudapool::log::LineReader reader_;
   LogTally tally_;
   bool event_seen_ = false;  // an event line (any action) or the summary: a later header is ignored
+  DefinedIds defined_;       // the ids of Python frames and stacks defined: a second one is listed
   bool ended_ = false;
   EventBatch pending_;  // read by read_header(), not handed out yet
 };

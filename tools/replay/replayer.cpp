@@ -108,6 +108,12 @@ void Replayer::feed(std::uint64_t line_number, std::string_view line) {
       ++counts_.malformed_lines;
       problem(line_number, "malformed line: " + parsed.problem);
       return;
+    case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
+      ++counts_.other_lines;
+      if (!defined_.first(parsed.definition, parsed.definition_id)) {
+        problem(line_number, second_definition(parsed.definition, parsed.definition_id));
+      }
+      return;
     case LineKind::kEvent:
       event_seen_ = true;
       if (parsed.event.kind == EventKind::kOther) {

@@ -203,6 +203,7 @@ class Replayer {
   std::vector<Problem> problems_;
   bool header_seen_ = false;
   bool event_seen_ = false;  // an event line (any action) or the summary: a later header is ignored
+  DefinedIds defined_;       // the ids of Python frames and stacks defined: a second one is listed
   std::uint64_t events_applied_ = 0;
   std::uint64_t line_ = 0;  // the line of the event being applied
   std::bitset<kMaxPools> slots_;

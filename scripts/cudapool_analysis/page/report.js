@@ -116,11 +116,15 @@
     return dl;
   }
   // A site's frames are readable texts already (frames.py: library + offset, or the symbol the
-  // summary line's leaks give; a bare address where neither is known).
+  // summary line's leaks give; a bare address where neither is known). A Python site's frames
+  // are its Python stack ("file:line function", innermost first), named by its first frame of
+  // the program's own (not the standard library's or an installed package's).
   function siteView(log, site) {
     if (site === null || site === undefined || site < 0) return el("span", { class: "muted", text: "(no backtrace)" });
     var at = (log.sites.focus && log.sites.focus[site]) || 0;
-    return framesView(log.sites.frames[site] || [], at);
+    var view = framesView(log.sites.frames[site] || [], at);
+    if (!(log.sites.python && log.sites.python[site])) return view;
+    return el("span", null, el("span", { class: "muted", text: "Python " }), view);
   }
   // A stack: its naming frame (the first outside the CUDA runtime, cudapool and PyTorch's
   // allocator: sites.py focus()), the whole stack on opening, innermost first.
@@ -511,10 +515,10 @@
     var box = el("div", { class: "card" });
     sec.appendChild(box);
     if (!log.sites.frames.length) {
-      box.appendChild(note("The log has no backtraces: run with CUDAPOOL_BACKTRACE=N (1 to 16 frames) to see where memory is allocated.", "info"));
+      box.appendChild(note("The log has no backtraces: run with CUDAPOOL_BACKTRACE=python (the Python stack), N (1 to 16 native frames) or all to see where memory is allocated.", "info"));
       return;
     }
-    box.appendChild(el("h4", { text: "Most frequent sites (" + count(log.sites.frames.length) + " distinct stacks)" }));
+    box.appendChild(el("h4", { text: "Most frequent sites (" + count(log.sites.frames.length) + " distinct stacks; Python stacks first)" }));
     box.appendChild(table(["allocations", "bytes allocated in all", "site (innermost frame first)"], log.sites.frequent.map(function (s) {
       return [count(s.count), bytesCell(s.bytes), siteView(log, s.site)];
     }), [true, true, false]));
