@@ -63,17 +63,19 @@ def typed(value, t):
 
 
 def check_modules(modules):
-    """The summary's modules, when written: {base, end, path} entries, base < end, sorted by base,
-    at most 4096."""
+    """The summary's modules, when written: {base, end, path[, bias, build_id]} entries, base <
+    end, sorted by base, at most 4096."""
     if modules is None:
         return
     need(isinstance(modules, list) and len(modules) <= 4096, "summary modules: not a list of at "
          "most 4096 entries")
     last = -1
     for m in modules:
-        need(isinstance(m, dict) and sorted(m) == sorted(n for n, _ in vocabulary.MODULE_FIELDS)
-             and is_hex(m["base"]) and is_hex(m["end"]) and isinstance(m["path"], str),
-             "summary module not {base, end, path}:", m)
+        need(isinstance(m, dict) and {"base", "end", "path"} <= set(m)
+             and set(m) <= {n for n, _ in vocabulary.MODULE_FIELDS}
+             and is_hex(m["base"]) and is_hex(m["end"]) and isinstance(m["path"], str)
+             and is_hex(m.get("bias", "0x0")) and isinstance(m.get("build_id", ""), str),
+             "summary module not {base, end, path[, bias, build_id]}:", m)
         base, end = int(m["base"], 16), int(m["end"], 16)
         need(last <= base < end, "summary module out of order or empty:", m)
         last = base

@@ -145,6 +145,7 @@ LEAK_FIELDS = _part("leak")
 # modules[]: every loaded object's address range [base, end), sorted by base, at most 4096
 # (log/format.h kMaxModules): how a reader names a return address (library + offset, frames.py).
 MODULE_FIELDS = _part("module")
+MODULE_REQUIRED_FIELDS = _part("module", "always")   # base, end, path; bias and build_id when set
 LOG_ERROR_FIELDS = _part("log_errors")
 # The definition lines of Python stacks: a frame (id, file, line, function), a stack (id, frames).
 PYTHON_FRAME_FIELDS = _part(PYTHON_FRAME_ACTION)

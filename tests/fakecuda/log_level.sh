@@ -14,7 +14,7 @@ run() {  # name [env...]: stderr in $work/name.err
     CUDAPOOL_CONF=max_split_size_mb:64 "$program" cache_hit shim >"$work/$name.out" 2>"$work/$name.err" ||
     fail "$name: exit $?: $(tail -n 3 "$work/$name.err")"
 }
-bad='cudapool: CUDAPOOL_BACKTRACE=bogus: accepted: a number of frames from 0 to 16; keeping 0'
+bad='cudapool: CUDAPOOL_BACKTRACE=bogus: accepted: N or native:N (return addresses, N 0 to 16), python[:N] (Python frames, N 1 to 256), all[:N]; keeping none'
 run default
 grep -qxF "$bad" "$work/default.err" || fail "default: no warning: $(cat "$work/default.err")"
 if grep -q 'settings from\|lookup ' "$work/default.err"; then fail "default: info or debug shown"; fi

@@ -29,11 +29,12 @@ def _bad(entry, fields):
 
 
 def _module_ok(i, m, problem):
-    """Whether modules[i] is {base, end, path} of their kinds with base < end; else a problem."""
+    """Whether modules[i] is {base, end, path} (and bias, build_id when there) of their kinds with
+    base < end; else a problem."""
     if type(m) is not dict:
         why = "not an object"
     else:
-        missing = [n for n, _ in v.MODULE_FIELDS if n not in m]
+        missing = [n for n, _ in v.MODULE_REQUIRED_FIELDS if n not in m]
         bad = _bad(m, v.MODULE_FIELDS)
         why = ("no " + missing[0]) if missing else bad[1] if bad else None
         if why is None and v.hex_value(m["base"]) >= v.hex_value(m["end"]):

@@ -13,27 +13,33 @@ using Fields = std::vector<std::pair<const char*, Kind>>;
 
 // vocabulary.py HEADER_FIELDS + HEADER_OPTIONAL_FIELDS + HEADER_RANK_FIELDS
 const Fields kHeaderFields = {
-    {"schema", Kind::kString},        {"version", Kind::kString},
-    {"pid", Kind::kUint},             {"host", Kind::kString},
-    {"executable", Kind::kString},    {"argv", Kind::kStringList},
-    {"start_time", Kind::kString},    {"start_unix_ns", Kind::kUint},
-    {"conf", Kind::kString},          {"conf_source", Kind::kString},
-    {"options", Kind::kObject},       {"devices", Kind::kList},
-    {"start_t_ns", Kind::kUint},      {"rank", Kind::kUint},
-    {"rank_from", Kind::kString},     {"environment", Kind::kObject},
-    {"env", Kind::kObject}};
+    {"schema", Kind::kString},      {"version", Kind::kString},     {"pid", Kind::kUint},
+    {"host", Kind::kString},        {"executable", Kind::kString},  {"argv", Kind::kStringList},
+    {"start_time", Kind::kString},  {"start_unix_ns", Kind::kUint}, {"conf", Kind::kString},
+    {"conf_source", Kind::kString}, {"options", Kind::kObject},     {"devices", Kind::kList},
+    {"start_t_ns", Kind::kUint},    {"rank", Kind::kUint},          {"rank_from", Kind::kString},
+    {"environment", Kind::kObject}, {"env", Kind::kObject}};
 const Fields kHeaderDeviceFields = {
     {"id", Kind::kInt}, {"name", Kind::kString}, {"total_memory", Kind::kUint}};
 // SUMMARY_FIELDS + SUMMARY_OPTIONAL_FIELDS, less schema, action and devices
-const Fields kSummaryFields = {{"seq", Kind::kUint},       {"t_ns", Kind::kUint},
-                               {"events", Kind::kUint},    {"leaks", Kind::kList},
-                               {"log_errors", Kind::kObject}, {"modules", Kind::kList},
-                               {"leaks_omitted", Kind::kObject}, {"python_stacks", Kind::kObject}};
-const Fields kLeakFields = {{"dev", Kind::kInt},        {"ptr", Kind::kHex},
-                            {"size", Kind::kUint},      {"block_size", Kind::kUint},
-                            {"seq", Kind::kUint},       {"t_ns", Kind::kUint},
-                            {"tid", Kind::kUint},       {"backtrace", Kind::kStringList}};
-const Fields kModuleFields = {{"base", Kind::kHex}, {"end", Kind::kHex}, {"path", Kind::kString}};
+const Fields kSummaryFields = {{"seq", Kind::kUint},
+                               {"t_ns", Kind::kUint},
+                               {"events", Kind::kUint},
+                               {"leaks", Kind::kList},
+                               {"log_errors", Kind::kObject},
+                               {"modules", Kind::kList},
+                               {"leaks_omitted", Kind::kObject},
+                               {"python_stacks", Kind::kObject}};
+const Fields kLeakFields = {{"dev", Kind::kInt},   {"ptr", Kind::kHex},
+                            {"size", Kind::kUint}, {"block_size", Kind::kUint},
+                            {"seq", Kind::kUint},  {"t_ns", Kind::kUint},
+                            {"tid", Kind::kUint},  {"backtrace", Kind::kStringList}};
+const Fields kModuleFields = {{"base", Kind::kHex},
+                              {"end", Kind::kHex},
+                              {"path", Kind::kString},
+                              {"bias", Kind::kHex},
+                              {"build_id", Kind::kString}};
+constexpr std::size_t kModuleRequired = 3;  // base, end, path; bias and build_id when set
 const Fields kLogErrorFields = {{"write_failed", Kind::kBool}, {"records_lost", Kind::kUint}};
 const Fields kLeaksOmitted = {
     {"count", Kind::kUint}, {"size", Kind::kUint}, {"block_size", Kind::kUint}};
@@ -56,7 +62,8 @@ bool module_ok(std::size_t i, const JsonValue& m, const ProblemFn& problem) {
   if (!m.is_object()) {
     why = "not an object";
   } else {
-    for (const auto& [n, kind] : kModuleFields) {
+    for (std::size_t f = 0; f < kModuleRequired; ++f) {
+      const char* n = kModuleFields[f].first;
       if (m.find(n) == nullptr) {
         why = std::string("no ") + n;
         break;
