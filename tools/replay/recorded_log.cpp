@@ -38,6 +38,7 @@ void LogDecoder::add_line(std::uint64_t number, std::string_view line, EventBatc
       return;
     case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
       ++t.other_lines;
+      ++t.definition_lines;
       if (!defined_.first(parsed.definition, parsed.definition_id)) {
         add_problem(batch, number, second_definition(parsed.definition, parsed.definition_id));
       }

@@ -36,7 +36,8 @@ struct LogTally {
   LogHeader header;  // the first header before any event line: final once an event line is read
   bool has_header = false;
   std::uint64_t lines = 0;
-  std::uint64_t other_lines = 0;  // events of other actions, the header, the summary
+  std::uint64_t other_lines = 0;       // events of other actions, the header, the summary
+  std::uint64_t definition_lines = 0;  // Python stacks' definition lines (in other_lines too)
   std::uint64_t blank_lines = 0;
   std::uint64_t malformed_lines = 0;
   std::vector<Problem> problems;      // the first kMaxProblemsKept, in line order

@@ -110,6 +110,7 @@ void Replayer::feed(std::uint64_t line_number, std::string_view line) {
       return;
     case LineKind::kDefinition:  // a Python stack's frame or stack: not an event
       ++counts_.other_lines;
+      ++counts_.definition_lines;
       if (!defined_.first(parsed.definition, parsed.definition_id)) {
         problem(line_number, second_definition(parsed.definition, parsed.definition_id));
       }
@@ -308,6 +309,7 @@ void Replayer::end_of_log(const LogTally& tally) {
   header_seen_ = tally.has_header;
   counts_.lines += tally.lines;
   counts_.other_lines += tally.other_lines;
+  counts_.definition_lines += tally.definition_lines;
   counts_.blank_lines += tally.blank_lines;
   counts_.malformed_lines += tally.malformed_lines;
   finish();

@@ -56,8 +56,9 @@ static_assert(kPoolSpaceBase + kMaxPools * kPoolSpan > kPoolSpaceBase, "fits in 
 
 struct ReplayCounts {
   std::uint64_t lines = 0;
-  std::uint64_t events_replayed = 0;  // alloc, free_requested, oom and empty_cache applied
-  std::uint64_t other_lines = 0;      // lines of other actions, and headers
+  std::uint64_t events_replayed = 0;   // alloc, free_requested, oom and empty_cache applied
+  std::uint64_t other_lines = 0;       // lines of other actions, and headers
+  std::uint64_t definition_lines = 0;  // Python stacks' definition lines (in other_lines too)
   std::uint64_t blank_lines = 0;
   std::uint64_t malformed_lines = 0;
   std::uint64_t allocs = 0;
@@ -107,7 +108,10 @@ class Replayer {
 
   // Whether any line was a header, an event (of any action) or the summary: else the input is
   // not a log at all. Whether a header was read, and whether any event reached the pools.
-  bool holds_a_log() const { return counts_.lines > counts_.blank_lines + counts_.malformed_lines; }
+  // As the report has it: a header, an event or a summary (definition lines alone make no log).
+  bool holds_a_log() const {
+    return counts_.lines > counts_.blank_lines + counts_.malformed_lines + counts_.definition_lines;
+  }
   bool has_header() const { return header_seen_; }
   bool replayed_nothing() const { return events_applied_ == 0; }
 
