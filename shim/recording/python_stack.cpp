@@ -36,6 +36,7 @@ struct PythonApi {
   void (*decref)(void*);
   void (*err_fetch)(void**, void**, void**);
   void (*err_restore)(void*, void*, void*);
+  void (*err_clear)();
 };
 
 constexpr int kRetryLookupEvery = 1024;  // captures between lookups while no Python is found
@@ -63,7 +64,8 @@ bool look_up(PythonApi* a) {
       find(&a->frame_code, "PyFrame_GetCode") && find(&a->frame_line, "PyFrame_GetLineNumber") &&
       find(&a->get_attr, "PyObject_GetAttrString") && find(&a->utf8, "PyUnicode_AsUTF8AndSize") &&
       find(&a->incref, "Py_IncRef") && find(&a->decref, "Py_DecRef") &&
-      find(&a->err_fetch, "PyErr_Fetch") && find(&a->err_restore, "PyErr_Restore");
+      find(&a->err_fetch, "PyErr_Fetch") && find(&a->err_restore, "PyErr_Restore") &&
+      find(&a->err_clear, "PyErr_Clear");
   if (ok && !find(&a->is_finalizing, "Py_IsFinalizing"))
     find(&a->is_finalizing, "_Py_IsFinalizing");
   return ok;
@@ -121,10 +123,14 @@ Interned& interned() {
 std::string text_attribute(const PythonApi& py, void* code, const char* name) {
   std::string out;
   void* value = py.get_attr(code, name);
-  if (value == nullptr) return out;
+  if (value == nullptr) {  // an AttributeError (co_qualname before 3.11): dropped
+    py.err_clear();
+    return out;
+  }
   long size = 0;
   const char* text = py.utf8(value, &size);
   if (text != nullptr && size > 0) out.assign(text, static_cast<std::size_t>(size));
+  if (text == nullptr) py.err_clear();
   py.decref(value);
   return out;
 }
@@ -137,19 +143,7 @@ CodeNames names_of(const PythonApi& py, void* code) {
   CodeNames n;
   n.file = text_attribute(py, code, "co_filename");
   n.function = text_attribute(py, code, "co_qualname");  // 3.11 on
-  if (n.function.empty()) {
-    void *t = nullptr, *v = nullptr, *tb = nullptr;  // 3.10: AttributeError, dropped
-    py.err_fetch(&t, &v, &tb);
-    if (t != nullptr) py.decref(t);
-    if (v != nullptr) py.decref(v);
-    if (tb != nullptr) py.decref(tb);
-    n.function = text_attribute(py, code, "co_name");
-  }
-  void *t = nullptr, *v = nullptr, *tb = nullptr;
-  py.err_fetch(&t, &v, &tb);
-  if (t != nullptr) py.decref(t);
-  if (v != nullptr) py.decref(v);
-  if (tb != nullptr) py.decref(tb);
+  if (n.function.empty()) n.function = text_attribute(py, code, "co_name");
   py.err_restore(type, value, traceback);
   return n;
 }
