@@ -67,7 +67,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   // The Python stack first (CUDAPOOL_BACKTRACE=python), while this frame has nothing to destroy: a
   // thread that Python ends as it waits for the GIL during finalization (pthread_exit) is unwound
   // through here by libgcc_s, which cannot run a cleanup of the shim's (its unwinder is static).
-  const std::uint32_t python_stack = take_python_stack();
+  const std::uint32_t python_stack = reporting().python_frames > 0 ? take_python_stack() : 0;
   ReentrancyGuard guard;
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
