@@ -9,12 +9,7 @@
 #                           WORLD_SIZE; CUDAPOOL_LOG='run-%r.jsonl'), ResNet-50 training and
 #                           GPT-2 inference, sharing the one GPU: a multi-rank set on one clock
 # Environment: CUDAPOOL_LIB (default build/shim/libcudapool.so), PYTHON, STEPS (8).
-set -uo pipefail
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
-PY="${PYTHON:-python3}"
-STEPS="${STEPS:-8}"
-: "${OUT:?set OUT}"
+. "$(dirname "${BASH_SOURCE[0]}")/torch_job_env.bash"
 WORK="$(mktemp -d /tmp/cudapool-real-logs.XXXXXX)"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTORCH_NO_CUDA_MEMORY_CACHING=1

@@ -31,7 +31,9 @@ import signal
 import sys
 
 from . import progress
-from .engine import EngineError, LogsRefused, reports
+from . import vocabulary as v
+from .engine import EngineError, EngineOptions, LogsRefused, run_engine
+from .verdict import AUTO_TUNE_EVENTS, verdict
 from .text import several_text, text_report
 from .tools import ToolError
 from .exportcli import export, export_parser
@@ -50,7 +52,11 @@ def parser():
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
     r.add_argument("--html", metavar="OUT", help="write the report as one self-contained HTML "
                    "page (charts, segment maps, allocation sites) to OUT")
-    r.add_argument("--tune", action="store_true", help="with --html: embed cudapool tune's table")
+    r.add_argument("--tune", action="store_true", help="run cudapool tune beside the report "
+                   "whatever the logs' length (by default it runs when the logs are files of "
+                   "at most %d events in all)" % AUTO_TUNE_EVENTS)
+    r.add_argument("--no-tune", action="store_true", help="do not run cudapool tune (the "
+                   "verdict then names no setting)")
     r.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
                    "when it is a terminal)")
     r.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
@@ -61,14 +67,30 @@ def parser():
     return p
 
 
+def with_verdicts(paths, doc, tune):
+    """`cudapool report --json`'s object (engine.reports()'s), each log's report with its
+    "verdict" (verdict.py)."""
+    for i, x in enumerate(doc["logs"]):
+        x["report"]["verdict"] = verdict(x["report"], x.get("page"), tune, i)
+    if len(paths) == 1:
+        return doc["logs"][0]["report"]
+    return {"schema": v.REPORT_SCHEMA, "logs": [x["report"] for x in doc["logs"]],
+            "ranks": doc["ranks"], "notes": doc["notes"]}
+
+
 def report(args):
-    if args.html is not None or args.tune:
+    if args.tune and args.no_tune:
+        args.parser.error("--tune and --no-tune: one at a time")
+    if args.html is not None:
         from .htmlreport import html_report
         return html_report(args)
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
     try:
-        out = reports(args.logs)     # one run of cudapool-analyze (engine.py)
+        # one run of cudapool-analyze (engine.py), its page data too (the verdict's sites)
+        doc = run_engine(args.logs, EngineOptions(page=True))
+        from .htmlreport import tuned
+        out = with_verdicts(args.logs, doc, tuned(args.logs, doc, args.tune, args.no_tune))
     except LogsRefused:              # its messages are on stderr
         return 1
     except (EngineError, ToolError) as e:

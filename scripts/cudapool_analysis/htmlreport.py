@@ -1,4 +1,4 @@
-"""cudapool_analysis/htmlreport.py: `cudapool report --html OUT.html [--tune] LOG...`: one
+"""cudapool_analysis/htmlreport.py: `cudapool report --html OUT.html [--tune|--no-tune] LOG...`: one
 self-contained HTML file that opens offline in any browser and asks the network for nothing.
 
 The page is page/report.html with, inlined at write time: the charting library uPlot 1.6.32
@@ -11,9 +11,11 @@ once, plain or compressed, stdin and FIFOs included, says why a log cannot be re
 progress line):
 per log its `page` object, their charts on one time axis (timeaxis.one_clock(): several logs count
 from the earliest start among them); several logs add its cross-rank table (`ranks`, `notes`).
---tune adds `cudapool tune --json` of all the logs (the C++ tool, tools.py; when it fails, a
-note instead), run beside the engine; an input readable once (stdin, a FIFO) is then read here
-once and handed to both through pipes (fanout.py). The file is written by outfile.py's rule
+Each log's page object gets its verdict (verdict.py), which the page shows first. cudapool tune
+--json of all the logs (the C++ tool, tools.py; when it fails, a note instead) runs by default
+after the engine when the logs are files short enough (verdict.auto_tune_why_not); --tune runs it
+whatever their length, beside the engine: an input readable once (stdin, a FIFO) is then read
+here once and handed to both through pipes (fanout.py); --no-tune not at all. The file is written by outfile.py's rule
 (never over an input or a log, whole or not at all, mode 0600).
 
 Not here: the figures (the engine; tests/oracle/pagedata.py's log_data is its Python oracle, for
@@ -35,6 +37,7 @@ from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .timeaxis import one_clock
 from .tools import ToolError, _dies_with_parent, tool_command
+from .verdict import auto_tune_why_not, verdict
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "page")
 WEB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(PAGE_DIR))), "web")
@@ -142,6 +145,24 @@ class Tuning:
         return tune
 
 
+def tuned(paths, doc, force, off):
+    """cudapool tune --json of the logs after the engine's run (doc), when asked (force) or by
+    default when verdict.auto_tune_why_not() allows; {"skipped": why} or {"error": why} when it
+    does not run or fails; None with --no-tune."""
+    if off:
+        return None
+    why = None if force else auto_tune_why_not(paths, sum(x["report"]["events"]
+                                                           for x in doc["logs"]))
+    if why is not None:
+        return {"skipped": why}
+    try:
+        return Tuning(tune_command(paths), (), {}).result()
+    except PageError as e:          # said when asked for; by default the verdict says it
+        if force:
+            print("cudapool report: %s; the verdict names no setting" % e, file=sys.stderr)
+        return {"error": str(e)}
+
+
 def analysed(paths, tune=False):
     """(the engine's document of the logs at paths; with --tune, tune's JSON or {"error": why}
     when it fails, else None): one run of the engine, and with --tune cudapool tune beside it.
@@ -203,12 +224,18 @@ def analysed(paths, tune=False):
         return doc, {"error": str(e)}
 
 
-def page_data(paths, tune=False):
-    """The page's data: every log's (the engine's page objects), the time axis
-    (timeaxis.one_clock()), the cross-rank table for several, tune's JSON with --tune
-    ({"error": why} when it fails). Raises what analysed() raises."""
-    doc, tuned = analysed(paths, tune)
+def page_data(paths, tune=False, no_tune=False):
+    """The page's data: every log's (the engine's page objects, each with its verdict,
+    verdict.py), the time axis (timeaxis.one_clock()), the cross-rank table for several, tune's
+    JSON: with --tune run beside the engine, by default after it when the logs are short enough
+    (tuned()); {"error"|"skipped": why} when it fails or does not run, None with --no-tune.
+    Raises what analysed() raises."""
+    doc, tuning = analysed(paths, tune)
+    if not tune:
+        tuning = tuned(paths, doc, False, no_tune)
     logs = [x["page"] for x in doc["logs"]]
+    for i, x in enumerate(doc["logs"]):
+        x["page"]["verdict"] = verdict(x["report"], x["page"], tuning, i)
     multi = len(paths) > 1
     clock = one_clock(logs)
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,
@@ -218,7 +245,7 @@ def page_data(paths, tune=False):
             "logs": logs, "clock": clock,
             "ranks": doc["ranks"] if multi else None,
             "rank_notes": doc["notes"] if multi else [],
-            "tune": tuned}
+            "tune": tuning}
 
 
 def script_json(data):
@@ -242,12 +269,12 @@ def html_escape(text):
             .replace('"', "&quot;"))
 
 
-def write_page(out, paths, tune=False):
+def write_page(out, paths, tune=False, no_tune=False):
     """Writes the page of the logs at paths to out (outfile.write_output: whole or not at all,
     mode 0600). Returns its size in bytes. Raises reader.LogError, PageError or
     outfile.OutputError."""
     parts = assets()          # before the long work: a missing library is said at once
-    text = render(page_data(paths, tune), parts)
+    text = render(page_data(paths, tune, no_tune), parts)
     with write_output(out, "w") as f:
         f.write(text)
     return len(text.encode("utf-8"))
@@ -258,8 +285,6 @@ def html_report(args):
     when a log cannot be read or the page cannot be written (a message on stderr), 2 on a usage
     error (OUT an input or a log: outfile.check_output). A failing --tune leaves its section out
     (a note in the page, a line on stderr): still 0."""
-    if args.html is None:
-        args.parser.error("--tune goes with --html OUT")
     if args.json:
         args.parser.error("--json and --html: one at a time")
     if args.logs.count("-") > 1:
@@ -270,7 +295,7 @@ def html_report(args):
         args.parser.error(str(e))
     errors = []
     try:
-        size = write_page(args.html, args.logs, args.tune)
+        size = write_page(args.html, args.logs, args.tune, args.no_tune)
     except LogsRefused:             # the engine's messages are on stderr
         return 1
     except (LogError, PageError, OutputError, EngineError, ToolError) as e:

@@ -11,6 +11,7 @@ Not here: any figure or line of text that is not in the report dict (the engine 
 
 import json
 import shlex
+import textwrap
 
 from . import vocabulary as v
 from .terminal import MAX_NOTE, cut, shown
@@ -41,6 +42,13 @@ def human(n):
             return "%.2f %s (%d bytes)" % (x, unit, n)
 
 
+def wrapped(text, indent, width=100):
+    """text as lines of at most width characters (words kept whole), each after indent."""
+    return "\n".join(textwrap.wrap(text, width, initial_indent=indent,
+                                    subsequent_indent=indent + "  ", break_long_words=False,
+                                    break_on_hyphens=False)) or indent
+
+
 def short(n):
     """A byte count for a table: 512 B, 1.50 MiB; "-" for none."""
     if type(n) is not int:
@@ -54,6 +62,12 @@ def text_report(rep):
     w = out.append
     h = rep["header"] or {}
     w("cudapool report: %s" % rep["log"])   # inputs.display_name(): escaped
+    vd = rep.get("verdict")
+    if vd:                                  # the answer first (verdict.py)
+        w("")
+        for line in vd["lines"]:
+            w(wrapped(shown(line), "  "))
+        w("")
     argv = h.get("argv")
     cmd = ""
     if isinstance(argv, list) and argv:

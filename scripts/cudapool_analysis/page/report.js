@@ -604,7 +604,7 @@
   function tuneSection(main) {
     var t = DATA.tune;
     main.appendChild(el("h2", { id: "tune", text: "Tuning: what cudapool tune finds" }));
-    if (t.error) { main.appendChild(el("div", { class: "card" }, note("No tuning: " + t.error))); return; }
+    if (t.error || t.skipped) { main.appendChild(el("div", { class: "card" }, note("No tuning: " + (t.error || t.skipped)))); return; }
     var rec = t.recommendation || {};
     main.appendChild(el("div", { class: "card" },
       el("div", null, el("b", { text: rec.keep_own ? "Keep the log's own settings." : "Recommended setting: " }), rec.keep_own ? "" : el("code", { text: rec.setting || "" })),
@@ -625,6 +625,49 @@
       }), [true, false, true, true, true, true, true, true, true, true]));
   }
 
+  // ---- the verdict: the first screen (verdict.py) ------------------------------------------------
+  // Figures as tiles, each marked data-verdict for the self-check (tests/cli/verdict_agree.sh: they
+  // equal `cudapool report --json`'s verdict), then verdict.py's lines, the setting to paste and
+  // the sites that held most at the peak of allocated.
+  function verdictCard(log, li) {
+    var vd = log.verdict;
+    var card = el("div", { class: "card verdict", id: "verdict-" + li });
+    if (!vd) return card;
+    var several = Object.keys(vd.devices).length > 1;
+    function tile(dev, key, n, what, cls) {
+      return el("div", { class: "tile " + (cls || "") },
+        el("div", { class: "fig", "data-verdict": key, "data-log": li, "data-dev": dev, "data-bytes": n === null || n === undefined ? "" : n, title: n === null || n === undefined ? "" : count(n) + " bytes", text: bytes(n) }),
+        el("div", { class: "what", text: (several ? "device " + dev + ": " : "") + what }));
+    }
+    var tiles = el("div", { class: "tiles" });
+    Object.keys(vd.devices).forEach(function (dev) {
+      var d = vd.devices[dev];
+      tiles.appendChild(tile(dev, "peak_reserved", d.peak_reserved, "nvidia-smi at the peak, less the CUDA context (the pool's reserved bytes" + (vd.source === "replay" ? ", as replayed)" : ")")));
+      tiles.appendChild(tile(dev, "peak_allocated", d.peak_allocated, "the most the program held at once (max_memory_allocated)"));
+      tiles.appendChild(tile(dev, "never_used", d.never_used, "cache never in use at the same time (peak reserved − peak allocated)"));
+      if (d.exit.empty_cache_returns !== null && d.exit.empty_cache_returns !== undefined)
+        tiles.appendChild(tile(dev, "empty_cache_returns", d.exit.empty_cache_returns, "cached at the end that empty_cache() would give back"));
+    });
+    var s = vd.setting;
+    if (s.setting) tiles.appendChild(tile("all", "saving", s.saving, "less at the peak with " + s.setting + " (predicted by cudapool tune)", "fix"));
+    card.appendChild(el("h3", { style: "margin-top:0", text: "The answer" + (vd.source === "replay" ? " (as replayed: the log holds requests only)" : "") }));
+    card.appendChild(tiles);
+    if (s.setting) {
+      card.appendChild(el("div", { class: "paste" }, el("span", { text: "paste:" }),
+        el("code", { "data-setting": s.setting, text: "PYTORCH_CUDA_ALLOC_CONF=" + s.pytorch_conf })));
+    }
+    card.appendChild(el("ul", { class: "says" }, vd.lines.map(function (line) { return el("li", { text: line }); })));
+    Object.keys(vd.devices).forEach(function (dev) {
+      var sites = vd.devices[dev].sites;
+      if (!sites.length) return;
+      card.appendChild(el("h4", { text: "Held most at the peak of allocated" + (several ? " (device " + dev + ")" : "") + ": your lines first" }));
+      card.appendChild(table(["bytes", "blocks", "where"], sites.map(function (x) {
+        return [bytesCell(x.bytes), count(x.blocks), el("code", { text: x.where })];
+      }), [true, true, false]));
+    });
+    return card;
+  }
+
   // ---- the page --------------------------------------------------------------------------------
   function build() {
     var app = document.getElementById("app");
@@ -641,6 +684,7 @@
       var sec = el("section", { id: "log-" + li });
       main.appendChild(sec);
       sec.appendChild(el("h2", { text: logTitle(log) }));
+      sec.appendChild(verdictCard(log, li));
       sec.appendChild(runCard(log));
       sec.appendChild(el("h3", { text: "Peaks" }));
       sec.appendChild(peaksTable(log, li));
@@ -670,6 +714,14 @@
     Array.prototype.forEach.call(document.querySelectorAll("[data-peak]"), function (td) {
       check.peaks.push({ log: +td.getAttribute("data-log"), dev: td.getAttribute("data-dev"), kind: td.getAttribute("data-peak"), bytes: +td.getAttribute("data-bytes") });
     });
+    check.verdict = [];
+    Array.prototype.forEach.call(document.querySelectorAll("[data-verdict]"), function (x) {
+      var b = x.getAttribute("data-bytes");
+      check.verdict.push({ log: +x.getAttribute("data-log"), dev: x.getAttribute("data-dev"), key: x.getAttribute("data-verdict"), bytes: b === "" ? null : +b });
+    });
+    var first = document.getElementById("verdict-0");
+    check.verdict_bottom = first ? Math.round(first.getBoundingClientRect().bottom + window.scrollY) : null;
+    check.viewport = [window.innerWidth, window.innerHeight];
     check.render_ms = Math.round(performance.now());
     var out = document.getElementById("cudapool-selfcheck");
     out.textContent = JSON.stringify(check);

@@ -1,0 +1,238 @@
+"""cudapool_analysis/verdict.py: the answer first. One log's verdict, per device, in the words a
+PyTorch user knows (nvidia-smi, memory_allocated, memory_reserved, empty_cache, the CUDA context):
+
+  - the peak: what the pool held from the driver at its reserved peak, which is what nvidia-smi
+    showed then less the CUDA context (the log does not record the context's own memory);
+  - the most the program held at once (torch.cuda.max_memory_allocated()), and the part of the
+    peak that was cache the program never used at the same time (peak reserved - peak allocated);
+  - at the peak, the cache that was not in use: free (in how many regions, the largest free
+    block) and fenced ("waiting for work on another stream"), beside the largest requests;
+  - the setting that would have reserved least and its saving, from cudapool tune (predicted by
+    replaying the log), with the string to paste;
+  - at the end, what stayed cached and what torch.cuda.empty_cache() would have given back;
+  - the allocation sites that held the most bytes at the peak of allocated, Python lines first.
+
+    verdict(report, page, tune, index) -> {"source", "devices": {dev: figures}, "setting",
+                                           "lines": [text, ...]}
+
+Every figure comes from the engine's report and page objects (`cudapool report --json`'s object,
+the page's data) and tune's JSON: nothing is computed here that they do not hold, except sums and
+differences of theirs (docs/report.md "The verdict" says which). The page (page/report.js) shows
+these lines and figures first; tests/cli/verdict_agree.sh checks that the page's figures equal
+`report --json`'s. Also here: whether tune runs by default (auto_tune_why_not).
+
+Not here: the figures themselves (the engine), printing the rest (text.py, page/report.js).
+"""
+
+import os
+import stat
+
+from . import vocabulary as v
+
+AUTO_TUNE_EVENTS = 2_000_000   # tune runs by default up to this many events in all (~10 s)
+TOP_SITES = 5                  # sites the verdict names
+TOP_REQUESTS = 3               # request sizes it names
+
+
+def auto_tune_why_not(paths, events):
+    """None when cudapool tune runs by default on the logs at paths (events in all, from the
+    engine), else why not, in a few words."""
+    for p in paths:
+        try:
+            if p == "-" or not stat.S_ISREG(os.stat(p).st_mode):
+                return "a log is not a regular file (read once)"
+        except OSError:
+            return "a log cannot be read again"
+    if events > AUTO_TUNE_EVENTS:
+        return "%d events, more than %d: run `cudapool tune LOG` or pass --tune" % (
+            events, AUTO_TUNE_EVENTS)
+    return None
+
+
+def size(n):
+    """A byte count in the verdict's words: 512 B, 1.50 GiB."""
+    if type(n) is not int:
+        return "?"
+    if not v.fits(n, v.UINT):
+        return "impossible"
+    x, unit = float(n), "B"
+    for u in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(x) < 1024:
+            break
+        x, unit = x / 1024, u
+    return "%d B" % n if unit == "B" else "%.2f %s" % (x, unit)
+
+
+def secs(t):
+    return "?" if t is None else "%.3g s" % t if t < 100 else "%.0f s" % t
+
+
+def _sites(page, dev):
+    """The sites holding the most bytes at the peak of allocated (the page's order: Python sites
+    first), each {"where", "bytes", "blocks", "python"}."""
+    if not page:
+        return []
+    held = ((page.get("devices") or {}).get(dev) or {}).get("sites_at_peak") or []
+    s = page.get("sites") or {}
+    frames, focus, python = s.get("frames") or [], s.get("focus") or [], s.get("python") or []
+    out, by_where = [], {}
+    for h in held:        # one user line reached through two library paths: one entry
+        i = h.get("site", -1)
+        where = "(no stack recorded)"
+        if 0 <= i < len(frames) and frames[i]:
+            f = focus[i] if i < len(focus) and 0 <= focus[i] < len(frames[i]) else 0
+            where = frames[i][f]
+        e = by_where.get(where)
+        if e is None:
+            e = by_where[where] = {"where": where, "bytes": 0, "blocks": 0,
+                                   "python": bool(0 <= i < len(python) and python[i])}
+            out.append(e)
+        e["bytes"] += h.get("bytes") or 0
+        e["blocks"] += h.get("count") or 0
+    out.sort(key=lambda e: (not e["python"], -e["bytes"]))
+    return out[:TOP_SITES]
+
+
+def _returnable(m):
+    """What torch.cuda.empty_cache() gives back from a segment map (the page's maps.exit): the
+    regions with nothing allocated (fenced blocks are freed first: empty_cache synchronizes);
+    None without a map or when the map does not list every region."""
+    if not m or m.get("shown") != m.get("regions"):
+        return None
+    return sum(r["size"] for r in m.get("region_list") or [] if r.get("allocated") == 0)
+
+
+def _requests(report, dev):
+    by = {}
+    for r in report.get("largest_requests") or []:
+        if str(r.get("dev")) != dev:
+            continue
+        e = by.setdefault(r["size"], {"size": r["size"], "count": 0, "first_time_s": r.get("time_s")})
+        e["count"] += 1
+    return sorted(by.values(), key=lambda e: -e["size"])[:TOP_REQUESTS]
+
+
+def _device(report, page, dev, replayed):
+    src = (report.get("replay") or {}).get("devices", {}) if replayed else report["devices"]
+    d = src.get(dev) or {}
+    pdev = (page or {}).get("devices", {}).get(dev) or {}
+    if replayed:
+        pdev = ((page or {}).get("replay") or {}).get("devices", {}).get(dev) or pdev
+    pr, pa, fr = d.get("peak_reserved"), d.get("peak_allocated"), d.get("fragmentation")
+    stats = d.get("stats") or {}
+    reserved, allocated = pr["bytes"] if pr else None, pa["bytes"] if pa else None
+    out = {"peak_reserved": reserved, "peak_time_s": pr.get("time_s") if pr else None,
+           "peak_allocated": allocated,
+           "never_used": reserved - allocated
+           if type(reserved) is int and type(allocated) is int else None,
+           "at_peak": {k: fr.get(k) for k in ("allocated", "fenced", "free_cached",
+                                              "largest_free_block", "regions", "fragmentation")}
+           if fr else None,
+           "requests": _requests(report, dev),
+           "exit": {"reserved": stats.get("reserved_bytes.all.current"),
+                    "allocated": stats.get("allocated_bytes.all.current"),
+                    "empty_cache_returns": _returnable((pdev.get("maps") or {}).get("exit"))},
+           "sites": _sites(page, dev)}
+    return out
+
+
+def _setting(tune, index):
+    """tune's best setting for this log (its rank-1 row), or why there is none."""
+    if tune is None:
+        return {"not_run": "cudapool tune was not run"}
+    if "error" in tune:
+        return {"not_run": tune["error"]}
+    if "skipped" in tune:
+        return {"not_run": tune["skipped"]}
+    logs = tune.get("logs") or []
+    rec = tune.get("recommendation") or {}
+    rows = (logs[index].get("results") or []) if index < len(logs) else []
+    best = next((r for r in rows if r.get("rank") == 1), None)
+    if best is None or rec.get("keep_own") or best.get("vs_own") is None or best["vs_own"] >= 0:
+        return {"keep_own": True, "why": rec.get("why")}
+    own = round(best["peak_reserved"] / (1 + best["vs_own"]))
+    return {"setting": best["setting"], "pytorch_conf": best.get("conf"),
+            "cudapool_conf": best.get("conf"), "peak_reserved": best["peak_reserved"],
+            "own_peak_reserved": own, "saving": own - best["peak_reserved"],
+            "saving_fraction": -best["vs_own"], "caveats": rec.get("caveats") or []}
+
+
+def verdict(report, page, tune, index=0):
+    """One log's verdict (the module's docstring): report, `cudapool report --json`'s object of
+    the log; page, its page object (the engine's), or None; tune, `cudapool tune --json` of the
+    logs (index: this log's place there), {"error"|"skipped": why}, or None."""
+    replayed = bool(report.get("ending", {}).get("requests_only")) and report.get("replay")
+    devs = sorted((report.get("replay") or {}).get("devices", {}) if replayed
+                  else report.get("devices") or {}, key=int)
+    out = {"source": "replay" if replayed else "log",
+           "devices": {dev: _device(report, page, dev, replayed) for dev in devs},
+           "setting": _setting(tune, index)}
+    out["lines"] = lines(out, report)
+    return out
+
+
+def lines(vd, report):
+    """The verdict in words, most important first."""
+    out = []
+    w = out.append
+    if vd["source"] == "replay":
+        w("This log holds requests only (no segments): the figures below are the pool's as "
+          "replayed under the log's own settings.")
+    several = len(vd["devices"]) > 1
+    for dev, d in vd["devices"].items():
+        on = " on device %s" % dev if several else ""
+        if d["peak_reserved"] is None:
+            w("Device %s: no memory was reserved." % dev)
+            continue
+        w("At its peak%s (%s into the run) the pool held %s from the driver: what nvidia-smi "
+          "showed then, less the CUDA context (not in the log: about 0.6 GiB on an H200)."
+          % (on, secs(d["peak_time_s"]), size(d["peak_reserved"])))
+        if d["peak_allocated"] is not None:
+            share = d["never_used"] / d["peak_reserved"] if d["peak_reserved"] else 0
+            w("The program itself held at most %s at once (torch.cuda.max_memory_allocated()): "
+              "%s (%.0f%%) of the peak was cache it never used at the same time."
+              % (size(d["peak_allocated"]), size(d["never_used"]), 100 * share))
+        a = d["at_peak"]
+        if a and a.get("free_cached") is not None:
+            why = ("When the pool reached its peak, %s of it was not in use: %s free in %s region%s (the "
+                   "largest free block %s, fragmentation %s)"
+                   % (size(a["free_cached"] + a["fenced"]), size(a["free_cached"]),
+                      a["regions"], "" if a["regions"] == 1 else "s",
+                      size(a["largest_free_block"]),
+                      "?" if a["fragmentation"] is None else "%.2f" % a["fragmentation"]))
+            if a["fenced"]:
+                why += " and %s waiting for work on another stream" % size(a["fenced"])
+            w(why + ".")
+        if d["requests"]:
+            w("A free block serves only a request that fits in it; the largest requests were %s."
+              % ", ".join("%s (%d time%s, first at %s)" % (size(r["size"]), r["count"],
+                                                          "" if r["count"] == 1 else "s",
+                                                          secs(r["first_time_s"]))
+                          for r in d["requests"]))
+    s = vd["setting"]
+    if "setting" in s:
+        w("Setting that would have reserved least: PYTORCH_CUDA_ALLOC_CONF=%s (or CUDAPOOL_CONF "
+          "under the shim): peak %s instead of %s, %s less (%.1f%%), predicted by replaying this "
+          "log (cudapool tune); check it with one real run."
+          % (s["pytorch_conf"], size(s["peak_reserved"]), size(s["own_peak_reserved"]),
+             size(s["saving"]), 100 * s["saving_fraction"]))
+    elif s.get("keep_own"):
+        w("No setting cudapool tune tried would have reserved less: keep the log's own settings.")
+    else:
+        w("Settings: not tried (%s)." % s["not_run"])
+    for dev, d in vd["devices"].items():
+        e = d["exit"]
+        if e["reserved"] is not None:
+            back = e["empty_cache_returns"]
+            w("At the end%s the pool still held %s, %s of it in use%s." % (
+                " on device %s" % dev if several else "", size(e["reserved"]),
+                size(e["allocated"]), "" if back is None else
+                ": torch.cuda.empty_cache() (or `cudapool empty-cache PID`) would have given "
+                "back %s" % size(back)))
+        if d["sites"]:
+            w("Held most at the peak of allocated%s: %s." % (
+                " on device %s" % dev if several else "",
+                "; ".join("%s %s (%d block%s)" % (x["where"], size(x["bytes"]), x["blocks"],
+                                                  "" if x["blocks"] == 1 else "s")
+                          for x in d["sites"])))
+    return out
