@@ -33,6 +33,7 @@ import sys
 from . import progress
 from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
+from .inputs import LogError
 from .verdict import AUTO_TUNE_EVENTS, verdict
 from .text import several_text, text_report
 from .tools import ToolError
@@ -87,13 +88,19 @@ def report(args):
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
     try:
-        # one run of cudapool-analyze (engine.py), its page data too (the verdict's sites)
-        doc = run_engine(args.logs, EngineOptions(page=True))
-        from .htmlreport import tuned
-        out = with_verdicts(args.logs, doc, tuned(args.logs, doc, args.tune, args.no_tune))
+        # one run of cudapool-analyze (engine.py), its page data too (the verdict's sites);
+        # --tune: cudapool tune beside it (an input read once handed to both), else after it
+        # when the logs are short files (htmlreport.tuned)
+        from .htmlreport import analysed, tuned
+        if args.tune:
+            doc, tuning = analysed(args.logs, True)
+        else:
+            doc = run_engine(args.logs, EngineOptions(page=True))
+            tuning = tuned(args.logs, doc, False, args.no_tune)
+        out = with_verdicts(args.logs, doc, tuning)
     except LogsRefused:              # its messages are on stderr
         return 1
-    except (EngineError, ToolError) as e:
+    except (EngineError, ToolError, LogError) as e:
         print("cudapool report: %s" % e, file=sys.stderr)
         return 1
     if not args.json:

@@ -126,7 +126,8 @@ def _device(report, page, dev, replayed):
            "never_used": reserved - allocated
            if type(reserved) is int and type(allocated) is int else None,
            "at_peak": {k: fr.get(k) for k in ("allocated", "fenced", "free_cached",
-                                              "largest_free_block", "regions", "fragmentation")}
+                                              "largest_free_block", "regions", "fragmentation",
+                                              "set_by", "before", "request")}
            if fr else None,
            "requests": _requests(report, dev),
            "exit": {"reserved": stats.get("reserved_bytes.all.current"),
@@ -171,6 +172,33 @@ def verdict(report, page, tune, index=0):
     return out
 
 
+def _why(a):
+    """Why the cache reached its peak: the request that came next and the free blocks it found
+    (the engine's fragmentation object: before, set_by, request), else the free and fenced bytes
+    when the peak was reached."""
+    fenced = ("; %s more waited for work on another stream (fenced)" % size(a["fenced"])
+              if a["fenced"] else "")
+    before, req, new = a.get("before") or {}, a.get("request"), a.get("set_by") or {}
+    how = ("mapped %s more pages" if new.get("action") == "segment_map"
+           else "reserved a new segment of %s") % size(new.get("size"))
+    if req and before.get("free_cached") is not None:
+        if req["block_size"] > before["largest_free_block"]:
+            return ("The peak came when a request of %s found no free block large enough: the cache "
+                    "then held %s free, the largest free block %s, so the pool %s%s."
+                    % (size(req["size"]), size(before["free_cached"]),
+                       size(before["largest_free_block"]), how, fenced))
+        return ("The peak came with a request of %s although the cache held a free block of %s "
+                "(of another stream, or of the other pool: blocks of 1 MiB and less are kept apart "
+                "from larger ones); %s free in all, so the pool %s%s."
+                % (size(req["size"]), size(before["largest_free_block"]),
+                   size(before["free_cached"]), how, fenced))
+    return ("When the pool reached its peak, %s of it was free in %s region%s (the largest free "
+            "block %s, fragmentation %s)%s."
+            % (size(a["free_cached"]), a["regions"], "" if a["regions"] == 1 else "s",
+               size(a["largest_free_block"]),
+               "?" if a["fragmentation"] is None else "%.2f" % a["fragmentation"], fenced))
+
+
 def lines(vd, report):
     """The verdict in words, most important first."""
     out = []
@@ -194,15 +222,7 @@ def lines(vd, report):
               % (size(d["peak_allocated"]), size(d["never_used"]), 100 * share))
         a = d["at_peak"]
         if a and a.get("free_cached") is not None:
-            why = ("When the pool reached its peak, %s of it was not in use: %s free in %s region%s (the "
-                   "largest free block %s, fragmentation %s)"
-                   % (size(a["free_cached"] + a["fenced"]), size(a["free_cached"]),
-                      a["regions"], "" if a["regions"] == 1 else "s",
-                      size(a["largest_free_block"]),
-                      "?" if a["fragmentation"] is None else "%.2f" % a["fragmentation"]))
-            if a["fenced"]:
-                why += " and %s waiting for work on another stream" % size(a["fenced"])
-            w(why + ".")
+            w(_why(a))
         if d["requests"]:
             w("A free block serves only a request that fits in it; the largest requests were %s."
               % ", ".join("%s (%d time%s, first at %s)" % (size(r["size"]), r["count"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/compressed_logs.sh: every tool that reads a log reads it plain, gzip or zstd, from a
 # file or from stdin (issue 27): cudapool-replay --json, cudapool-tune --json, cudapool-cat,
-# report, report --json, report --html --tune, export --memory-viz, export --perfetto, on one
+# report --tune, report --json --tune, report --html --tune, export --memory-viz, export --perfetto, on one
 # log given as a plain file, .gz, .zst, a zstd and a gzip file whose names say nothing, and stdin
 # plain, gzip and zstd, give the same output (the log's name aside). Both kinds of log: one with
 # pool decisions (normal.jsonl) and one of requests only (the example, which the report replays).
@@ -23,8 +23,8 @@ tools() {
 replay $bin/cudapool-replay --json @LOG >@OUT
 tune $bin/cudapool-tune --json --threads 2 @LOG >@OUT
 cat $bin/cudapool-cat @LOG >@OUT
-report python3 -m cudapool_analysis report @LOG >@OUT
-json python3 -m cudapool_analysis report --json @LOG >@OUT
+report python3 -m cudapool_analysis report --tune @LOG >@OUT
+json python3 -m cudapool_analysis report --json --tune @LOG >@OUT
 html python3 -m cudapool_analysis report --html @OUT --tune @LOG
 memviz python3 -m cudapool_analysis export --memory-viz @OUT @LOG
 perfetto python3 -m cudapool_analysis export --perfetto @OUT @LOG

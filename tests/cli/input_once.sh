@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/input_once.sh: every command reads each input once (issue 26 item 6; inputs.py): a
 # log given as - (stdin), as a FIFO or as /dev/stdin gives `export --memory-viz`, `export
-# --perfetto`, `report --html` (with --tune) and `report --json` what the regular file gives: the
+# --perfetto`, `report --html` (with --tune) and `report --json --tune` what the regular file gives: the
 # same segment and trace counts, the same figures; none blocks (a hang guard of 300 s each, far
 # above what they take) or stops early. Both kinds of log: one with pool decisions (normal.jsonl)
 # and one of requests only (the example, replayed by cudapool-replay from the one copy).
@@ -40,7 +40,7 @@ for name in normal example; do
   log="$fx/normal.jsonl"
   [ $name = example ] && log=$ex
   for how in file stdin fifo dev-stdin; do
-    through "$log" $how "$tmp/$name.$how.report" report --json @LOG
+    through "$log" $how "$tmp/$name.$how.report" report --json --tune @LOG
     through "$log" $how /dev/null export --memory-viz "$tmp/$name.$how.pickle" @LOG
     grep -o "a memory_viz snapshot: [0-9]* segments, [0-9]* trace entries" "$tmp/err" \
       >"$tmp/$name.$how.counts"

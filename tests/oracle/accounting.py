@@ -53,7 +53,11 @@ class Device:
         self.free_requested = 0
         self.free_completed = 0
         self.peak_allocated = None  # (bytes, seq, t_ns, line)
-        self.peak_reserved = None   # (bytes, seq, t_ns, line, allocated then, active then)
+        # (bytes, seq, t_ns, line, allocated then, active then, the event that set it: its
+        # action, ptr and size)
+        self.peak_reserved = None
+        self.peak_request = None    # the first alloc after the reserved peak: (size, block_size, seq)
+        self.peak_request_pending = False
         # context_dropped: the pool went with its context (the driver took its memory)
         self.contexts_dropped = 0
         self.dropped_blocks = 0        # blocks still allocated when it went
@@ -205,6 +209,9 @@ def first_pass(stream, observe=None, request_sizes=True):
         actions[action] = actions.get(action, 0) + 1
 
         if action == "alloc":
+            if d.peak_request_pending:
+                d.peak_request_pending = False
+                d.peak_request = (size, block_size, seq)
             live = d.live
             if ptr in live:
                 old = live.pop(ptr)
@@ -306,7 +313,8 @@ def first_pass(stream, observe=None, request_sizes=True):
             if rb[0] > rb[1]:
                 rb[1] = rb[0]
                 d.peak_reserved = (rb[0], seq, t_ns, line, d.allocated_bytes[0],
-                                   d.active_bytes[0])
+                                   d.active_bytes[0], action, ptr, size)
+                d.peak_request, d.peak_request_pending = None, True
         elif action == "segment_free" or action == "segment_unmap":
             if action == "segment_free":
                 down(d.segment, 1)

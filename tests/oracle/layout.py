@@ -92,12 +92,15 @@ class Layout:
         regions.sort()
         return regions
 
-    def largest_gap(self):
+    def largest_gap(self, covered=None):
         """(largest free block, its address, its segment, regions): the largest range inside a
         region (a segment, or a run of mapped pages of an expandable segment) not covered by a
-        block."""
+        block; covered, a range (start, end) that counts as covered too (the reserved peak's own
+        new bytes)."""
         regions = self.regions()
         blocks = sorted((p, p + bs) for p, bs in self.blocks.items())
+        if covered is not None and covered[1] > covered[0]:
+            bisect.insort_right(blocks, (covered[0], covered[1]), key=lambda b: b[0])
         starts = [b[0] for b in blocks]
         best, best_at, best_seg = 0, None, None
         for rs, re_, seg in regions:
@@ -118,7 +121,8 @@ class Layout:
 
 
 def second_pass(stream, run, stops=None, observe=None):
-    """The layout of every device with a reserved peak, at that peak: dev -> largest_gap().
+    """The layout of every device with a reserved peak, at that peak: dev -> largest_gap() and
+    the largest free block without the peak's own new bytes.
     stops: {line: [(dev, callback)]}, further lines (of that device's events) at which
     callback(layout) is handed the device's layout after that event, for devices with or without
     a reserved peak; the pass reads until the last line asked for. observe(dev, line, seq, t_ns,
@@ -130,8 +134,11 @@ def second_pass(stream, run, stops=None, observe=None):
     for dev, d in run.devices.items():
         if d.peak_reserved is not None and d.peak_reserved[0] > 0:
             at = d.peak_reserved[3]
-            targets.setdefault(at, []).append(
-                (dev, lambda layout, dev=dev: result.__setitem__(dev, layout.largest_gap())))
+            _, _, _, _, _, _, _, ptr, size = d.peak_reserved
+
+            def peak(layout, dev=dev, ptr=ptr, size=size):   # and as the request found it
+                result[dev] = layout.largest_gap() + (layout.largest_gap((ptr, ptr + size))[0],)
+            targets.setdefault(at, []).append((dev, peak))
             last[dev] = at
     for at, entries in (stops or {}).items():
         for dev, callback in entries:

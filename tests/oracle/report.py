@@ -206,10 +206,10 @@ def device_reports(run, layouts, notes):
             dr["peak_allocated"] = None
         frag = None
         if d.peak_reserved is not None:
-            b, seq, t, _, allocated, active = d.peak_reserved
+            b, seq, t, _, allocated, active, set_action, set_ptr, set_size = d.peak_reserved
             dr["peak_reserved"] = {"bytes": b, "seq": seq, "t_ns": t, "time_s": run.seconds(t)}
             if dev in layouts:
-                largest, at, seg, regions = layouts[dev]
+                largest, at, seg, regions, largest_before = layouts[dev]
                 # docs/report.md, "Words and figures": fenced bytes are not free
                 fenced = 0 if d.no_free_completed() else active - allocated
                 free = b - allocated - fenced
@@ -225,7 +225,13 @@ def device_reports(run, layouts, notes):
                         else round(1 - largest / free, 6) if free > 0 else 0.0,
                         "regions": regions,
                         "blocks_leave_at": "free_requested" if d.no_free_completed()
-                        else "free_completed"}
+                        else "free_completed",
+                        "set_by": {"action": set_action, "ptr": v.hex_text(set_ptr),
+                                   "size": set_size},
+                        "before": {"free_cached": free - set_size if free >= set_size else None,
+                                   "largest_free_block": largest_before},
+                        "request": None if d.peak_request is None else dict(
+                            zip(("size", "block_size", "seq"), d.peak_request))}
                 if possible and largest > free:
                     notes.append("device %d: at the reserved peak the largest free block (%d) is "
                                  "larger than the free bytes, reserved - allocated - fenced (%d): "

@@ -67,6 +67,10 @@ Accounted account(DeviceState& d, const Event& e, std::uint64_t line, std::uint3
   Accounted out;
   switch (e.action) {
     case action_id(A::kAlloc): {
+      if (d.peak_request_pending) {
+        d.peak_request_pending = false;
+        d.peak_reserved->request = Peak::Request{e.size, e.block_size, e.seq};
+      }
       LiveBlock* old = d.blocks.find(e.ptr);
       if (old != nullptr && old->live) {
         problem(line, "alloc of " + hex_text(e.ptr) + ", which is still allocated (since seq " +
@@ -93,7 +97,11 @@ Accounted account(DeviceState& d, const Event& e, std::uint64_t line, std::uint3
       d.requested_bytes.up(e.size);
       d.requested_until_free.up(e.size);
       if (d.allocated_bytes.up(e.block_size)) {
-        d.peak_allocated = Peak{d.allocated_bytes.current, e.seq, e.t_ns, line, 0};
+        d.peak_allocated = Peak{};
+        d.peak_allocated->bytes = d.allocated_bytes.current;
+        d.peak_allocated->seq = e.seq;
+        d.peak_allocated->t_ns = e.t_ns;
+        d.peak_allocated->line = line;
         out.new_allocated_peak = true;
       }
       return out;
@@ -134,8 +142,9 @@ Accounted account(DeviceState& d, const Event& e, std::uint64_t line, std::uint3
       ++d.num_device_alloc;
       if (d.reserved_bytes.up(e.size)) {
         d.peak_reserved =
-            Peak{d.reserved_bytes.current, e.seq, e.t_ns, line, d.allocated_bytes.current,
-                 d.active_bytes.current};
+            Peak{d.reserved_bytes.current, e.seq, e.t_ns, line,   d.allocated_bytes.current,
+                 d.active_bytes.current,   e.ptr, e.size, !whole, std::nullopt};
+        d.peak_request_pending = true;
         out.new_reserved_peak = true;
       }
       return out;

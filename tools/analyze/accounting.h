@@ -44,6 +44,14 @@ struct Peak {
   std::uint64_t seq = 0, t_ns = 0, line = 0;
   Figure allocated = 0;  // the reserved peak: allocated bytes then
   Figure active = 0;     // and active bytes (allocated + fenced: docs/report.md)
+  // The reserved peak: the event that set it (a segment_alloc or segment_map: its ptr and size)
+  // and the request that came next on the device (the first alloc after it), when one came.
+  std::uint64_t set_ptr = 0, set_size = 0;
+  bool set_by_map = false;
+  struct Request {
+    std::uint64_t size = 0, block_size = 0, seq = 0;
+  };
+  std::optional<Request> request;
 };
 
 // A block alive in the accounting's sense: allocated (live) or active, from its alloc event.
@@ -68,6 +76,7 @@ struct DeviceState {
   std::uint64_t num_ooms = 0, num_device_alloc = 0, num_device_free = 0;
   std::uint64_t free_requested = 0, free_completed = 0;
   std::optional<Peak> peak_allocated, peak_reserved;
+  bool peak_request_pending = false;  // the reserved peak's request has not come yet
   std::uint64_t contexts_dropped = 0, dropped_blocks = 0, last_drop_seq = 0;
   Figure dropped_bytes = 0;
   std::set<int> contexts{0};

@@ -81,8 +81,8 @@ void Layout::apply(const LayoutOp& op) {
     }
     case LayoutOp::kRemoveRangeEverywhere:
       for (auto& [key, r] : mapped_) {
-        ranges_ = static_cast<std::size_t>(static_cast<long>(ranges_) +
-                                           remove_range(r, op.at, op.end));
+        ranges_ =
+            static_cast<std::size_t>(static_cast<long>(ranges_) + remove_range(r, op.at, op.end));
       }
       return;
     case LayoutOp::kEraseMapped: {
@@ -138,10 +138,20 @@ std::vector<PlacedBlock> Layout::sorted_blocks(bool free_on_request) const {
   return out;
 }
 
-Gap Layout::largest_gap(bool free_on_request) const {
+Gap Layout::largest_gap(bool free_on_request,
+                        std::optional<std::pair<UFigure, UFigure>> covered) const {
   const std::vector<Region> regions = this->regions();
-  const std::vector<PlacedBlock> blocks = sorted_blocks(free_on_request);
-  const auto end_of = [&](std::size_t i) { return UFigure(blocks[i].ptr) + blocks[i].block.block_size; };
+  std::vector<PlacedBlock> blocks = sorted_blocks(free_on_request);
+  if (covered && covered->second > covered->first) {
+    PlacedBlock pseudo{static_cast<std::uint64_t>(covered->first), LayoutBlock{}};
+    pseudo.block.block_size = static_cast<std::uint64_t>(covered->second - covered->first);
+    blocks.insert(std::upper_bound(blocks.begin(), blocks.end(), pseudo.ptr,
+                                   [](std::uint64_t v, const PlacedBlock& b) { return v < b.ptr; }),
+                  pseudo);
+  }
+  const auto end_of = [&](std::size_t i) {
+    return UFigure(blocks[i].ptr) + blocks[i].block.block_size;
+  };
   Gap g;
   g.regions = regions.size();
   for (const Region& r : regions) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -94,8 +95,11 @@ class Layout {
   std::vector<Region> regions() const;
   // The blocks sorted by address; without the fenced ones when free_on_request.
   std::vector<PlacedBlock> sorted_blocks(bool free_on_request) const;
-  // The largest range inside a region not covered by a block (layout.py largest_gap).
-  Gap largest_gap(bool free_on_request) const;
+  // The largest range inside a region not covered by a block (layout.py largest_gap); with
+  // covered, [covered->first, covered->second) counts as covered too (the reserved peak's own
+  // new segment or pages: the layout as the request that set the peak found it).
+  Gap largest_gap(bool free_on_request,
+                  std::optional<std::pair<UFigure, UFigure>> covered = std::nullopt) const;
 
  private:
   SlabMap<LayoutBlock> blocks_;

@@ -115,11 +115,24 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
                       std::nullopt,
                       std::nullopt,
                       g.regions,
-                      on_request};
+                      on_request,
+                      p.set_by_map,
+                      p.set_ptr,
+                      p.set_size,
+                      std::nullopt,
+                      0,
+                      p.request};
       if (g.found) {
         f.largest_at = g.at;
         f.largest_segment = g.seg;
       }
+      f.largest_before =
+          dv->layout.at_reserved_peak()
+              .largest_gap(on_request, std::make_pair(UFigure(p.set_ptr),
+                                                      UFigure(p.set_ptr) + UFigure(p.set_size)))
+              .bytes;
+      if (f.free_cached >= static_cast<Figure>(p.set_size))
+        f.free_before = f.free_cached - static_cast<Figure>(p.set_size);
       const bool ok = possible(f.reserved) && possible(f.allocated) && possible(f.fenced) &&
                       possible(f.free_cached);
       if (ok) {

@@ -36,6 +36,15 @@ struct Fragmentation {
   std::optional<double> fragmentation;  // none: its figures are impossible
   std::size_t regions;
   bool free_on_request;
+  // The event that set the peak (a segment_alloc, or a segment_map: set_by_map) and the layout
+  // as the request that came next found it, without those new bytes: its free bytes (none when
+  // they would be negative: an inconsistent log) and its largest free block; the request itself
+  // (the first alloc of the device after the peak), when one came.
+  bool set_by_map = false;
+  std::uint64_t set_ptr = 0, set_size = 0;
+  std::optional<Figure> free_before;
+  UFigure largest_before = 0;
+  std::optional<Peak::Request> request;
 };
 
 struct DeviceReport {

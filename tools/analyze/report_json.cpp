@@ -37,6 +37,19 @@ void write_fragmentation(JsonOut& out, const std::optional<Fragmentation>& f) {
   out.key("fragmentation").opt_real(f->fragmentation);
   out.key("regions").num(static_cast<std::uint64_t>(f->regions));
   out.key("blocks_leave_at").str(f->free_on_request ? "free_requested" : "free_completed");
+  out.key("set_by").begin_object().key("action").str(f->set_by_map ? "segment_map"
+                                                                   : "segment_alloc");
+  out.key("ptr").str(hex_text(f->set_ptr)).key("size").num(f->set_size).end_object();
+  out.key("before").begin_object().key("free_cached");
+  f->free_before ? out.num(*f->free_before) : out.null();
+  out.key("largest_free_block").num(static_cast<Figure>(f->largest_before)).end_object();
+  out.key("request");
+  if (f->request) {
+    out.begin_object().key("size").num(f->request->size).key("block_size");
+    out.num(f->request->block_size).key("seq").num(f->request->seq).end_object();
+  } else {
+    out.null();
+  }
   out.end_object();
 }
 
