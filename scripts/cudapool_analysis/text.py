@@ -66,7 +66,7 @@ def text_report(rep):
     if vd:                                  # the answer first (verdict.py)
         w("")
         for line in vd["lines"]:
-            w(wrapped(shown(line), "  "))
+            w(wrapped(shown(line["text"]), "  "))
         w("")
     argv = h.get("argv")
     cmd = ""

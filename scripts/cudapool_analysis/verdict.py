@@ -13,7 +13,7 @@ PyTorch user knows (nvidia-smi, memory_allocated, memory_reserved, empty_cache, 
   - the allocation sites that held the most bytes at the peak of allocated, Python lines first.
 
     verdict(report, page, tune, index) -> {"source", "devices": {dev: figures}, "setting",
-                                           "lines": [text, ...]}
+                                           "lines": [{"what", "text"}, ...]}
 
 Every figure comes from the engine's report and page objects (`cudapool report --json`'s object,
 the page's data) and tune's JSON: nothing is computed here that they do not hold, except sums and
@@ -200,46 +200,50 @@ def _why(a):
 
 
 def lines(vd, report):
-    """The verdict in words, most important first."""
+    """The verdict in words, most important first: [{"what", "text"}], what one of replay, peak,
+    held, why, requests, setting, exit, sites (the page shows the sites as a table instead)."""
     out = []
-    w = out.append
+
+    def w(text, what):
+        out.append({"what": what, "text": text})
     if vd["source"] == "replay":
         w("This log holds requests only (no segments): the figures below are the pool's as "
-          "replayed under the log's own settings.")
+          "replayed under the log's own settings.", "replay")
     several = len(vd["devices"]) > 1
     for dev, d in vd["devices"].items():
         on = " on device %s" % dev if several else ""
         if d["peak_reserved"] is None:
-            w("Device %s: no memory was reserved." % dev)
+            w("Device %s: no memory was reserved." % dev, "peak")
             continue
         w("At its peak%s (%s into the run) the pool held %s from the driver: what nvidia-smi "
           "showed then, less the CUDA context (not in the log: about 0.6 GiB on an H200)."
-          % (on, secs(d["peak_time_s"]), size(d["peak_reserved"])))
+          % (on, secs(d["peak_time_s"]), size(d["peak_reserved"])), "peak")
         if d["peak_allocated"] is not None:
             share = d["never_used"] / d["peak_reserved"] if d["peak_reserved"] else 0
             w("The program itself held at most %s at once (torch.cuda.max_memory_allocated()): "
               "%s (%.0f%%) of the peak was cache it never used at the same time."
-              % (size(d["peak_allocated"]), size(d["never_used"]), 100 * share))
+              % (size(d["peak_allocated"]), size(d["never_used"]), 100 * share), "held")
         a = d["at_peak"]
         if a and a.get("free_cached") is not None:
-            w(_why(a))
+            w(_why(a), "why")
         if d["requests"]:
             w("A free block serves only a request that fits in it; the largest requests were %s."
               % ", ".join("%s (%d time%s, first at %s)" % (size(r["size"]), r["count"],
                                                           "" if r["count"] == 1 else "s",
                                                           secs(r["first_time_s"]))
-                          for r in d["requests"]))
+                          for r in d["requests"]), "requests")
     s = vd["setting"]
     if "setting" in s:
         w("Setting that would have reserved least: PYTORCH_CUDA_ALLOC_CONF=%s (or CUDAPOOL_CONF "
           "under the shim): peak %s instead of %s, %s less (%.1f%%), predicted by replaying this "
           "log (cudapool tune); check it with one real run."
           % (s["pytorch_conf"], size(s["peak_reserved"]), size(s["own_peak_reserved"]),
-             size(s["saving"]), 100 * s["saving_fraction"]))
+             size(s["saving"]), 100 * s["saving_fraction"]), "setting")
     elif s.get("keep_own"):
-        w("No setting cudapool tune tried would have reserved less: keep the log's own settings.")
+        w("No setting cudapool tune tried would have reserved less: keep the log's own "
+          "settings.", "setting")
     else:
-        w("Settings: not tried (%s)." % s["not_run"])
+        w("Settings: not tried (%s)." % s["not_run"], "setting")
     for dev, d in vd["devices"].items():
         e = d["exit"]
         if e["reserved"] is not None:
@@ -248,11 +252,11 @@ def lines(vd, report):
                 " on device %s" % dev if several else "", size(e["reserved"]),
                 size(e["allocated"]), "" if back is None else
                 ": torch.cuda.empty_cache() (or `cudapool empty-cache PID`) would have given "
-                "back %s" % size(back)))
+                "back %s" % size(back)), "exit")
         if d["sites"]:
             w("Held most at the peak of allocated%s: %s." % (
                 " on device %s" % dev if several else "",
                 "; ".join("%s %s (%d block%s)" % (x["where"], size(x["bytes"]), x["blocks"],
                                                   "" if x["blocks"] == 1 else "s")
-                          for x in d["sites"])))
+                          for x in d["sites"])), "sites")
     return out

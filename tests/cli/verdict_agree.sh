@@ -40,7 +40,7 @@ vd = rep["verdict"]
 # the text report: its title, a blank line, the verdict's lines (wrapped), a blank line
 lines = text.split("\n")
 body = " ".join(l.strip() for l in lines[2:lines.index("", 2)])
-assert body == " ".join(vd["lines"]), (body[:300], vd["lines"][:2])
+assert body == " ".join(l["text"] for l in vd["lines"]), (body[:300], vd["lines"][:2])
 check = json.loads(html.unescape(re.search(r'<pre id="cudapool-selfcheck"[^>]*>(.*?)</pre>', dom, re.S).group(1)))
 assert not check["errors"], check["errors"]
 shown = {(x["dev"], x["key"]): x["bytes"] for x in check["verdict"] if x["log"] == 0}
@@ -55,8 +55,11 @@ if "setting" in vd["setting"]:
 assert shown == want, (shown, want)
 assert check["verdict_bottom"] is not None and check["verdict_bottom"] <= check["viewport"][1], \
     ("the verdict does not end within the first screen", check["verdict_bottom"], check["viewport"])
-for line in vd["lines"]:
-    assert html.escape(line, quote=False) in dom, line
+for line in vd["lines"]:     # the sites' line as the table of sites
+    assert line["what"] == "sites" or html.escape(line["text"], quote=False) in dom, line
+for d in vd["devices"].values():
+    for x in d["sites"]:
+        assert html.escape(x["where"], quote=False) in dom, x
 # peaks as the report has them (the replay's for a log of requests only)
 devs = rep["replay"]["devices"] if vd["source"] == "replay" else rep["devices"]
 for dev, d in vd["devices"].items():
@@ -79,7 +82,7 @@ assert d["peak_reserved"] == 13019119616 and d["peak_allocated"] == 9292404736, 
 assert d["exit"]["empty_cache_returns"] == 12949913600, d["exit"]
 assert vd["setting"]["setting"] == "expandable_segments:True" and vd["setting"]["saving"] > 2 << 30, vd["setting"]
 assert d["sites"][0]["where"].endswith("verdict_burst.py:65 main.<locals>.LM.forward") and d["sites"][0]["python"], d["sites"]
-words = " ".join(vd["lines"])
+words = " ".join(l["text"] for l in vd["lines"])
 for w in ("nvidia-smi", "max_memory_allocated", "empty_cache", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"):
     assert w in words, w
 PY

@@ -656,7 +656,8 @@
       card.appendChild(el("div", { class: "paste" }, el("span", { text: "paste:" }),
         el("code", { "data-setting": s.setting, text: "PYTORCH_CUDA_ALLOC_CONF=" + s.pytorch_conf })));
     }
-    card.appendChild(el("ul", { class: "says" }, vd.lines.map(function (line) { return el("li", { text: line }); })));
+    // every line but the sites', which the table below shows
+    card.appendChild(el("ul", { class: "says" }, vd.lines.filter(function (line) { return line.what !== "sites"; }).map(function (line) { return el("li", { text: line.text }); })));
     Object.keys(vd.devices).forEach(function (dev) {
       var sites = vd.devices[dev].sites;
       if (!sites.length) return;
