@@ -85,6 +85,8 @@ def test_stdin_is_the_engines():
     assert done.returncode == 0, done.stderr
     rep = json.loads(done.stdout)
     assert rep["log"] == "<stdin>"
+    # the verdict (verdict.py, on top of the engine's report): no tune by default on stdin
+    assert rep.pop("verdict")["setting"]["not_run"].startswith("a log is not a regular file")
     mine, _ = read_log(LOGS[0], 0)
     mine["log"] = "<stdin>"
     assert figures(rep) == json.loads(dumped(mine))
