@@ -171,7 +171,10 @@ std::uint32_t take_python_stack() {
   return l != nullptr ? capture_python_stack(l->python_stacks(), reporting().python_frames) : 0;
 }
 
-void capture_backtrace(std::uint32_t python_stack) {
+// Never inlined: it skips its own frame and the hook's, which must be two real frames (inlined into
+// the hook under LTO, it skipped the program's own caller instead; found by
+// tests/cli/symbolized_frames.sh).
+__attribute__((noinline)) void capture_backtrace(std::uint32_t python_stack) {
   CallInfo& call = current_call();
   call.frames = 0;
   call.python_stack = python_stack;
