@@ -12,7 +12,9 @@ cudapool-analyze reads each LOG once, checks it and draws the progress line). LO
 or compressed (gzip, zstd), or - for stdin (once). export: stdin, a FIFO or a device is read
 once, into a private copy (inputs.py), and every LOG is checked by the reader before the long
 work (reader.check_log). On a terminal each pass over a log draws a progress line on stderr
-(progress.py; the engine's own); --quiet: none. export: one log as a PyTorch memory_viz snapshot
+(progress.py; the engine's own); --quiet: none. --no-symbols (report, export): native frames
+named library + offset, not from the libraries' own files (engine.SYMBOLS; docs/report.md, "Naming
+native frames"). export: one log as a PyTorch memory_viz snapshot
 (memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one
 self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and
 export) follows outfile.py's rule: never an input or a log, written whole or not at all, mode
@@ -30,7 +32,7 @@ import os
 import signal
 import sys
 
-from . import progress
+from . import engine, progress
 from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .inputs import LogError
@@ -60,6 +62,9 @@ def parser():
                    "verdict then names no setting)")
     r.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
                    "when it is a terminal)")
+    r.add_argument("--no-symbols", action="store_true", help="name native frames as library + "
+                   "offset only, not with the functions and source lines of the libraries' own "
+                   "files (read where the log's build ids match)")
     r.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
                    "- for stdin")
     r.set_defaults(parser=r)
@@ -127,6 +132,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if getattr(args, "quiet", False):
         progress.ENABLED = False
+    if getattr(args, "no_symbols", False):
+        engine.SYMBOLS = False
     for s in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(s) == signal.SIG_DFL:
             signal.signal(s, exit_on)

@@ -23,6 +23,10 @@ from . import vocabulary as v
 from .tools import _dies_with_parent, tool_command
 
 NAME = "cudapool report"
+# Whether the engine names native frames from the libraries' own files (functions, source lines:
+# tools/analyze/symbolizer.h); --no-symbols of report and export turns it off (cli.py), as --quiet
+# turns off progress.ENABLED.
+SYMBOLS = True
 
 
 class EngineError(Exception):
@@ -68,6 +72,8 @@ class EngineOptions:
         cmd += self.extra
         if not progress.ENABLED or self.names:
             cmd.append("--quiet")
+        if not SYMBOLS:
+            cmd.append("--no-symbols")
         return cmd + list(paths)
 
 

@@ -4,7 +4,8 @@
     cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
 
 LOG: a file, plain or compressed (gzip, zstd), or - for stdin (once; read once, as every input:
-inputs.py). --quiet: no progress line. OUT follows outfile.py's
+inputs.py). --quiet: no progress line. --no-symbols: memory_viz frames named library + offset,
+not from the libraries' own files (their functions and source lines). OUT follows outfile.py's
 rule: never one of the logs or any cudapool log (a usage error), written whole or not at all
 (nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600.
 --memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
@@ -48,6 +49,9 @@ def export_parser(commands):
                    % perfetto.MAX_INSTANTS)
     e.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
                    "when it is a terminal)")
+    e.add_argument("--no-symbols", action="store_true", help="--memory-viz: name native frames "
+                   "as library + offset only, not with the functions and source lines of the "
+                   "libraries' own files")
     e.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
                    "- for stdin")
     e.set_defaults(parser=e)

@@ -15,7 +15,9 @@ entries marked in `user_metadata`, and events that fit nothing (a free of an unk
 left out and counted in the notes.
 
 Frames are named by frames.Frames from the summary line (its modules: library + offset; its
-leaks' symbols, for every frame of the same address), the same names as the HTML page's.
+leaks' symbols, for every frame of the same address) and the engine's "symbols" (functions and
+source lines from the libraries' own files, where the build ids match), the same names as the HTML
+page's.
 
 The export runs the analysis engine (cudapool-analyze --memory-viz N: one pass in C++, stdin and
 the replay of a request-only log included) and renders its "memviz" object (from_engine): here
@@ -32,7 +34,7 @@ import collections
 
 from .clock import Clock
 from .export import ExportError
-from .frames import Frames
+from .frames import Frames, engine_symbols
 from .memviz_snapshot import snapshot, write
 from .terminal import escape
 
@@ -95,13 +97,15 @@ def check_decisions(devices, name):
                           "memory_viz snapshot needs the pool's segments" % name)
 
 
-def conclude(devices, header, summary, clock, max_entries, left_out, device_notes, malformed):
+def conclude(devices, header, summary, clock, max_entries, left_out, device_notes, malformed,
+             symbols=None):
     """(snapshot, notes) of the devices as the log leaves them (dev -> Device, in the order first
-    seen), whoever followed the log (the engine: from_engine(), or the test oracle's build())."""
+    seen), whoever followed the log (the engine: from_engine(), or the test oracle's build());
+    symbols: what the libraries' own files say of the frames (frames.Frames)."""
     notes = ["device %d: the log has no free_completed events: blocks leave the cache at "
              "free_requested" % d.dev for d in devices.values()
              if d.free_completed == 0 and d.free_requested > 0]
-    snap = snapshot(devices, header, clock, Frames(summary))
+    snap = snapshot(devices, header, clock, Frames(summary, symbols))
     for d in sorted(devices.values(), key=lambda d: d.dev):
         for what, n in sorted(d.count.items()):
             notes.append("device %d: %d %s" % (d.dev, n, what))
@@ -146,4 +150,5 @@ def from_engine(part, max_entries, name="the log"):
     if part["first_t_ns"] is not None:
         clock.wall_ns(part["first_t_ns"])
     return conclude(devices, part["header"], part["summary"], clock, max_entries,
-                    {a: n for a, n in part["left_out"]}, part["device_notes"], part["malformed"])
+                    {a: n for a, n in part["left_out"]}, part["device_notes"], part["malformed"],
+                    engine_symbols(part.get("symbols")))

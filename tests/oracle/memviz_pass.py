@@ -30,6 +30,7 @@ from cudapool_analysis.memviz import NO_FRAMES, Block, Region, check_decisions, 
 from oracle.reader import LogReader, LogError, not_a_log
 
 from .layout import add_range, remove_range
+from .symbols import Addr2Line
 from .pystacks import RESOLVED
 
 
@@ -211,7 +212,7 @@ def build(stream, max_entries=0, name="the log"):
     check_decisions(devices, name)
     finish(devices)
     return conclude(devices, reader.header, reader.summary, clock, max_entries, left_out,
-                    reader.devices.notes(), reader.problems.malformed)
+                    reader.devices.notes(), reader.problems.malformed, Addr2Line())
 
 
 def finish(devices):

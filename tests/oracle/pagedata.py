@@ -34,6 +34,7 @@ from .replayed import pool_events
 from .report import read_log
 from .segmap import Detail, snapshot
 from .sites import Sites, at_peak, leak_groups
+from .symbols import Addr2Line
 from .timeline import Timeline
 
 
@@ -179,7 +180,9 @@ def gather(path, index, pool_path):
             "sites_at_peak": hooks.peak_sites.get(int(dev)),
         }
     has_layout = any(d.num_device_alloc for d in run.devices.values())
-    frames = Frames(run.reader.summary)    # the frames' texts: library + offset, symbols
+    # the frames' texts: the libraries' own symbols and lines (eu-addr2line), library + offset,
+    # the leaks' symbols
+    frames = Frames(run.reader.summary, Addr2Line())
     leaks = rep["leaks"]["entries"]
     data = {"log": rep["log"], "index": index, "rank": row["rank"], "rank_from": row["rank_from"],
             "run": run_info(rep, hooks.timeline.duration()), "devices": devices,

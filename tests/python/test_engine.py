@@ -131,3 +131,14 @@ def test_the_engine_is_asked_for_the_report_only(tmp_path, monkeypatch):
         engine.reports(LOGS[:2])
     assert args.read_text().splitlines() == ["--as", "cudapool report", "--no-page", "--quiet"] \
         + LOGS[:2]
+
+
+def test_no_symbols_is_passed_on(tmp_path, monkeypatch):
+    """report --no-symbols and export --no-symbols (engine.SYMBOLS) ask the engine for frames
+    named library + offset."""
+    args = tmp_path / "args"
+    fake_engine(tmp_path, monkeypatch, 'printf "%%s\\n" "$@" >%s; exit 3' % args)
+    monkeypatch.setattr(engine, "SYMBOLS", False)
+    with pytest.raises(engine.EngineError):
+        engine.reports(LOGS[:1])
+    assert "--no-symbols" in args.read_text().splitlines()

@@ -2,6 +2,7 @@
 #include "tools/analyze/frames.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace cudapool::analyze {
 
@@ -59,9 +60,18 @@ Frames::Frames(const JsonValue* summary) {
       if (base == nullptr || end == nullptr || path == nullptr || !path->is_string()) continue;
       const auto b = base->is_string() ? hex_value(base->text) : std::nullopt;
       const auto e = end->is_string() ? hex_value(end->text) : std::nullopt;
-      if (b && e && *b < *e) modules_.emplace_back(*b, *e, path->text);
+      if (!b || !e || *b >= *e) continue;
+      Module mod{*b, *e, ModuleFile{path->text, 0, ""}};
+      const JsonValue* bias = m.find("bias");
+      const JsonValue* build_id = m.find("build_id");
+      if (bias != nullptr && bias->is_string()) mod.file.bias = hex_value(bias->text).value_or(0);
+      if (build_id != nullptr && build_id->is_string()) mod.file.build_id = build_id->text;
+      modules_.push_back(std::move(mod));
     }
-    std::sort(modules_.begin(), modules_.end());
+    std::sort(modules_.begin(), modules_.end(), [](const Module& x, const Module& y) {
+      return std::tie(x.base, x.end, x.file.path, x.file.bias, x.file.build_id) <
+             std::tie(y.base, y.end, y.file.path, y.file.bias, y.file.build_id);
+    });
   }
   if (const JsonValue* leaks = summary->find("leaks"); leaks != nullptr && leaks->is_array()) {
     for (const JsonValue& leak : leaks->items) {
@@ -77,23 +87,40 @@ Frames::Frames(const JsonValue* summary) {
   }
 }
 
+const Frames::Module* Frames::module(std::uint64_t address) const {
+  auto m = std::upper_bound(modules_.begin(), modules_.end(), address,
+                            [](std::uint64_t v, const Module& mod) { return v < mod.base; });
+  if (m == modules_.begin()) return nullptr;
+  --m;
+  return address < m->end ? &*m : nullptr;
+}
+
+std::optional<NativeSymbol> Frames::symbol(const std::string& frame) const {
+  const auto a = hex_value(frame.substr(0, frame.find(' ')));
+  const Module* m = a ? module(*a) : nullptr;
+  if (m == nullptr) return std::nullopt;
+  return symbolize(m->file, *a);
+}
+
 std::string Frames::text(const std::string& frame) const {
   Parsed p = parse(frame);
-  if (const auto a = hex_value(p.addr); !p.symbol && a) {
-    if (const auto it = symbols_.find(*a); it != symbols_.end()) {
-      p.path = it->second.first;
-      p.symbol = it->second.second;
-      p.offset.reset();
-    } else {
-      auto m = std::upper_bound(
-          modules_.begin(), modules_.end(), *a,
-          [](std::uint64_t v, const auto& mod) { return v < std::get<0>(mod); });
-      if (m != modules_.begin()) {
-        --m;
-        if (*a < std::get<1>(*m)) {
-          p.path = std::get<2>(*m);
-          p.offset = *a - std::get<0>(*m);
-        }
+  std::optional<NativeSymbol> native;
+  if (const auto a = hex_value(p.addr); a) {
+    const Module* m = module(*a);
+    if (m != nullptr) native = symbolize(m->file, *a);
+    if (native) {
+      p.path = m->file.path;
+      p.symbol.reset();
+      p.offset = *a - m->base;
+      if (!native->function.empty()) p.symbol = native->function + "+" + hex_text(native->offset);
+    } else if (!p.symbol) {
+      if (const auto it = symbols_.find(*a); it != symbols_.end()) {
+        p.path = it->second.first;
+        p.symbol = it->second.second;
+        p.offset.reset();
+      } else if (m != nullptr) {
+        p.path = m->file.path;
+        p.offset = *a - m->base;
       }
     }
   }
@@ -106,6 +133,9 @@ std::string Frames::text(const std::string& frame) const {
     out = p.addr + " " + basename(*p.path) + "+" + hex_text(*p.offset);
   } else {
     out = p.addr + " " + basename(*p.path);
+  }
+  if (native && !native->file.empty()) {
+    out += " at " + basename(native->file) + ":" + std::to_string(native->line);
   }
   if (char_count(out) > kMaxFrameText) out = std::string(first_chars(out, kMaxFrameText)) + "...";
   return out;

@@ -1,7 +1,7 @@
 // tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
 //
-//   cudapool-analyze [--no-page] [--quiet] [--as NAME] [--perfetto POINTS,INSTANTS |
-//                    --memory-viz ENTRIES] LOG...
+//   cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME]
+//                    [--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...
 //
 // reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one
 // JSON document on stdout
@@ -11,9 +11,12 @@
 // memviz_trace.h), then the cross-rank table. Exit
 // status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
 // 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
-// for its figures: scripts/cudapool_analysis/engine.py). Not here: the engine (analyze_log.h).
+// for its figures: scripts/cudapool_analysis/engine.py). --no-symbols: native frames are never
+// named from the modules' own files (symbolizer.h; on by default where built with libdw). Not here:
+// the engine (analyze_log.h).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -24,19 +27,22 @@
 #include "config/terminal_text.h"
 #include "log/read/input.h"
 #include "tools/analyze/analyze_log.h"
+#include "tools/analyze/symbolizer.h"
 #include "tools/replay/recorded_log.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cudapool-analyze [--no-page] [--quiet] [--as NAME] [--perfetto POINTS,INSTANTS |\n"
-    "                        --memory-viz ENTRIES] LOG...\n"
+    "usage: cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME]\n"
+    "                        [--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...\n"
     "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
     "  prints one JSON document:\n"
     "  per log the report (what `cudapool report --json` prints) and the HTML page's data\n"
     "  (timelines, segment maps, allocation sites, leaks), then the cross-rank table.\n"
     "  --no-page  the reports and the table only\n"
     "  --quiet    no progress line (drawn on stderr only when it is a terminal)\n"
+    "  --no-symbols  name native frames as library + offset, not from the libraries' own\n"
+    "             files (their functions and source lines, where the log's build ids match)\n"
     "  --as NAME  begin the messages with NAME (default: cudapool-analyze)\n"
     "  --perfetto POINTS,INSTANTS  also what `cudapool export --perfetto` draws: counters\n"
     "             downsampled to POINTS (at least 10) a device, INSTANTS instants a device and\n"
@@ -68,6 +74,8 @@ std::string display_name(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Symbols come from local files only: libdw asks no debuginfod server (symbolizer.h).
+  ::unsetenv("DEBUGINFOD_URLS");
   bool page = true;
   bool quiet = false;
   cudapool::analyze::AnalysisOptions options;
@@ -79,6 +87,8 @@ int main(int argc, char** argv) {
       page = false;
     } else if (arg == "--quiet") {
       quiet = true;
+    } else if (arg == "--no-symbols") {
+      cudapool::analyze::set_symbolizing(false);
     } else if (arg == "--as" && i + 1 < argc) {
       self = argv[++i];
     } else if (arg == "--memory-viz" && i + 1 < argc) {

@@ -1,8 +1,13 @@
 // tools/analyze/memviz_write.cpp: MemvizTrace::write (memviz_trace.h): the engine's "memviz"
 // object of a log (docs/analysis-format.md, "memviz"): its header and summary, the distinct stacks
-// (native frames, then a Python stack's frames in PyTorch's form), and per device its trace, its
+// (native frames, then a Python stack's frames in PyTorch's form), the native frames' symbols (from
+// the modules' own files: symbolizer.h), and per device its trace, its
 // segments and its blocks, in the order the Python pass keeps them. Not here: following the events
 // (memviz_trace.cpp).
+#include <set>
+#include <string_view>
+
+#include "tools/analyze/frames.h"
 #include "tools/analyze/memviz_order.h"
 #include "tools/analyze/memviz_trace.h"
 
@@ -62,6 +67,22 @@ void MemvizTrace::write(JsonOut& out, const ExportInputs& in) const {
     out.end_array();
   }
   out.end_array();
+  // "symbols": what the modules' own files say of the stacks' native frames (frames.h,
+  // symbolizer.h), {frame: [function, offset, file, line]} for the frames symbolized; the export
+  // names those frames with them (frames.py).
+  const Frames names(a.summary_ ? &*a.summary_ : nullptr);
+  std::set<std::string_view> seen;
+  out.key("symbols").begin_object();
+  for (const Stack& stack : stacks_) {
+    for (const std::string& f : stack.native) {
+      if (!seen.insert(f).second) continue;
+      if (const auto s = names.symbol(f)) {
+        out.key(f).begin_array().str(s->function).num(s->offset).str(s->file);
+        out.num(static_cast<std::uint64_t>(s->line)).end_array();
+      }
+    }
+  }
+  out.end_object();
   const auto region = [&out](const Region& r) {
     out.begin_array()
         .num(r.base)
