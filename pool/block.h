@@ -26,7 +26,8 @@ struct Block {
   // Who allocated the block (set by the caller of malloc, for leak reports; 0 when unknown).
   std::uint64_t alloc_seq = 0;
   std::uint64_t alloc_t_ns = 0;
-  std::uint64_t alloc_tid = 0;
+  std::uint32_t alloc_tid = 0;    // a gettid() (pid_max <= 2^22)
+  std::uint32_t alloc_stack = 0;  // an opaque id of the caller's stack (the shim's Python stack)
   // While allocated: an opaque word of the pool's user (the shim's thread cache that tracks the
   // block); the pool never reads it.
   std::uintptr_t holder = 0;

@@ -324,7 +324,8 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
   block->requested_size = requested;
   block->alloc_seq = tag.seq;
   block->alloc_t_ns = tag.t_ns;
-  block->alloc_tid = tag.tid;
+  block->alloc_tid = static_cast<std::uint32_t>(tag.tid);
+  block->alloc_stack = tag.stack;
   block->holder = 0;
   active_.insert(block);
   update(pool, [&](std::size_t t) {

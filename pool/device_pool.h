@@ -91,6 +91,7 @@ struct AllocTag {
   std::uint64_t seq = 0;
   std::uint64_t t_ns = 0;
   std::uint64_t tid = 0;
+  std::uint32_t stack = 0;  // Block::alloc_stack
 };
 
 struct AllocResult {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include "shim/pools/context_registry.h"
 #include "shim/pools/thread_cache.h"
@@ -56,7 +57,7 @@ std::vector<DeviceReading> read_devices() {
   return devices;
 }
 
-std::vector<PoolBlocks> read_blocks() {
+std::vector<PoolBlocks> read_blocks(bool with_frames) {
   std::vector<PoolBlocks> pools;
   for_each_pool([&](ContextPool& p) {
     PoolBlocks& out = pools.emplace_back();
@@ -78,7 +79,11 @@ std::vector<PoolBlocks> read_blocks() {
       r.small = b.pool != nullptr && b.pool->is_small;
       r.expandable = b.expandable != nullptr;
       r.thread_cached = caches && b.allocated && thread_cache_holds_freed(b);
-      out.blocks.push_back(r);
+      if (with_frames && (b.allocated || b.fence != 0)) {
+        r.python_stack = b.alloc_stack;
+        if (const auto f = p.backtraces.find(b.ptr); f != p.backtraces.end()) r.frames = f->second;
+      }
+      out.blocks.push_back(std::move(r));
     });
     return false;
   });

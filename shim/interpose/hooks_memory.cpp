@@ -18,6 +18,7 @@
 #include "shim/recording/clock.h"
 #include "shim/recording/event_log.h"
 #include "shim/recording/oom_report.h"
+#include "shim/recording/oom_snapshot.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
 
@@ -80,7 +81,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   cudapool::pool::AllocTag tag;
   const bool report = reporting().any();
   if (report) {
-    tag = {0, monotonic_ns(), thread_id()};
+    tag = {0, monotonic_ns(), thread_id(), python_stack};
     CallInfo& call = current_call();
     call.start_ns = tag.t_ns;
     call.seq = 0;
@@ -116,6 +117,7 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
       return CUDA_SUCCESS;
     case cudapool::pool::AllocStatus::kOutOfMemory:
       report_oom(oom, p->device);
+      if (!reporting().oom_snapshot.empty()) write_oom_snapshot(oom, p->device);
       return CUDA_ERROR_OUT_OF_MEMORY;
     case cudapool::pool::AllocStatus::kBackendError:
       report_refusal(refusal, p->device);

@@ -56,6 +56,9 @@ void read_reporting() {
   r.control = env_text(Env::kControl);
   r.metrics_template = env_text(Env::kMetrics);
   r.metrics_interval_s = static_cast<int>(count(Env::kMetricsInterval, 5));
+  r.oom_snapshot = env_text(Env::kOomSnapshot);
+  r.records = !r.log_template.empty() || !r.summary_target.empty() ||
+              (!r.oom_snapshot.empty() && (r.backtrace_frames > 0 || r.python_frames > 0));
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ const config::Options& options();
 
 // What the user asked to be reported, read once with the settings: CUDAPOOL_LOG (a path template),
 // CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation),
-// CUDAPOOL_TRACE_LOOKUPS (a diagnostic: one stderr line per driver-function lookup).
+// CUDAPOOL_TRACE_LOOKUPS (a diagnostic: one stderr line per driver-function lookup),
+// CUDAPOOL_OOM_SNAPSHOT (shim/recording/oom_snapshot.h).
 struct Reporting {
   std::string log_template;
   std::string summary_target;
@@ -41,7 +42,13 @@ struct Reporting {
   std::string control;
   std::string metrics_template;
   int metrics_interval_s = 5;
-  bool any() const { return !log_template.empty() || !summary_target.empty(); }
+  // CUDAPOOL_OOM_SNAPSHOT (a path template): the memory_viz snapshot of the first out-of-memory.
+  std::string oom_snapshot;
+  // Whether the hooks record who asked for each block (time, thread, CUDAPOOL_BACKTRACE's frames,
+  // and keep them in the pool): a log or a summary is written, or an OOM snapshot with
+  // CUDAPOOL_BACKTRACE wants the blocks' frames. Set once with the rest.
+  bool records = false;
+  bool any() const { return records; }
 };
 namespace detail {
 // Constant-initialized and never destroyed (never_destroyed.h): the shim may be initialized by

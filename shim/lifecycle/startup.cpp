@@ -54,6 +54,7 @@ Mode initialize() {
   } else {
     const ConfErrors errors = read_settings();
     if (reporting().any()) std::atexit(at_exit);  // once: this runs once per process
+    make_python_stack_table();                    // CUDAPOOL_OOM_SNAPSHOT without a log
     g_track_streams.store(options().reuse_fence == config::ReuseFence::kAuto,
                           std::memory_order_relaxed);
     if (options().strict && errors.any) {

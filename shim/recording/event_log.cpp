@@ -167,8 +167,26 @@ bool logging() {
 
 std::uint32_t take_python_stack() {
   if (reporting().python_frames <= 0) return 0;
-  log::Logger* l = logger();
-  return l != nullptr ? capture_python_stack(l->python_stacks(), reporting().python_frames) : 0;
+  log::StackTable* table = python_stack_table();
+  return table != nullptr ? capture_python_stack(*table, reporting().python_frames) : 0;
+}
+
+namespace {
+// The Python stacks' table without a log (CUDAPOOL_OOM_SNAPSHOT alone): made at initialization,
+// never freed.
+std::atomic<log::StackTable*> g_own_stacks{nullptr};
+}  // namespace
+
+void make_python_stack_table() {
+  if (reporting().python_frames > 0 && !reporting().oom_snapshot.empty() &&
+      g_own_stacks.load(std::memory_order_acquire) == nullptr) {
+    g_own_stacks.store(new log::StackTable, std::memory_order_release);
+  }
+}
+
+log::StackTable* python_stack_table() {
+  if (log::Logger* l = logger()) return &l->python_stacks();
+  return g_own_stacks.load(std::memory_order_acquire);
 }
 
 // Never inlined: it skips its own frame and the hook's, which must be two real frames (inlined into

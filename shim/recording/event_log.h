@@ -11,6 +11,7 @@
 
 #include "log/format.h"
 #include "log/record.h"
+#include "log/stack_table.h"
 #include "pool/events.h"
 
 namespace cudapool::shim {
@@ -45,10 +46,16 @@ struct CallInfo {
 };
 CallInfo& current_call();
 
-// With CUDAPOOL_BACKTRACE=python or all and a log: the calling thread's Python stack's id in the
-// log (python_stack.h), else 0. Before any pool lock and any object with a destructor in the
-// hook's frame: it may take the GIL, and Python may end the thread there (pthread_exit).
+// With CUDAPOOL_BACKTRACE=python or all and a log or an OOM snapshot: the calling thread's Python
+// stack's id in the log (python_stack.h), else 0. Before any pool lock and any object with a
+// destructor in the hook's frame: it may take the GIL, and Python may end the thread there
+// (pthread_exit).
 std::uint32_t take_python_stack();
+// The table the Python stack ids name: the log's, else (CUDAPOOL_OOM_SNAPSHOT with
+// CUDAPOOL_BACKTRACE=python and no log) the shim's own; nullptr when stacks are not taken.
+log::StackTable* python_stack_table();
+// Makes the shim's own table when it is needed; once, from initialization (startup.cpp).
+void make_python_stack_table();
 // Captures the caller's native backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it,
 // with the Python stack take_python_stack() gave.
 void capture_backtrace(std::uint32_t python_stack);

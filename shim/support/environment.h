@@ -35,6 +35,7 @@ enum class Env {
   kControl,
   kMetrics,
   kMetricsInterval,
+  kOomSnapshot,
   kTestCompressionLibrary,
 };
 
@@ -57,6 +58,9 @@ inline constexpr EnvVar kEnvironment[] = {
      "a path template (%p %r %h): a Prometheus textfile rewritten every few seconds"},
     {"CUDAPOOL_METRICS_INTERVAL", EnvKind::kCount, 1, 86400, "seconds", "5",
      "seconds between rewrites of the CUDAPOOL_METRICS file"},
+    {"CUDAPOOL_OOM_SNAPSHOT", EnvKind::kText, 0, 0, "", "",
+     "a path template (%p %r %h): a memory_viz snapshot (pickle) written at the first "
+     "out-of-memory"},
     {"CUDAPOOL_TEST_COMPRESSION_LIBRARY", EnvKind::kText, 0, 0, "", "",
      "tests only: the library dlopen loads for a .zst or .gz log instead of libzstd/libz"},
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -42,6 +43,17 @@ inline std::string read_file(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+// Whether a name exists (a link not followed).
+inline bool exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// The temporary a file written whole goes through (log/rewritten_file.h, log/whole_file.h).
+inline std::string temporary_of(const std::string& path) {
+  return path + ".tmp." + std::to_string(getpid());
 }
 
 // Captures what is written to file descriptor 2 in between.

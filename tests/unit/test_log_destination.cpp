@@ -32,15 +32,11 @@ using cudapool::log::Summary;
 namespace {
 
 using logtest::env_of;
+using logtest::exists;
 using logtest::read_file;
 using logtest::sample_header;
 using logtest::StderrCapture;
 using logtest::TempDir;
-
-bool exists(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0;
-}
 
 bool is_char_device(const std::string& path) {
   struct stat st;

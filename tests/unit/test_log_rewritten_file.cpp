@@ -19,23 +19,16 @@
 
 using cudapool::log::RewrittenFile;
 using Outcome = cudapool::log::RewrittenFile::Outcome;
+using logtest::exists;
 using logtest::read_file;
 using logtest::TempDir;
+using logtest::temporary_of;
 
 namespace {
-
-bool exists(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0;
-}
 
 ino_t inode(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
-std::string temporary_of(const std::string& path) {
-  return path + ".tmp." + std::to_string(getpid());
 }
 
 void write_text(const std::string& path, const std::string& text) {
