@@ -135,4 +135,9 @@ for path in "$tmp/fifo" /dev/zero /proc/self/mem /proc/kcore "$tmp/dir" "$tmp/sp
   if grep -q "symtest" "$tmp/viz.json"; then fail "hostile path '$path': symbolized export"; fi
   rm -f "$tmp/viz.json"
 done
+# libdw is loaded when a frame is named, not linked (tools/analyze/libdw_calls.h): the tools start
+# on a machine without libdw.so.1.
+if readelf -d "$CUDAPOOL_BUILD_DIR/tools/cudapool-analyze" | grep -q 'NEEDED.*libdw'; then
+  fail "cudapool-analyze links libdw.so.1: it would not start without it"
+fi
 echo "symbolized_frames: ok"

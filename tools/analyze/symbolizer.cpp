@@ -6,12 +6,12 @@
 
 #if CUDAPOOL_HAVE_LIBDW
 #include <cxxabi.h>
-#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include "tools/analyze/libdw_calls.h"
 
 #include <cstdlib>
 #include <memory>
@@ -102,12 +102,10 @@ int open_regular(const std::string& path) {
 // eu-addr2line's offline callbacks: separate debug files by build id or debuglink, locally
 // (cudapool-analyze clears DEBUGINFOD_URLS: no network at report time).
 char* g_debuginfo_path = nullptr;
-const Dwfl_Callbacks kCallbacks = {
-    dwfl_build_id_find_elf,
-    dwfl_standard_find_debuginfo,
-    dwfl_offline_section_address,
-    &g_debuginfo_path,
-};
+Dwfl_Callbacks callbacks(const LibdwCalls& dw) {
+  return Dwfl_Callbacks{dw.build_id_find_elf, dw.standard_find_debuginfo,
+                        dw.offline_section_address, &g_debuginfo_path};
+}
 
 // One file's libdw session; mod null when the file is not symbolized.
 struct Session {
@@ -118,24 +116,26 @@ struct Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session() {
-    if (dwfl != nullptr) dwfl_end(dwfl);
+    if (dwfl != nullptr) libdw_calls()->end(dwfl);
   }
 };
 
 std::unique_ptr<Session> open_session(const ModuleFile& m) {
   auto s = std::make_unique<Session>();
-  if (m.build_id.empty()) return s;
+  const LibdwCalls* dw = libdw_calls();
+  if (m.build_id.empty() || dw == nullptr) return s;
   const int fd = open_regular(m.path);
   if (fd < 0) return s;
-  s->dwfl = dwfl_begin(&kCallbacks);
+  static const Dwfl_Callbacks kCallbacks = callbacks(*dw);  // libdw keeps a pointer to it
+  s->dwfl = dw->begin(&kCallbacks);
   if (s->dwfl == nullptr) {
     ::close(fd);
     return s;
   }
-  dwfl_report_begin(s->dwfl);
+  dw->report_begin(s->dwfl);
   // add_p_vaddr: the bias is added to the file's addresses (an ET_EXEC ignores it, bias 0).
-  Dwfl_Module* mod = dwfl_report_elf(s->dwfl, m.path.c_str(), m.path.c_str(), fd, m.bias, true);
-  dwfl_report_end(s->dwfl, nullptr, nullptr);
+  Dwfl_Module* mod = dw->report_elf(s->dwfl, m.path.c_str(), m.path.c_str(), fd, m.bias, true);
+  dw->report_end(s->dwfl, nullptr, nullptr);
   if (mod == nullptr) {  // the descriptor is the library's only on success
     ::close(fd);
     return s;
@@ -143,29 +143,30 @@ std::unique_ptr<Session> open_session(const ModuleFile& m) {
   Dwarf_Addr bias = 0;
   const unsigned char* bits = nullptr;
   GElf_Addr at = 0;
-  if (dwfl_module_getelf(mod, &bias) == nullptr) return s;
-  const int n = dwfl_module_build_id(mod, &bits, &at);
+  if (dw->module_getelf(mod, &bias) == nullptr) return s;
+  const int n = dw->module_build_id(mod, &bits, &at);
   if (n > 0 && hex_bytes(bits, n) == m.build_id) s->mod = mod;
   return s;
 }
 
 std::optional<NativeSymbol> lookup(Dwfl_Module* mod, std::uint64_t address) {
   if (address == 0) return std::nullopt;
-  const GElf_Addr pc = address - 1;  // inside the call instruction
+  const LibdwCalls* dw = libdw_calls();  // not null: the module was opened with it
+  const GElf_Addr pc = address - 1;      // inside the call instruction
   NativeSymbol out;
   GElf_Off off = 0;
   GElf_Sym sym{};
-  const char* name = dwfl_module_addrinfo(mod, pc, &off, &sym, nullptr, nullptr, nullptr);
+  const char* name = dw->module_addrinfo(mod, pc, &off, &sym, nullptr, nullptr, nullptr);
   if (name != nullptr && *name != '\0') {
     out.function = demangled(name);
     out.offset = off + 1;
   }
-  if (Dwfl_Line* line = dwfl_module_getsrc(mod, pc); line != nullptr) {
+  if (Dwfl_Line* line = dw->module_getsrc(mod, pc); line != nullptr) {
     int lineno = 0;
-    const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+    const char* file = dw->lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
     if (file != nullptr && *file != '\0' && lineno > 0) {
       std::string path = file;
-      const char* dir = path[0] == '/' ? nullptr : dwfl_line_comp_dir(line);
+      const char* dir = path[0] == '/' ? nullptr : dw->line_comp_dir(line);
       if (dir != nullptr && *dir != '\0') path = std::string(dir) + "/" + path;
       out.file = printable(path.c_str());
       out.line = static_cast<std::uint32_t>(lineno);
