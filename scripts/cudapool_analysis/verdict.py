@@ -219,16 +219,19 @@ def lines(vd, report):
           "showed then, less the CUDA context (not in the log: about 0.6 GiB on an H200)."
           % (on, secs(d["peak_time_s"]), size(d["peak_reserved"])), "peak")
         if d["peak_allocated"] is not None:
-            share = d["never_used"] / d["peak_reserved"] if d["peak_reserved"] else 0
+            sane = all(type(x) is int and v.fits(x, v.UINT)
+                       for x in (d["never_used"], d["peak_reserved"]))
+            share = (" (%.0f%%)" % (100 * d["never_used"] / d["peak_reserved"])
+                     if sane and d["peak_reserved"] else "")
             w("The program itself held at most %s at once (torch.cuda.max_memory_allocated()): "
-              "%s (%.0f%%) of the peak was cache it never used at the same time."
-              % (size(d["peak_allocated"]), size(d["never_used"]), 100 * share), "held")
+              "%s%s of the peak was cache it never used at the same time."
+              % (size(d["peak_allocated"]), size(d["never_used"]), share), "held")
         a = d["at_peak"]
         if a and a.get("free_cached") is not None:
             w(_why(a), "why")
         if d["requests"]:
             w("A free block serves only a request that fits in it; the largest requests were %s."
-              % ", ".join("%s (%d time%s, first at %s)" % (size(r["size"]), r["count"],
+              % ", ".join("%s (asked %d time%s, first at %s)" % (size(r["size"]), r["count"],
                                                           "" if r["count"] == 1 else "s",
                                                           secs(r["first_time_s"]))
                           for r in d["requests"]), "requests")

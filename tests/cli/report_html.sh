@@ -189,7 +189,7 @@ rc=0; CUDAPOOL_UPLOT_DIR="$tmp/empty" py report --html "$tmp/none.html" "$ex" >"
 grep -q "uPlot 1.6.32 is not installed" "$tmp/err" && grep -q "npm ci --prefix" "$tmp/err" \
   || fail "no uPlot: the message does not name the command that installs it: $(cat "$tmp/err")"
 [ ! -e "$tmp/none.html" ] && ! grep -q Traceback "$tmp/err" || fail "no uPlot: a page, or a traceback"
-for args in "--tune $ex" "--html $tmp/x.html --json $ex" "--html $tmp/x.html - -"; do
+for args in "--tune --no-tune $ex" "--html $tmp/x.html --json $ex" "--html $tmp/x.html - -"; do
   rc=0; py report $args >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
   [ $rc -eq 2 ] || fail "report $args: exit $rc, not 2"
 done

@@ -58,10 +58,12 @@ oracle() {      # oracle OUT LOG...: the page data's logs, clock, ranks as the P
   PYTHONPATH="$src/scripts:$src/tests" python3 - "$@" >"$out" <<'PY'
 import json, sys
 from cudapool_analysis.timeaxis import one_clock
+from cudapool_analysis.verdict import verdict
 from oracle import pagedata, report
 logs, reps, rows = [], [], []
 for i, path in enumerate(sys.argv[1:]):
     d, rep, row = pagedata.log_data(path, i)
+    d["verdict"] = verdict(rep, d, None, i)   # the page's (--no-tune) from the oracle's figures
     logs.append(d); reps.append(rep); rows.append(row)
 clock = one_clock(logs)
 multi = report.several(reps, rows) if len(logs) > 1 else None
@@ -74,7 +76,7 @@ for set in "$ex" "$fx/normal.jsonl $fx/killed.jsonl" "$fx/viewers.jsonl $fx/view
     "$tmp/long.jsonl" "$fx/expandable.jsonl"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
-  guard report --html "$tmp/same$n.html" $set 2>"$tmp/err" || fail "$set: exit $?: $(cat "$tmp/err")"
+  guard report --html "$tmp/same$n.html" --no-tune $set 2>"$tmp/err" || fail "$set: exit $?: $(cat "$tmp/err")"
   # shellcheck disable=SC2086
   oracle "$tmp/oracle$n.json" $set
   data "$tmp/same$n.html" | python3 -c '
