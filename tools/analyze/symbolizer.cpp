@@ -14,6 +14,7 @@
 #include "tools/analyze/libdw_calls.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -77,9 +78,11 @@ std::string hex_bytes(const unsigned char* bits, int n) {
   return out;
 }
 
-// A descriptor of the regular file at the absolute path, opened without blocking (a FIFO or a
-// device put there since the stat is refused after the open), or -1. procfs and sysfs files
-// (/proc/self/mem, /proc/kcore look regular) are never opened.
+// A descriptor of the regular ELF file at the absolute path, opened without blocking (a FIFO or
+// a device put there since the stat is refused after the open), or -1. procfs and sysfs files
+// (/proc/self/mem, /proc/kcore look regular) are never opened, and a file that does not start
+// with the ELF magic never reaches libdw (which then tries it as a compressed image: elfutils
+// 0.188 leaks 3 MiB on a file of zeros, found by the AddressSanitizer run of CI).
 int open_regular(const std::string& path) {
   struct stat before {};
   struct statfs fs {};
@@ -93,6 +96,12 @@ int open_regular(const std::string& path) {
   struct stat now {};
   if (::fstat(fd, &now) != 0 || !S_ISREG(now.st_mode) || now.st_dev != before.st_dev ||
       now.st_ino != before.st_ino) {
+    ::close(fd);
+    return -1;
+  }
+  unsigned char magic[4] = {};
+  if (::pread(fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
+      std::memcmp(magic, "\177ELF", sizeof magic) != 0) {
     ::close(fd);
     return -1;
   }
