@@ -28,6 +28,7 @@ import os
 import stat
 
 from . import vocabulary as v
+from .text import short
 
 AUTO_TUNE_EVENTS = 2_000_000   # tune runs by default up to this many events in all (~10 s)
 TOP_SITES = 5                  # sites the verdict names
@@ -50,17 +51,9 @@ def auto_tune_why_not(paths, events):
 
 
 def size(n):
-    """A byte count in the verdict's words: 512 B, 1.50 GiB."""
-    if type(n) is not int:
-        return "?"
-    if not v.fits(n, v.UINT):
-        return "impossible"
-    x, unit = float(n), "B"
-    for u in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if abs(x) < 1024:
-            break
-        x, unit = x / 1024, u
-    return "%d B" % n if unit == "B" else "%.2f %s" % (x, unit)
+    """A byte count in the verdict's words: text.short()'s (512 B, 1.50 GiB, "impossible"), "?"
+    for none."""
+    return short(n) if type(n) is int else "?"
 
 
 def secs(t):
