@@ -219,6 +219,25 @@ if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
     "not scripts/cudapool_analysis's: $(sort "$tmp/modules.want" | diff - "$tmp/deb.modules" | head -5)"
   # unpacked at another path (not installed on this machine): it runs from there
   dpkg-deb -x "$deb" "$tmp/root"
+  # the licence, the bundled third parties and Debian's copyright and changelog
+  doc="$tmp/root/usr/share/doc/cudapool"
+  cmp -s "$src/LICENSE" "$doc/LICENSE" || fail ".deb: no LICENSE (Apache-2.0) in usr/share/doc/cudapool"
+  cmp -s "$src/NOTICE" "$doc/NOTICE" || fail ".deb: no NOTICE in usr/share/doc/cudapool"
+  grep -q '^License: Apache-2.0$' "$doc/copyright" && grep -q '^License: MIT$' "$doc/copyright" \
+    && grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+      "$doc/copyright" || fail ".deb: usr/share/doc/cudapool/copyright is not DEP-5 with both licences"
+  zcat "$doc/changelog.gz" >"$tmp/changelog" || fail ".deb: no usr/share/doc/cudapool/changelog.gz"
+  head -1 "$tmp/changelog" | grep -qxF "cudapool ($version) unstable; urgency=medium" \
+    || fail ".deb: the changelog's first entry is not $version: $(head -1 "$tmp/changelog")"
+  grep -qF -- " -- $(dpkg-deb -f "$deb" Maintainer)  " "$tmp/changelog" \
+    || fail ".deb: the changelog's maintainer is not the package's"
+  # stripped binaries that keep their build ids
+  for f in "$tmp/root/usr/bin/"cudapool-* "$tmp/root/usr/lib/libcudapool.so"; do
+    [ -f "$f" ] || continue
+    readelf -SW "$f" >"$tmp/sections" || fail ".deb: ${f##*/}: not ELF"
+    if grep -qE ' \.(symtab|debug_info) ' "$tmp/sections"; then fail ".deb: ${f##*/} is not stripped"; fi
+    grep -qF '.note.gnu.build-id' "$tmp/sections" || fail ".deb: ${f##*/} lost its build id"
+  done
   inst "$tmp/root/usr" demo || fail "the unpacked .deb: demo: exit $?: $(cat "$tmp/err")"
   grep -q "memory summary" "$tmp/out" || fail "the unpacked .deb: demo printed no summary"
   inst "$tmp/root/usr" report "$tmp/root/usr/share/cudapool/examples/training-loop.jsonl" \
