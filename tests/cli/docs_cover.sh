@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/docs_cover.sh: every option, environment variable and conf key a user can meet is
 # documented: named, as an exact token, in README.md or docs/*.md. It collects
 #   (a) the options (--NAME) and the CUDAPOOL_*/PYTORCH_* variables that the help texts print:
