@@ -25,11 +25,35 @@ class ControlParser(argparse.ArgumentParser):
     usage line (argparse's own puts the usage first and says `error:`), including arguments it
     does not know (which argparse would leave to the main parser to name)."""
 
+    given = ()
+
     def error(self, message):
+        unknown = self.unknown_options()
+        if unknown and message.startswith("the following arguments are required"):
+            message = "unrecognized arguments: %s" % " ".join(unknown)   # the first mistake
         sys.stderr.write("%s: %s\n%s" % (self.prog, message, self.format_usage()))
         sys.exit(2)
 
+    def unknown_options(self):
+        """The options given that this command does not have (argparse would name a missing
+        PID first)."""
+        known = self._option_string_actions
+        out = []
+        for a in self.given:
+            if a == "--":
+                break
+            if not a.startswith("-") or a == "-" or a[1:2].isdigit():
+                continue
+            name = a.split("=", 1)[0]
+            if name in known or (name.startswith("--") and any(k.startswith(name) for k in known)):
+                continue
+            if not name.startswith("--") and name[:2] in known:
+                continue                  # -oFILE
+            out.append(a)
+        return out
+
     def parse_known_args(self, args=None, namespace=None):
+        self.given = list(args or ())
         namespace, extra = super().parse_known_args(args, namespace)
         if extra:
             self.error("unrecognized arguments: %s" % " ".join(extra))

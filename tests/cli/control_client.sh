@@ -111,6 +111,9 @@ usage_error "'-5' is neither a process id" empty-cache -- -5
 usage_error "the following arguments are required: PID" stats
 usage_error "the following arguments are required: -o/--output" snapshot 4242
 usage_error "unrecognized arguments: --bogus" stats 4242 --bogus
+usage_error "unrecognized arguments: --bogus" stats --bogus
+usage_error "unrecognized arguments: --bogus" snapshot --bogus -o x
+usage_error "the following arguments are required: PID" snapshot -ox
 usage_error "'0' is not a number of seconds above 0" stats 4242 --timeout 0
 usage_error "'nan' is not a number of seconds above 0" top --interval nan
 usage_error "not allowed with argument" top --json --csv
