@@ -172,22 +172,21 @@ def reason(p, dir_):
 
 def why_no_socket(pid, path, dir_, waited=None):
     """The message for a pid whose socket path is missing (waited: the seconds waited for it)."""
-    after = " (waited %g s)" % waited if waited else ""
     p = process(pid)
     if p is None:
-        return "no process %d%s" % (pid, after)
-    if p.tgid is not None and p.tgid != pid:
-        return "%d is a thread of process %d: give %d" % (pid, p.tgid, p.tgid)
-    if p.uid is not None and p.uid != os.geteuid():
-        return ("process %d is uid %s's, not yours (uid %s): its control socket, if it has one, "
+        text = "no process %d" % pid
+    elif p.tgid is not None and p.tgid != pid:
+        text = "%d is a thread of process %d: give %d" % (pid, p.tgid, p.tgid)
+    elif p.uid is not None and p.uid != os.geteuid():
+        text = ("process %d is uid %s's, not yours (uid %s): its control socket, if it has one, "
                 "answers that user alone: ask as that user" % (pid, user(p.uid),
                                                                user(os.geteuid())))
-    text = reason(p, dir_)
-    if text is None:
-        text = ("no control socket %s, and the environment of process %d cannot be read to say "
-                "why: is it running under the shim with CUDAPOOL_CONTROL=1? its socket opens at "
-                "its first CUDA call; %s" % (path, pid, WAIT))
-    return text + after
+    else:
+        text = reason(p, dir_) or (
+            "no control socket %s, and the environment of process %d cannot be read to say "
+            "why: is it running under the shim with CUDAPOOL_CONTROL=1? its socket opens at "
+            "its first CUDA call; %s" % (path, pid, WAIT))
+    return text + (" (waited %g s)" % waited if waited else "")
 
 
 def shim_processes(dir_, skip=()):

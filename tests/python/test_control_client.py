@@ -2,7 +2,7 @@
 process (issue 29): NVML's process entries of either size (nvml.parse), the match of a pool's
 device ordinal with NVML's GPU (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, GPU models), the one
 column table (controltable: top's 80 columns, CSV = JSON keys), and controlproc's reasons for a
-process without a socket. Not here: real processes and the stand-in libnvidia-ml
+process without a socket (no process, another user's, a thread's id, "(waited S s)" on each). Not here: real processes and the stand-in libnvidia-ml
 (tests/cli/control_live.sh), the command line without processes (tests/cli/control_client.sh).
 """
 
@@ -134,3 +134,27 @@ def test_reasons(proc, want, monkeypatch):
     monkeypatch.setattr(controlproc.Proc, "control_directory", lambda self: (
         self.env("CUDAPOOL_CONTROL") if "/" in (self.env("CUDAPOOL_CONTROL") or "") else "/d"))
     assert want in controlproc.reason(proc, "/d")
+
+
+@pytest.mark.parametrize("proc, want", [
+    (None, "no process 4242"),
+    (FakeProc({}), "process 4242 is uid 1001"),
+    (FakeProc({"CUDAPOOL_CONTROL": "1"}), "but has made no CUDA call yet"),
+])
+def test_why_no_socket(proc, want, monkeypatch):
+    if proc is not None and want.endswith("1001"):
+        proc.uid = 1001
+    elif proc is not None:
+        proc.uid = controlproc.os.geteuid()
+    monkeypatch.setattr(controlproc, "process", lambda pid: proc)
+    monkeypatch.setattr(controlproc.Proc, "control_directory", lambda self: "/d")
+    got = controlproc.why_no_socket(4242, "/d/4242.sock", "/d", waited=2.5)
+    assert want in got and got.endswith("(waited 2.5 s)")
+
+
+def test_thread_id(monkeypatch):
+    proc = FakeProc({})
+    proc.tgid = 4200
+    monkeypatch.setattr(controlproc, "process", lambda pid: proc)
+    assert controlproc.why_no_socket(4242, "/d/4242.sock", "/d") == (
+        "4242 is a thread of process 4200: give 4200")
