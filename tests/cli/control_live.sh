@@ -19,6 +19,9 @@ shim="$build/shim/libcudapool.so"
 fake="$build/tests/fakecuda"
 workload="$fake/control_workload"
 [ -f "$shim" ] && [ -x "$workload" ] || { echo "control_live: shim or fake not built: skipped"; exit 0; }
+# LD_PRELOAD: the shim, after the sanitizer runtime in a sanitizer build (tests/CMakeLists.txt);
+# LeakSanitizer off in the processes started here: bash and sleep are not the shim's to check
+preload="${CUDAPOOL_TEST_PRELOAD:-$shim}"
 command -v "${CC:-cc}" >/dev/null || { echo "control_live: no C compiler: skipped"; exit 0; }
 
 export XDG_RUNTIME_DIR="$tmp/xdg"
@@ -36,7 +39,8 @@ under_shim() {
   local vars=()
   while [ "$1" != -- ]; do vars+=("$1"); shift; done
   shift
-  env LD_LIBRARY_PATH="$fake" LD_PRELOAD="$shim" "${vars[@]}" "$@" >"$tmp/$name.out" 2>&1 &
+  env LD_LIBRARY_PATH="$fake" LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "${vars[@]}" "$@" >"$tmp/$name.out" 2>&1 &
   started=$!
   pids+=($started)
 }
@@ -63,7 +67,13 @@ under_shim elsewhere CUDAPOOL_CONTROL="$tmp/elsewhere" -- sleep 60
 elsewhere=$started
 sleep 60 & plain=$!
 pids+=($plain)
-sleep 0.5
+for p in $w $nocontrol $elsewhere; do     # each has exec'd its program with the shim loaded
+  for i in $(seq 1 600); do
+    grep -q libcudapool "/proc/$p/maps" 2>/dev/null && break
+    sleep 0.05
+  done
+done
+while [ "$(cat /proc/$plain/comm 2>/dev/null)" != sleep ]; do sleep 0.05; done
 says "process $w (bash) runs under the shim with CUDAPOOL_CONTROL=1 but has made no CUDA call yet: its socket opens at the first one; --timeout S waits for it" stats $w
 says "process $nocontrol (sleep) runs under the shim without CUDAPOOL_CONTROL: no control socket" stats $nocontrol
 says "its control directory is $tmp/elsewhere, not $XDG_RUNTIME_DIR/cudapool: give --dir $tmp/elsewhere" stats $elsewhere
