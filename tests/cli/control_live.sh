@@ -73,7 +73,10 @@ for p in $w $nocontrol $elsewhere; do     # each has exec'd its program with the
     sleep 0.05
   done
 done
-while [ "$(cat /proc/$plain/comm 2>/dev/null)" != sleep ]; do sleep 0.05; done
+for i in $(seq 1 600); do
+  [ "$(cat /proc/$plain/comm 2>/dev/null)" = sleep ] && break
+  sleep 0.05
+done
 says "process $w (bash) runs under the shim with CUDAPOOL_CONTROL=1 but has made no CUDA call yet: its socket opens at the first one; --timeout S waits for it" stats $w
 says "process $nocontrol (sleep) runs under the shim without CUDAPOOL_CONTROL: no control socket" stats $nocontrol
 says "its control directory is $tmp/elsewhere, not $XDG_RUNTIME_DIR/cudapool: give --dir $tmp/elsewhere" stats $elsewhere
