@@ -24,6 +24,11 @@
   exportcli   the `export` subcommand
   control     a running process's control endpoint (CUDAPOOL_CONTROL): requests, the live
               memory_viz snapshot, the sockets of `top`
+  controlproc why a process has no control socket (/proc: no process, no shim, no
+              CUDAPOOL_CONTROL, no CUDA call yet), and the user's processes under the shim
+  nvml        the driver's figure per process (what nvidia-smi shows), NVML through ctypes
+  controltable  the live figures' one column table: top's text, --json and --csv, stats --csv
+  controlargs the options of `stats`, `empty-cache`, `snapshot` and `top` (-h, --version, usage)
   controlcli  the `stats`, `empty-cache`, `snapshot` and `top` subcommands
   cli         `python3 -m cudapool_analysis report [--json | --html OUT [--tune]] LOG...`
 

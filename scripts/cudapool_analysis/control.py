@@ -5,8 +5,10 @@ format `cudapool export --memory-viz` writes), the rows of `cudapool top`.
 
     directory(explicit=None)           -> the control directory, as the shim picks it
     endpoints(dir)                     -> [(pid, path)] of live processes (stale sockets removed)
-    ask(target, request, timeout)      -> the answer's body (str); ControlError on any failure
-                                          (timeout: seconds for the connection and the answer)
+    ask(target, request, timeout, dir_, wait)
+                                       -> the answer's body (str); ControlError on any failure
+                                          (timeout: seconds for the connection and the answer;
+                                          wait: also for the socket to appear, within them)
     live_snapshot(answer)              -> a PyTorch memory snapshot (dicts) of a `snapshot` answer
 
 A request is one line; the answer is "ok\\n" and a body, or "error: ...\\n", and the connection
@@ -21,6 +23,7 @@ import stat
 import struct
 import time
 
+from .controlproc import why_no_socket
 from .memviz import Block, Device, Region
 from .memviz_snapshot import snapshot
 
@@ -46,16 +49,24 @@ def directory(explicit=None):
     return "/tmp/cudapool-%d" % os.geteuid()
 
 
+def target_error(target):
+    """Why target is neither a process id (a number above 0) nor a socket's path (with a '/'),
+    or None when it is one (the command line's usage check)."""
+    if "/" in target:
+        return None
+    if not target.isdigit() or int(target) <= 0:
+        return "%r is neither a process id (a number above 0) nor a socket's path" % target
+    return None
+
+
 def socket_path(target, dir_=None):
     """The socket of target: a pid (its PID.sock in the directory) or a path with a '/'."""
     if "/" in target:
         return target, None
-    try:
-        pid = int(target)
-    except ValueError:
-        raise ControlError("%r is neither a process id nor a socket's path" % target) from None
-    if pid <= 0:
-        raise ControlError("%r is not a process id" % target)
+    problem = target_error(target)
+    if problem:
+        raise ControlError(problem)
+    pid = int(target)
     return os.path.join(directory(dir_), "%d%s" % (pid, SUFFIX)), pid
 
 
@@ -99,11 +110,31 @@ def endpoints(dir_=None, clean=True):
     return sorted(out)
 
 
-def ask(target, request, timeout=10.0, dir_=None):
-    """The body of the answer to request (one line) from target (a pid or a socket's path)."""
+def ask(target, request, timeout=10.0, dir_=None, wait=False):
+    """The body of the answer to request (one line) from target (a pid or a socket's path).
+    wait: a socket not there yet is waited for (polled) until the deadline, while its process
+    lives; otherwise its absence is an error at once. Either way the message says why there is
+    none (controlproc.py)."""
     path, pid = socket_path(str(target), dir_)
-    deadline = time.monotonic() + timeout
-    s = connect(path, timeout, deadline)
+    start = time.monotonic()
+    deadline = start + timeout
+    if wait:
+        wait_for_socket(path, pid, deadline)
+    try:
+        s = connect(path, timeout, deadline)
+    except FileNotFoundError:
+        waited = time.monotonic() - start if wait else None
+        if pid is None:
+            raise ControlError("no control socket %s%s" % (
+                path, " (waited %g s)" % timeout if wait else "")) from None
+        raise ControlError(why_no_socket(pid, path, directory(dir_),
+                                         waited and round(waited, 1))) from None
+    except ConnectionRefusedError:
+        if pid is not None and not alive(pid):
+            raise ControlError("no process %d: its socket %s was left by a process that was "
+                               "killed (cudapool top removes such sockets)" % (pid, path)) from None
+        raise ControlError("cannot connect to %s: nobody listens on it (a socket left by a "
+                           "killed process?)" % path) from None
     try:
         peer_pid, peer_uid, _ = struct.unpack(
             "3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
@@ -135,10 +166,19 @@ def ask(target, request, timeout=10.0, dir_=None):
     raise ControlError("%s answered something else than ok or error: %r" % (path, text[:80]))
 
 
+def wait_for_socket(path, pid, deadline):
+    """Until path exists, the deadline passes, or the process pid (when known) is gone."""
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        if pid is not None and not alive(pid):
+            return
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+
 def connect(path, timeout, deadline):
     """A socket connected to path. A process whose queue of pending connections is full makes a
     connect that has a timeout (non-blocking) fail with EAGAIN at once: tried again, a little
-    later each time, until the deadline, then named plainly."""
+    later each time, until the deadline, then named plainly. A missing socket:
+    FileNotFoundError; nobody listening: ConnectionRefusedError (ask() says why)."""
     pause = 0.005
     while True:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -146,10 +186,9 @@ def connect(path, timeout, deadline):
         try:
             s.connect(path)
             return s
-        except FileNotFoundError:
+        except (FileNotFoundError, ConnectionRefusedError):
             s.close()
-            raise ControlError("no control socket %s: is the process running under the shim with "
-                               "CUDAPOOL_CONTROL=1?" % path) from None
+            raise
         except (BlockingIOError, InterruptedError):
             s.close()
         except socket.timeout:

@@ -1,72 +1,40 @@
 """cudapool_analysis/controlcli.py: the subcommands that ask a running process (control.py,
 docs/control.md), from the package's command line (cli.py) and scripts/cudapool:
 
-    cudapool stats PID [--json | --prometheus]   its memory_summary() table per device, with its
-                                                 settings and the blocks fenced now
-    cudapool empty-cache PID [--json]            its idle cached segments released; what was
-    cudapool snapshot PID -o FILE                its memory_viz snapshot now (pickle; JSON when
-                                                 FILE ends in .json)
-    cudapool top [--once] [--interval S]         every process of this user with a control socket
+    cudapool stats PID [--json | --prometheus | --csv]   its memory_summary() table per device,
+                                       its settings, the blocks fenced now, the driver's figure
+    cudapool empty-cache PID [--json]  its idle cached segments released; what was
+    cudapool snapshot PID -o FILE [--force]   its memory_viz snapshot now (pickle; JSON when
+                                       FILE ends in .json); an existing FILE only with --force
+    cudapool top [--once] [--json | --csv] [--interval S]   every process of this user with a
+                                       control socket; when none, why and what to do
 
 PID: a process id, or the path of a control socket; --dir DIR: the control directory (default:
-as the shim chooses it). Exit status: 0; 1 no endpoint, a failed request or an error answer (a
-message on stderr); 2 a usage error; 3 empty-cache refused (a stream capture in progress).
-Not here: the protocol (control.py).
+as the shim chooses it); --timeout S: the socket is waited for too. Exit status: 0; 1 no such
+process, no socket (the message says why: controlproc.py), a failed request or an error answer
+(a message on stderr); 2 a usage error (controlargs.py); 3 empty-cache refused (a stream capture
+in progress). Not here: the options (controlargs.py), the protocol (control.py), the columns
+(controltable.py), NVML (nvml.py).
 """
 
+import inspect
 import json
 import os
+import re
 import shutil
+import stat
 import sys
+import textwrap
 import time
 
-from . import control
+from . import control, controlargs, controlproc, controltable, nvml
+from .controltable import WIDTH
 from .inputs import display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .memviz_snapshot import write
 
 
-def control_parsers(commands):
-    def target(p):
-        p.add_argument("pid", metavar="PID", help="the process id, or its control socket's path")
-        p.add_argument("--dir", metavar="DIR", help="the control directory (default: "
-                       "$XDG_RUNTIME_DIR/cudapool or /tmp/cudapool-UID)")
-        p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                       help="seconds to wait for the connection and the answer (default 10)")
-        p.set_defaults(parser=p)
-        return p
-    s = target(commands.add_parser(
-        "stats", help="a running process's memory summary (CUDAPOOL_CONTROL)",
-        description="Ask a process running under the shim with CUDAPOOL_CONTROL=1 for its "
-        "statistics: the memory_summary() table per device, its settings, the blocks behind "
-        "reuse fences now."))
-    how = s.add_mutually_exclusive_group()
-    how.add_argument("--json", action="store_true", help="the memory_stats() names, as JSON")
-    how.add_argument("--prometheus", action="store_true",
-                     help="the Prometheus text exposition format")
-    e = target(commands.add_parser(
-        "empty-cache", help="release a running process's idle cached segments",
-        description="Release the idle cached segments of a running process, as "
-        "torch.cuda.empty_cache() does (never a block in use or behind a reuse fence; refused "
-        "during a stream capture); logged as empty_cache with your pid."))
-    e.add_argument("--json", action="store_true", help="the answer as JSON")
-    n = target(commands.add_parser(
-        "snapshot", help="a running process's memory_viz snapshot",
-        description="Write the segments and blocks of a running process now as a PyTorch memory "
-        "snapshot (pytorch.org/memory_viz; docs/exports.md)."))
-    n.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="the snapshot: pickle, or JSON when FILE ends in .json")
-    t = commands.add_parser(
-        "top", help="every process of this user with a control socket",
-        description="Every process of this user running under the shim with a control socket: "
-        "per device its reserved and allocated memory, the fenced part (waiting for work on "
-        "another stream: not free), the free part, its fragmentation (1 - largest free block / "
-        "free) and the OOMs so far; refreshed.")
-    t.add_argument("--once", action="store_true", help="print once and exit")
-    t.add_argument("--interval", type=float, default=1.0, metavar="S",
-                   help="seconds between refreshes (default 1)")
-    t.add_argument("--dir", metavar="DIR", help="the control directory")
-    t.set_defaults(parser=t)
+control_parsers = controlargs.control_parsers    # cli.py takes it from here
 
 
 def human(n):
@@ -85,15 +53,68 @@ def out(text):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def ask(args, request):
+    """The answer to request; --timeout given: the socket is waited for too (control.ask)."""
+    timeout = args.timeout if args.timeout is not None else 10.0
+    return control.ask(args.pid, request, timeout, args.dir, wait=args.timeout is not None)
+
+
 def stats(args):
-    request = "stats json" if args.json else "prometheus" if args.prometheus else "stats"
-    body = control.ask(args.pid, request, args.timeout, args.dir)
-    out(json.dumps(json.loads(body), indent=1) + "\n" if args.json else body)
+    if args.prometheus:
+        out(ask(args, "prometheus"))
+        return 0
+    if args.json or args.csv:
+        answer = json.loads(ask(args, "stats json"))
+        pid = answer.get("pid")
+        devices = [d["device"] for d in answer.get("devices") or []]
+        driver = driver_figures(pid, devices)
+        if args.csv:
+            out(controltable.csv_lines([controltable.process_row(pid, answer, driver[:2])],
+                                       time.time()))
+            return 0
+        total, per_device, why_not = driver
+        answer["driver_figures"] = "NVML" if why_not is None else "n/a: " + why_not
+        answer["driver_used_bytes"] = total
+        for d in answer.get("devices") or []:
+            d["driver_used_bytes"] = per_device.get(d["device"])
+        out(json.dumps(answer, indent=1) + "\n")
+        return 0
+    body = ask(args, "stats")
+    pid = re.search(r"pid (\d+)", body.split("\n", 1)[0])
+    devices = [int(m) for m in re.findall(r"^Device (\d+) now:", body, re.M)]
+    out(body + driver_line(int(pid.group(1)) if pid else None, devices))
     return 0
 
 
+def driver_figures(pid, devices):
+    """(total, {ordinal: bytes or None}, why_not): nvml.figures' with why there is none."""
+    nv = nvml.Nvml()
+    try:
+        reading = nv.read()
+        environ = controlproc.environ_of(pid) if pid else None
+        total, per_device = nvml.figures(reading, pid, devices, environ)
+        why_not = nv.why_not
+        if why_not is None and total is None:
+            why_not = ("NVML does not list pid %s (no CUDA context yet, or another pid "
+                       "namespace: a container)" % pid)
+        return total, per_device, why_not
+    finally:
+        nv.close()
+
+
+def driver_line(pid, devices):
+    """The line `cudapool stats` adds after the shim's text: the driver's figure."""
+    total, per_device, why_not = driver_figures(pid, devices)
+    head = "Driver (what nvidia-smi shows for pid %s): " % pid
+    if total is None:
+        return head + "n/a: %s\n" % why_not
+    parts = ["%s on device %d" % ("n/a" if per_device[d] is None else human(per_device[d]), d)
+             for d in devices]
+    return head + "; ".join(parts + ["%s (%d bytes) in all (NVML)" % (human(total), total)]) + "\n"
+
+
 def empty_cache(args):
-    answer = json.loads(control.ask(args.pid, "empty-cache", args.timeout, args.dir))
+    answer = json.loads(ask(args, "empty-cache"))
     if args.json:
         out(json.dumps(answer, indent=1) + "\n")
         return 3 if answer.get("refused") else 0
@@ -123,13 +144,18 @@ def empty_cache(args):
 
 
 def snapshot(args):
+    force = forcing(args.force)
     try:
-        check_output(args.output, [], "-o")    # outfile.py: never over a log
+        check_output(args.output, [], "-o", **force)    # outfile.py: never over a log
     except OutputRefused as e:
         args.parser.error(str(e))
-    answer = json.loads(control.ask(args.pid, "snapshot", args.timeout, args.dir))
+    if not args.force and exists(args.output):
+        print("cudapool snapshot: %s exists: give --force to replace it" % (
+            display_name(args.output)), file=sys.stderr)
+        return 1
+    answer = json.loads(ask(args, "snapshot"))
     snap = control.live_snapshot(answer)
-    with write_output(args.output) as f:
+    with write_output(args.output, **force) as f:
         write(snap, f, as_json=args.output.endswith(".json"))
     segments = len(snap["segments"])
     blocks = sum(1 for s in snap["segments"] for b in s["blocks"] if b["state"] != "inactive")
@@ -139,70 +165,115 @@ def snapshot(args):
     return 0
 
 
-WIDTH = 80
-HEADER = "%7s %3s %10s %10s %10s %10s %5s %5s  %s" % (
-    "PID", "DEV", "RESERVED", "ALLOCATED", "FENCED", "FREE", "FRAG", "OOMS", "COMMAND")
+def forcing(force):
+    """outfile.py's force= where it has one (its own refusal of an existing OUT, issue 29's
+    other half, not merged yet): then --force passes through to it and an existing file is its
+    OutputExists (an OutputError: exit 1, the same message). Without it, exists() below refuses
+    here. Once it is merged, both go and force=args.force is passed plainly."""
+    return {"force": force} if "force" in inspect.signature(check_output).parameters else {}
+
+
+def exists(path):
+    """True when path names a file (or a link) that a snapshot would replace: a character
+    device or a FIFO is written as it is (outfile.py), not replaced."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True
+    return not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode))
 
 
 def top_figures(stats, largest_free_block):
-    """A device's figures as docs/report.md ("Words and figures") defines them, from the pool's
-    statistics: fenced = active - allocated (waiting for work on another stream: not free), free =
-    reserved - allocated - fenced, fragmentation = 1 - largest free block / free (0 when nothing
-    is free)."""
-    reserved = stats["reserved_bytes.all.current"]
-    allocated = stats["allocated_bytes.all.current"]
-    fenced = max(0, stats.get("active_bytes.all.current", allocated) - allocated)
-    free = max(0, reserved - allocated - fenced)
-    return {"reserved": reserved, "allocated": allocated, "fenced": fenced, "free": free,
-            "fragmentation": 1 - largest_free_block / free if free else 0.0}
+    """A device's figures under short names (reserved, allocated, fenced, free, fragmentation):
+    those tests/cli/figures_agree.sh compares with the report's; controltable.device_figures."""
+    f = controltable.device_figures(stats, largest_free_block)
+    return {k: f[k + "_bytes"] for k in ("reserved", "allocated", "fenced", "free")} | {
+        "fragmentation": f["fragmentation"]}
 
 
-def top_rows(dir_):
+def top_rows(dir_, nv):
+    """The rows (controltable.process_row) of every process with a socket in dir_."""
     rows = []
+    reading = nv.read()
     for pid, path in control.endpoints(dir_):
         try:
-            s = json.loads(control.ask(path, "stats json", 1.0))
+            answer = json.loads(control.ask(path, "stats json", 1.0))
         except (control.ControlError, ValueError) as e:
-            rows.append("%7d %s" % (pid, ("  ? " + str(e))[:WIDTH - 9]))
+            row = controltable.process_row(pid, None)
+            row["error"] = str(e)
+            rows.append(row)
             continue
-        argv = s.get("argv") or [s.get("executable", "?")]
-        command = " ".join([os.path.basename(argv[0])] + argv[1:])
-        devices = s.get("devices") or []
-        if not devices:
-            rows.append(("%7d %3s %10s %10s %10s %10s %5s %5s  %s" % (
-                pid, "-", "-", "-", "-", "-", "-", "-", command))[:WIDTH])
-        for d in devices:
-            st = d["stats"]
-            f = top_figures(st, d["largest_free_block"])
-            rows.append(("%7d %3d %10s %10s %10s %10s %4.0f%% %5d  %s" % (
-                pid, d["device"], human(f["reserved"]), human(f["allocated"]),
-                human(f["fenced"]), human(f["free"]), 100 * f["fragmentation"], st["num_ooms"],
-                command))[:WIDTH])
+        devices = [d["device"] for d in answer.get("devices") or []]
+        environ = controlproc.environ_of(pid)
+        rows.append(controltable.process_row(pid, answer, nvml.figures(reading, pid, devices,
+                                                                      environ)))
     return rows
 
 
+def nobody(dir_):
+    """What `cudapool top` says when it found no process: why, and what to do."""
+    where = dir_ if os.path.isdir(dir_) else "%s (it does not exist)" % dir_
+    text = ["No process of yours has a control socket in %s. A process is listed once it runs "
+            "under the shim with CUDAPOOL_CONTROL=1 (CUDAPOOL_CONTROL=1 cudapool run -- PROGRAM) "
+            "and has made its first CUDA call: its socket opens then. --dir DIR looks in "
+            "another directory." % where]
+    found = controlproc.shim_processes(dir_)
+    for _, why in found[:10]:
+        text.append(why[0].upper() + why[1:] + ".")
+    if len(found) > 10:
+        text.append("(and %d more processes under the shim)" % (len(found) - 10))
+    return text
+
+
 def top(args):
-    if args.interval <= 0:
-        args.parser.error("--interval must be above 0")
-    tty = sys.stdout.isatty() and not args.once
+    nv = nvml.Nvml()
+    tty = sys.stdout.isatty() and not args.once and not (args.json or args.csv)
+    first = True
     try:
         while True:
-            rows = top_rows(args.dir)
-            width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns) if tty else WIDTH
-            title = "cudapool top: %d process%s, %s (%s)" % (
-                len({r.split()[0] for r in rows}), "" if len(rows) == 1 else "es",
-                time.strftime("%H:%M:%S"), control.directory(args.dir))
-            text = "\n".join(line[:width] for line in [title, HEADER] + rows) + "\n"
-            if tty:
-                text = "\x1b[H\x1b[2J" + text
-            elif not args.once:
-                text += "\n"
-            out(text)
+            rows = top_rows(args.dir, nv)
+            now, where = time.time(), control.directory(args.dir)
+            hint = nobody(where) if not rows else []
+            if args.json or args.csv:
+                if hint and first:
+                    print("\n".join(hint), file=sys.stderr)
+                if args.json:
+                    doc = controltable.top_json(rows, now, where, nv.why_not)
+                    out(json.dumps(doc, indent=1 if args.once else None) + "\n")
+                else:
+                    out(controltable.csv_lines(rows, now, header=first))
+            else:
+                out(top_screen(rows, where, hint, nv.why_not, tty, args.once))
+            first = False
             if args.once:
                 return 0
             time.sleep(args.interval)
     except KeyboardInterrupt:
         return 0
+    finally:
+        nv.close()
+
+
+def top_screen(rows, where, hint, why_not, tty, once):
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if tty else WIDTH
+    title = "cudapool top: %d process%s, %s (%s)" % (
+        len(rows), "" if len(rows) == 1 else "es", time.strftime("%H:%M:%S"), where)
+    lines = [title[:width]] + controltable.top_text(rows, width)
+    for paragraph in hint:
+        lines += textwrap.wrap(paragraph, width)
+    if rows and why_not:
+        lines += textwrap.wrap("DRIVER n/a: " + why_not, width)
+    text = "\n".join(lines) + "\n"
+    if tty:
+        return "\x1b[H\x1b[2J" + text
+    return text if once else text + "\n"
 
 
 def run(args):
