@@ -15,7 +15,7 @@
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
 # fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf
-# cupy numba jax logs hostile oom_snapshot), CUDAPOOL_REPLAY (default
+# cupy numba jax logs hostile oom_snapshot control_cli), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (1200: no program starts after this many seconds; those
 # left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 12
@@ -89,6 +89,8 @@ source "$HERE/sections/logs.sh" || exit 2
 source "$HERE/sections/hostile.sh" || exit 2
 # shellcheck source=tests/gpu/sections/oom_snapshot.sh
 source "$HERE/sections/oom_snapshot.sh" || exit 2
+# shellcheck source=tests/gpu/sections/control_cli.sh
+source "$HERE/sections/control_cli.sh" || exit 2
 
 main() {
   echo "gpu tests: $(date -u +%Y-%m-%dT%H:%M:%SZ) host $(uname -n) repo $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -111,9 +113,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs hostile oom_snapshot}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs hostile oom_snapshot control_cli}; do
     case $section in
-      cross_stream | fence_shortcuts | late_stream | alloc_basic | driver_api | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs | hostile | oom_snapshot) "test_$section" ;;
+      cross_stream | fence_shortcuts | late_stream | alloc_basic | driver_api | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs | hostile | oom_snapshot | control_cli) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done
