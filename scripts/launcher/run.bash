@@ -4,6 +4,7 @@
 # executable; what the shim would say of the settings and the log template), and, when a log was
 # asked for, the check after COMMAND ends that a log came from the run. Not here: the shim, the
 # tune, the template rules (cudapool-config --log-template: the shim's own code).
+# shellcheck shell=bash disable=SC2154  # installed, prefix, root, lib: scripts/cudapool sets them
 
 say_run() { printf 'cudapool run: %s\n' "$*" >&2; }
 
@@ -132,7 +133,7 @@ logged() {
 # run_child COMMAND...: COMMAND as run's child (the terminal's ^C reaches it, TERM and HUP sent to
 # run are passed on), then the log check; exits with COMMAND's status.
 run_child() {
-  local before child rc=0 defaults=()
+  local before child rc=0
   before=$(log_files "$CUDAPOOL_LOG")
   # A non-interactive shell starts a background command with SIGINT and SIGQUIT ignored: env
   # gives them back (coreutils 8.31+; without it COMMAND runs in the foreground, TERM not passed).

@@ -3,6 +3,7 @@
 # commands it carries out itself (demo, run, setup, build, test, help), its version, and the
 # usage error. Not here: the usage of config, replay and tune (the C++ tools print their own) or of
 # report, export, stats, empty-cache, snapshot and top (the Python package prints its own).
+# shellcheck shell=bash disable=SC2154  # installed, prefix, root, lib: scripts/cudapool sets them
 
 # The project's version, "cudapool 0.1.0": the Python package's (version.py, checked against
 # CMakeLists.txt's project(VERSION) by tests/cli/commands_walk.sh), in the checkout or the install.
@@ -147,7 +148,7 @@ Exit status of every command: 0 done, 1 a problem (a log that cannot be read, se
 errors), 2 a usage error (the message, then the command's usage line, on stderr); run: COMMAND's.
 USAGE
   echo
-  echo "Building (a source checkout's scripts/cudapool only):"
+  echo "Building (in a source checkout only):"
   if [ "$installed" -eq 1 ]; then
     cat <<INSTALLED
   setup, build, test   not in this copy: it is installed ($prefix) and never builds; build

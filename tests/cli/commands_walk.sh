@@ -3,11 +3,10 @@
 # (scripts/cudapool) and every C++ tool answers --help (exit 0, on stdout a usage line naming the
 # command as a user types it: `usage: cudapool replay`, `usage: cudapool-cat`), --version (exit 0,
 # "cudapool VERSION" on stdout, VERSION the project's), and refuses an unknown option as a usage
-# error (exit 2; on stderr "cudapool COMMAND: unknown option ..." or the Python commands' argparse
-# equivalent, then a line starting "usage:"). And the two versions agree: CMakeLists.txt's
-# project(VERSION) and scripts/cudapool_analysis/version.py's VERSION. Not here: the Python
-# commands (commands_walk_python.sh); the installed launcher (install_package.sh); what any command
-# does (their own tests).
+# error (exit 2; on stderr "cudapool COMMAND: unknown option ...",
+# then a line starting "usage:"). Not here: the Python commands
+# (commands_walk_python.sh); the installed launcher (install_package.sh); that version.py agrees
+# with CMakeLists.txt (version_agree.sh); what any command does (their own tests).
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
 build="$CUDAPOOL_BUILD_DIR"
@@ -18,10 +17,6 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 version=$(sed -n 's/^project(cudapool VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 [ -n "$version" ] || fail "no version in the project() line of CMakeLists.txt"
-python_version=$(PYTHONPATH="$src/scripts" python3 -c \
-  'from cudapool_analysis.version import VERSION; print(VERSION)')
-[ "$python_version" = "$version" ] || fail "scripts/cudapool_analysis/version.py says" \
-  "$python_version, CMakeLists.txt's project(VERSION) $version: the same number, please"
 
 # walk NAME WANT_USAGE PROGRAM...: PROGRAM --help, --version and --no-such-option as above;
 # WANT_USAGE: what the usage line starts with. (cudapool test hands the options it does not know to
