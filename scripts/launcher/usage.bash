@@ -64,7 +64,8 @@ TEXT
                      cudapool tune --json LOG first and says on stderr which setting and why;
                      when tune recommends keeping the log's settings, those (the defaults when
                      the log had none). A LOG that cannot be tuned: exit 1, COMMAND not started.
-                     Not with --conf
+                     Repeatable (the ranks of one job: the setting best for the worst). Not with
+                     --conf
   --log PATH         CUDAPOOL_LOG: the allocation log, a path template (%p pid, %r rank, %h host,
                      %% a percent sign; a name ending in .zst or .gz is compressed)
   --summary TARGET   CUDAPOOL_SUMMARY: stderr, stdout or a path: the memory summary and leaks at
