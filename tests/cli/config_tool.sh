@@ -157,7 +157,7 @@ python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$work/e
 
 # Usage: help exits 0, two arguments or an unknown option exit 2.
 run 0 -- --help
-expect out '^usage: cudapool-config \[STRING\]'
+expect out '^usage: cudapool config \[STRING\]'
 expect out 'max_split_size_mb: an integer >= 20 \(MiB\); default unlimited'
 run 0 -- -h
 expect out '^usage:'

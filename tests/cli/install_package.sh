@@ -5,7 +5,7 @@
 # assets and the demo's log in P/share/cudapool, the docs in P/share/doc/cudapool; the
 # launcher then works from P alone (run, config, replay, demo, tune, report (a zstd log too, through
 # P's cudapool-cat), report --html [--tune], export --perfetto; build and test say they need a
-# source checkout), with CUDAPOOL_BUILD_DIR pointing nowhere. The same from a copy of P at another path with P removed (everything is found
+# source checkout; every command answers --help and --version, its usage naming `cudapool`), with CUDAPOOL_BUILD_DIR pointing nowhere. The same from a copy of P at another path with P removed (everything is found
 # relative to bin/cudapool), and through a symbolic link to the launcher. With cpack and dpkg-deb:
 # the .deb (its control fields and files), unpacked at another path and run from there. Not here:
 # what the tools compute (their own tests); the source-tree launcher (the other cli tests).
@@ -168,6 +168,27 @@ assert any(e.get("ph") == "C" for e in d["traceEvents"])' "$tmp/trace.json" || f
   ok inst "$p" setup
   ok inst "$p" help
   grep -q "This is an installed copy ($p)" "$tmp/out" || fail "$p: help does not say it is installed"
+  # the front door of an install: usage lines name `cudapool`, every command answers --help and
+  # --version; build and test are listed only as what a source checkout does
+  head -n 1 "$tmp/out" | grep -q '^usage: cudapool COMMAND' || fail "$p: help: $(head -n 1 "$tmp/out")"
+  if grep -qE '^  (build|test) ' "$tmp/out"; then fail "$p: help lists build or test as commands"; fi
+  grep -q '^  setup, build, test   not in this copy' "$tmp/out" || fail "$p: help does not say build and test need a checkout"
+  if grep -q 'scripts/cudapool' "$tmp/out"; then fail "$p: help names scripts/cudapool"; fi
+  ok inst "$p" --version
+  [ "$(cat "$tmp/out")" = "cudapool $version" ] || fail "$p: --version: $(cat "$tmp/out")"
+  for c in demo run config replay tune setup build test help report export stats empty-cache snapshot top; do
+    ok inst "$p" "$c" --help
+    grep -q "^usage: cudapool $c" "$tmp/out" || fail "$p: $c --help: $(head -n 2 "$tmp/out")"
+  done
+  for c in demo run config replay tune setup build test help; do
+    ok inst "$p" "$c" --version
+    [ "$(cat "$tmp/out")" = "cudapool $version" ] || fail "$p: $c --version: $(cat "$tmp/out")"
+  done
+  rc=0; inst "$p" run --bogus || rc=$?
+  [ $rc -eq 2 ] && [ "$(head -n 1 "$tmp/err")" = "cudapool run: unknown option --bogus" ] &&
+    sed -n 2p "$tmp/err" | grep -q '^usage: cudapool run ' || fail "$p: run --bogus: exit $rc: $(cat "$tmp/err")"
+  rc=0; inst "$p" frob || rc=$?
+  [ $rc -eq 2 ] && grep -q '^usage: cudapool COMMAND' "$tmp/err" || fail "$p: frob: exit $rc: $(cat "$tmp/err")"
   [ ! -e "$tmp/no-build-here" ] || fail "$p: something was built"
 }
 

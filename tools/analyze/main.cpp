@@ -13,7 +13,8 @@
 // 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
 // for its figures: scripts/cudapool_analysis/engine.py). --no-symbols: native frames are never
 // named from the modules' own files (symbolizer.h; on by default where built with libdw). Not here:
-// the engine (analyze_log.h).
+// the engine (analyze_log.h). --help, --version and usage errors as every tool's
+// (tools/cli_common.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -28,13 +29,15 @@
 #include "log/read/input.h"
 #include "tools/analyze/analyze_log.h"
 #include "tools/analyze/symbolizer.h"
+#include "tools/cli_common.h"
 #include "tools/replay/recorded_log.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME]\n"
-    "                        [--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...\n"
+const cudapool::cli::Command kCommand = {
+    "cudapool-analyze",
+    "usage: cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME] "
+    "[--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...",
     "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
     "  prints one JSON document:\n"
     "  per log the report (what `cudapool report --json` prints) and the HTML page's data\n"
@@ -49,7 +52,8 @@ constexpr const char* kUsage =
     "             action\n"
     "  --memory-viz ENTRIES  also what `cudapool export --memory-viz` draws: the final\n"
     "             segments and blocks, each device's last ENTRIES trace entries (0: all)\n"
-    "Exit status: 0; 1 when a log cannot be read; 2 a usage error. docs/analysis-format.md\n";
+    "  --help, --version  this text; the version\n"
+    "Exit status: 0; 1 when a log cannot be read; 2 a usage error. docs/analysis-format.md\n"};
 
 // "POINTS,INSTANTS": two unsigned integers, POINTS at least 10.
 bool perfetto_limits(const std::string& text, cudapool::analyze::AnalysisOptions* options) {
@@ -65,6 +69,12 @@ bool perfetto_limits(const std::string& text, cudapool::analyze::AnalysisOptions
   return number(text.substr(0, comma), &options->perfetto_points) &&
          number(text.substr(comma + 1), &options->perfetto_instants) &&
          options->perfetto_points >= 10;
+}
+
+// A usage error with the name the messages begin with (--as).
+int usage_error(const std::string& self, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n%s\n", self.c_str(), what.c_str(), kCommand.usage);
+  return cudapool::cli::kExitUsage;
 }
 
 std::string display_name(const std::string& path) {
@@ -107,13 +117,12 @@ int main(int argc, char** argv) {
                      self.c_str(), cudapool::config::escape_for_terminal(argv[i]).c_str());
         return 2;
       }
-    } else if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
+    } else if (arg == "--as" || arg == "--memory-viz" || arg == "--perfetto") {
+      return usage_error(self, arg + " needs a value");
+    } else if (int status = 0; cudapool::cli::standard_option(kCommand, arg, &status)) {
+      return status;
     } else if (arg.size() > 1 && arg[0] == '-') {
-      std::fprintf(stderr, "%s: unknown option %s\n%s", self.c_str(),
-                   cudapool::config::escape_for_terminal(arg).c_str(), kUsage);
-      return 2;
+      return usage_error(self, "unknown option " + cudapool::config::escape_for_terminal(arg));
     } else {
       paths.push_back(arg);
     }
@@ -122,10 +131,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: --perfetto and --memory-viz go one at a time\n", self.c_str());
     return 2;
   }
-  if (paths.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  if (paths.empty()) return usage_error(self, "no LOG given");
   if (std::count(paths.begin(), paths.end(), std::string("-")) > 1) {
     std::fprintf(stderr, "%s: - (stdin) can be given once\n", self.c_str());
     return 2;

@@ -2,7 +2,8 @@
 // gzip or zstd (recognised by its first bytes, log/read/input.h), from a file or stdin. The
 // Python tools (report, report --html, export) read compressed logs through it
 // (scripts/cudapool_analysis/decoded.py), so that one decoder, with one set of messages, serves
-// every reader of the log; a user may pipe it into anything. Usage: see kUsage. Not here: what a
+// every reader of the log; a user may pipe it into anything. Usage: see kCommand (--help, --version
+// and usage errors as every tool's: tools/cli_common.h). Not here: what a
 // line means (nothing here reads lines).
 #include <unistd.h>
 
@@ -13,19 +14,21 @@
 #include <vector>
 
 #include "log/read/input.h"
+#include "tools/cli_common.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: cudapool-cat [--quiet] [--name NAME] LOG\n"
+const cudapool::cli::Command kCommand = {
+    "cudapool-cat", "usage: cudapool-cat [--quiet] [--name NAME] LOG",
     "  Writes LOG (a file, or - for stdin), a cudapool.log/1 file plain or compressed (gzip,\n"
     "  zstd: recognised by their first bytes), to stdout as plain text.\n"
     "  --name NAME  the name messages give LOG (default: LOG; <stdin> for -)\n"
     "  --quiet      no progress line (drawn on stderr only when it is a terminal)\n"
+    "  --help, --version  this text; the version\n"
     "  Exit status: 0 written (a compressed LOG that ends in the middle of a frame, as a killed\n"
     "  process leaves it, is written to the cut, with a note on stderr); 1 LOG cannot be read\n"
     "  (missing, a directory, xz or bzip2, corrupt compressed data: the message gives the byte)\n"
-    "  or stdout cannot be written; 2 a usage error. docs/log-format.md, \"Compressed logs\"\n";
+    "  or stdout cannot be written; 2 a usage error. docs/log-format.md, \"Compressed logs\"\n"};
 
 // Writes it all; false (errno set) when stdout cannot take it.
 bool write_all(const char* data, std::size_t size) {
@@ -50,32 +53,23 @@ int main(int argc, char** argv) {
   bool path_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--quiet") {
+    int status = 0;
+    if (cudapool::cli::standard_option(kCommand, arg, &status)) return status;
+    if (arg == "--quiet") {
       options.progress = false;
     } else if (arg == "--name") {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "cudapool-cat: --name needs a value\n%s", kUsage);
-        return 2;
-      }
+      if (i + 1 >= argc) return cudapool::cli::usage_error(kCommand, "--name needs a value");
       options.name = argv[++i];
-    } else if (arg != "-" && arg.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "cudapool-cat: unknown option %s\n%s", arg.c_str(), kUsage);
-      return 2;
+    } else if (arg != "-" && arg.size() > 1 && arg[0] == '-') {
+      return cudapool::cli::usage_error(kCommand, "unknown option " + arg);
     } else if (!path_given) {
       path = arg;
       path_given = true;
     } else {
-      std::fprintf(stderr, "cudapool-cat: one LOG only\n%s", kUsage);
-      return 2;
+      return cudapool::cli::usage_error(kCommand, "one LOG only");
     }
   }
-  if (!path_given || path.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  if (!path_given || path.empty()) return cudapool::cli::usage_error(kCommand, "no LOG given");
   cudapool::log::LogInput input;
   std::string error;
   if (!input.open(path, &error, options)) {

@@ -14,9 +14,7 @@
 
 int check_log_template_command(int argc, char** argv) {
   const auto usage = [](const std::string& why) {
-    std::cerr << "cudapool-config: " << why
-              << "\nusage: cudapool-config --log-template TEMPLATE [--pid PID]\n";
-    return 2;
+    return cudapool::cli::usage_error(kConfigCommand, why);
   };
   if (argc < 1) return usage("--log-template needs a value");
   const std::string path_template = argv[0];

@@ -1,7 +1,8 @@
 // tools/config/main.cpp: cudapool-config, which shows the allocator settings a conf string puts
 // in force and everything wrong with it. Parsing is config/'s; this file only chooses the
 // string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).
-// --log-template checks a CUDAPOOL_LOG template instead (log_template.h).
+// --log-template checks a CUDAPOOL_LOG template instead (log_template.h). --help, --version and
+// usage errors as every tool's (tools/cli_common.h).
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "config/keys.h"
 #include "config/parse.h"
 #include "config/terminal_text.h"
+#include "tools/cli_common.h"
 #include "tools/config/log_template.h"
 
 namespace {
@@ -21,14 +23,15 @@ namespace {
 namespace cfg = cudapool::config;
 
 void print_usage(std::ostream& out) {
-  out << "usage: cudapool-config [STRING]\n"
-         "       cudapool-config --log-template TEMPLATE [--pid PID]\n"
+  out << kConfigCommand.usage
+      << "\n"
          "\n"
          "Shows the settings a PYTORCH_CUDA_ALLOC_CONF-style STRING puts in force. Without\n"
          "STRING it reads the first variable set of";
   for (const char* variable : cfg::kConfVariables) out << ' ' << variable;
   out << ".\n"
          "Exit status: 0 no problems, 1 problems found (listed on stderr), 2 usage error.\n"
+         "--help, --version: this text; the version.\n"
          "With --log-template: the file a CUDAPOOL_LOG template names for process PID (default:\n"
          "this one), and the shim's warning when it would open no log there (exit status 1).\n"
          "\n"
@@ -55,26 +58,27 @@ std::string padded(const std::string& text, std::size_t width) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && (std::string_view(argv[1]) == "-h" || std::string_view(argv[1]) == "--help")) {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "--version") {
+    std::cout << cudapool::cli::kVersionLine;
+    return 0;
+  }
   if (argc >= 2 && std::string_view(argv[1]) == "--log-template") {
     return check_log_template_command(argc - 2, argv + 2);
   }
   if (argc > 2) {
-    std::cerr << "cudapool-config: expected at most one argument (quote the conf string)\n";
-    print_usage(std::cerr);
-    return 2;
+    return cudapool::cli::usage_error(kConfigCommand,
+                                      "expected at most one argument (quote the conf string)");
   }
   std::string conf;
   std::string source;  // "argument", a variable name, or "" when nothing is set
   if (argc == 2) {
     const std::string_view arg = argv[1];
-    if (arg == "-h" || arg == "--help") {
-      print_usage(std::cout);
-      return 0;
-    }
     if (arg.size() > 1 && arg.front() == '-') {
-      std::cerr << "cudapool-config: unknown option " << arg << '\n';
-      print_usage(std::cerr);
-      return 2;
+      return cudapool::cli::usage_error(kConfigCommand, "unknown option " + std::string(arg));
     }
     conf = arg;
     source = "argument";

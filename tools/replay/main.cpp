@@ -1,10 +1,13 @@
-// tools/replay/main.cpp: the cudapool-replay command line. Usage: see kUsage.
+// tools/replay/main.cpp: the cudapool-replay command line (`cudapool replay`). Usage: see kCommand;
+// --help, --version and usage errors as every tool's (tools/cli_common.h). Not here: the replay
+// (replayer.h) and what it prints (report.h).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "log/read/input.h"
+#include "tools/cli_common.h"
 #include "tools/replay/bytes_arg.h"
 #include "tools/replay/recorded_log.h"
 #include "tools/replay/replayer.h"
@@ -12,28 +15,33 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: cudapool-replay [--conf STRING] [--device-memory BYTES] [--json] [--quiet]\n"
-    "                       [--name NAME] LOG\n"
+const cudapool::cli::Command kCommand = {
+    "cudapool replay",
+    "usage: cudapool replay [--conf STRING] [--device-memory SIZE] [--json] [--quiet] "
+    "[--name NAME] [--write-log OUT] [--no-log-addresses] LOG",
     "  Replays the alloc/free events of a cudapool.log/1 file (LOG, or - for stdin; plain,\n"
     "  gzip or zstd) through the pool with a simulated device and prints the memory summary\n"
     "  (or, with --json, one JSON object with torch.cuda.memory_stats() names).\n"
     "  --conf STRING         pool settings (default: the conf string in the log header)\n"
-    "  --device-memory BYTES simulated device size (suffixes K, M, G, T: binary; default:\n"
-    "                        the log header's, else 80G)\n"
+    "  --device-memory SIZE  simulated device size (default: the log header's, else 80G; at\n"
+    "                        most 16T). SIZE: bytes, or a number with K, M, G or T, any case,\n"
+    "                        B or iB optional (512M, 80G, 2GB, 2gib, 1.5T): binary units,\n"
+    "                        G = GiB = 2^30 bytes, as PyTorch and nvidia-smi count\n"
     "  --no-log-addresses    give new segments fresh simulated addresses instead of the\n"
     "                        addresses of the log's segment_alloc events\n"
     "  --write-log OUT       also write the pool's decisions (blocks, segments, fences) as a\n"
     "                        cudapool.log/1 file: what the viewers draw of a log of requests\n"
     "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n"
     "  --name NAME           the name messages give LOG (default: LOG; <stdin> for -)\n"
+    "  --help, --version     this text; the version\n"
     "  Exit status: 0 replayed; 1 LOG cannot be read or holds no log (empty, a directory, no\n"
     "  line a header, an event or a summary; corrupt compressed data); 2 a usage error.\n"
-    "  docs/replay.md\n";
+    "  docs/replay.md\n"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  using cudapool::cli::usage_error;
   cudapool::replay::ReplaySettings settings;
   bool json = false;
   cudapool::log::InputOptions input_options;
@@ -41,69 +49,51 @@ int main(int argc, char** argv) {
   std::string path, write_log;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](const char* name) -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "cudapool-replay: %s needs a value\n%s", name, kUsage);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--no-log-addresses") {
+    int status = 0;
+    if (cudapool::cli::standard_option(kCommand, arg, &status)) return status;
+    const bool takes_value =
+        arg == "--write-log" || arg == "--name" || arg == "--conf" || arg == "--device-memory";
+    if (takes_value && i + 1 >= argc) return usage_error(kCommand, arg + " needs a value");
+    if (arg == "--no-log-addresses") {
       settings.log_addresses = false;
     } else if (arg == "--write-log") {
-      write_log = value("--write-log");
-      if (write_log.empty()) {
-        std::fprintf(stderr, "cudapool-replay: --write-log needs a path\n");
-        return 2;
-      }
+      write_log = argv[++i];
+      if (write_log.empty()) return usage_error(kCommand, "--write-log needs a path");
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--quiet") {
       input_options.progress = false;
     } else if (arg == "--name") {
-      input_options.name = value("--name");
+      input_options.name = argv[++i];
     } else if (arg == "--conf") {
-      settings.conf = value("--conf");
+      settings.conf = argv[++i];
     } else if (arg == "--device-memory") {
-      const std::string text = value("--device-memory");
+      const std::string text = argv[++i];
       std::uint64_t bytes = 0;
       if (!cudapool::replay::parse_bytes(text, bytes) || bytes == 0) {
-        std::fprintf(stderr, "cudapool-replay: --device-memory: not a size: '%s'\n", text.c_str());
-        return 2;
+        return usage_error(kCommand, "--device-memory: not a size: '" + text + "': a size is " +
+                                         cudapool::replay::kSizeForms);
       }
       if (bytes > cudapool::replay::kMaxDeviceMemory) {
-        std::fprintf(stderr,
-                     "cudapool-replay: --device-memory: %s is more than the replay simulates "
-                     "(16T at most)\n",
-                     text.c_str());
-        return 2;
+        return usage_error(kCommand, "--device-memory: " + text +
+                                         " is more than the replay simulates (16T at most)");
       }
       settings.device_memory = bytes;
-    } else if (arg != "-" && arg.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "cudapool-replay: unknown option %s\n%s", arg.c_str(), kUsage);
-      return 2;
+    } else if (arg != "-" && arg.size() > 1 && arg[0] == '-') {
+      return usage_error(kCommand, "unknown option " + arg);
     } else if (path.empty()) {
       path = arg;
     } else {
-      std::fprintf(stderr, "cudapool-replay: one LOG only\n%s", kUsage);
-      return 2;
+      return usage_error(kCommand, "one LOG only (" + path + ", then " + arg + ")");
     }
   }
-  if (path.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  if (path.empty()) return usage_error(kCommand, "no LOG given");
 
   cudapool::replay::PoolLogWriter writer;
   if (!write_log.empty()) {
     std::string error;
     if (write_log == path && path != "-") {
-      std::fprintf(stderr, "cudapool-replay: --write-log %s is the log being read\n",
-                   write_log.c_str());
-      return 2;
+      return usage_error(kCommand, "--write-log " + write_log + " is the log being read");
     }
     if (!writer.open(write_log, &error)) {
       std::fprintf(stderr, "cudapool-replay: %s\n", error.c_str());

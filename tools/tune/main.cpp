@@ -1,4 +1,5 @@
-// tools/tune/main.cpp: the cudapool-tune command line. Usage: see kUsage. Checks and names the
+// tools/tune/main.cpp: the cudapool-tune command line (`cudapool tune`; --help, --version and usage
+// errors as every tool's: tools/cli_common.h). Usage: see kCommand. Checks and names the
 // logs, tunes them (tune.h: one pass over each, the sweep of sweep.h, the ranking), prints
 // (tune_report.h). Exit status: 0 done; 1 a log could not be read or holds no events; 2 usage.
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "config/parse.h"
 #include "log/read/input.h"
+#include "tools/cli_common.h"
 #include "tools/replay/bytes_arg.h"
 #include "tools/tune/sweep.h"
 #include "tools/tune/tune.h"
@@ -19,28 +21,34 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: cudapool-tune [--device-memory BYTES] [--fraction F] [--try CONF]... [--json]\n"
-    "                     [--threads N] [--rows N] [--quiet] LOG...\n"
+const cudapool::cli::Command kCommand = {
+    "cudapool tune",
+    "usage: cudapool tune [--device-memory SIZE] [--fraction F] [--try CONF]... [--json] "
+    "[--threads N] [--rows N] [--quiet] LOG...",
     "  Replays each cudapool.log/1 file under a sweep of pool settings (the log's own, the\n"
     "  defaults, expandable segments, max_split_size_mb, roundup_power2_divisions,\n"
     "  large_segment_size_mb, max_non_split_rounding_mb, garbage_collection_threshold with a\n"
     "  fraction, combinations, and every --try) and ranks them by peak reserved memory, then\n"
     "  recommends a conf string. Several logs (the ranks of one job): a table per log and the\n"
     "  setting best for the worst of them. LOG: a file or - (stdin); plain, gzip or zstd.\n"
-    "  --device-memory BYTES device size for the replays (K, M, G, T: binary; default: each\n"
-    "                        log header's, else 80G): OOMs are counted against it\n"
+    "  --device-memory SIZE  device size for the replays (default: each log header's, else\n"
+    "                        80G; 2M to 1024T): OOMs are counted against it. SIZE: bytes, or\n"
+    "                        a number with K, M, G or T, any case, B or iB optional (512M,\n"
+    "                        80G, 2GB, 2gib, 1.5T): binary units, G = GiB = 2^30 bytes, as\n"
+    "                        PyTorch and nvidia-smi count\n"
     "  --fraction F          per_process_memory_fraction F (0 < F <= 1) for every setting\n"
     "                        (garbage_collection_threshold is only tried with one)\n"
     "  --try CONF            also try CONF (changes against the log's own settings); repeatable\n"
     "  --json                one JSON object (schema cudapool.tune/1) instead of tables\n"
     "  --threads N           replays at once (default: all cores)\n"
     "  --rows N              rows per table in text (default 20)\n"
-    "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n";
+    "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n"
+    "  --help, --version     this text; the version\n"
+    "  Exit status: 0 done; 1 a log cannot be read or holds no events; 2 a usage error.\n"
+    "  docs/tune.md\n"};
 
 int usage_error(const std::string& what) {
-  std::fprintf(stderr, "cudapool-tune: %s\n%s", what.c_str(), kUsage);
-  return 2;
+  return cudapool::cli::usage_error(kCommand, what);
 }
 
 bool parse_count(const std::string& text, long lo, long hi, long& out) {
@@ -69,10 +77,9 @@ int main(int argc, char** argv) {
       return true;
     };
     std::string v;
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--json") {
+    int status = 0;
+    if (cudapool::cli::standard_option(kCommand, arg, &status)) return status;
+    if (arg == "--json") {
       json = true;
     } else if (arg == "--quiet") {
       quiet = true;
@@ -81,7 +88,8 @@ int main(int argc, char** argv) {
       std::uint64_t bytes = 0;
       // Below 2 MiB no segment fits; above 2^50 (1 PiB) no device exists.
       if (!replay::parse_bytes(v, bytes) || bytes < (2ull << 20) || bytes > (1ull << 50)) {
-        return usage_error("--device-memory: not a device size (2M to 1024T): '" + v + "'");
+        return usage_error("--device-memory: not a device size (2M to 1024T): '" + v +
+                           "': a size is " + replay::kSizeForms);
       }
       options.device_memory = bytes;
     } else if (arg == "--fraction") {
@@ -112,7 +120,7 @@ int main(int argc, char** argv) {
         return usage_error("--rows: a number from 1 to 100000");
       }
       rows = static_cast<std::size_t>(n);
-    } else if (arg != "-" && arg.rfind("--", 0) == 0) {
+    } else if (arg != "-" && arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option " + arg);
     } else {
       paths.push_back(arg);

@@ -3,12 +3,14 @@
 // lines of log/fields.def, and the compressed formats of log/compressions.def): the file
 // scripts/cudapool_analysis/log_schema.json, which the Python tools read. The build target
 // refresh-vocabulary rewrites that file; the test cli.vocabulary_schema fails when it differs from
-// this program's output. Not installed; not a reader of logs.
+// this program's output. --help, --version and usage errors as every tool's (tools/cli_common.h).
+// Not installed; not a reader of logs.
 #include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "log/fields.h"
+#include "tools/cli_common.h"
 
 namespace {
 
@@ -42,7 +44,22 @@ struct List {
 
 }  // namespace
 
-int main() {
+const cudapool::cli::Command kCommand = {
+    "cudapool-vocabulary", "usage: cudapool-vocabulary",
+    "  Prints the log's vocabulary (actions, statistics, fields, compressions) as JSON: the\n"
+    "  file scripts/cudapool_analysis/log_schema.json (ninja refresh-vocabulary rewrites it).\n"
+    "  --help, --version  this text; the version\n"
+    "  Exit status: 0; 2 a usage error.\n"};
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    int status = 0;
+    if (argc == 2 && cudapool::cli::standard_option(kCommand, argv[1], &status)) return status;
+    const std::string arg = argv[1];
+    return cudapool::cli::usage_error(
+        kCommand,
+        (arg.size() > 1 && arg[0] == '-' ? "unknown option " : "no arguments, not ") + arg);
+  }
   std::printf(
       "{\n  \"generated_by\": \"cudapool-vocabulary (tools/vocabulary/main.cpp): do not edit\",\n");
   std::printf("  \"actions\": [");
