@@ -23,7 +23,7 @@ import stat
 import struct
 import time
 
-from .controlproc import why_no_socket
+from .controlproc import program_of_launcher, why_no_socket
 from .memviz import Block, Device, Region
 from .memviz_snapshot import snapshot
 
@@ -119,7 +119,9 @@ def ask(target, request, timeout=10.0, dir_=None, wait=False):
     start = time.monotonic()
     deadline = start + timeout
     if wait:
-        wait_for_socket(path, pid, deadline)
+        path, pid = wait_for_socket(path, pid, deadline, dir_)
+    else:
+        path, pid = launched(path, pid, dir_)
     try:
         s = connect(path, timeout, deadline)
     except FileNotFoundError:
@@ -166,12 +168,25 @@ def ask(target, request, timeout=10.0, dir_=None, wait=False):
     raise ControlError("%s answered something else than ok or error: %r" % (path, text[:80]))
 
 
-def wait_for_socket(path, pid, deadline):
-    """Until path exists, the deadline passes, or the process pid (when known) is gone."""
-    while not os.path.exists(path) and time.monotonic() < deadline:
-        if pid is not None and not alive(pid):
-            return
+def launched(path, pid, dir_):
+    """(path, pid), or when pid is the launcher `cudapool run` with no socket of its own, its
+    program's: `cudapool run --log ... -- PROGRAM &` makes $! the launcher's pid (with a log it
+    waits for PROGRAM as its child)."""
+    if pid is None or os.path.exists(path):
+        return path, pid
+    found = program_of_launcher(pid, directory(dir_), SUFFIX)
+    return (found[1], found[0]) if found else (path, pid)
+
+
+def wait_for_socket(path, pid, deadline, dir_=None):
+    """(path, pid) once path (or the socket of the program the launcher pid runs) exists, the
+    deadline passes, or the process pid (when known) is gone."""
+    while time.monotonic() < deadline:
+        path, pid = launched(path, pid, dir_)
+        if os.path.exists(path) or (pid is not None and not alive(pid)):
+            break
         time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    return path, pid
 
 
 def connect(path, timeout, deadline):

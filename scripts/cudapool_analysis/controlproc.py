@@ -130,8 +130,9 @@ def reason(p, dir_):
     be told."""
     name = "process %d (%s)" % (p.pid, p.comm)
     if p.launcher():
-        return ("%s is still the launcher `cudapool run`, not yet its program: the socket opens "
-                "at the program's first CUDA call; %s" % (name, WAIT))
+        return ("%s is the launcher `cudapool run`, and its program has no socket yet (stats "
+                "follows the launcher to its program: with a log the launcher waits for it as a "
+                "child): the socket opens at the program's first CUDA call; %s" % (name, WAIT))
     loaded = p.shim_loaded()
     if loaded is None:
         return None
@@ -168,6 +169,38 @@ def reason(p, dir_):
                     name, value, dir_))
     return ("%s runs under the shim with CUDAPOOL_CONTROL=%s but has made no CUDA call yet: its "
             "socket opens at the first one; %s" % (name, value, WAIT))
+
+
+def descendants(pid):
+    """The processes below pid (children first, then theirs), from /proc/N/stat's parent field."""
+    parent = {}
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+    for n in names:
+        stat_line = read_text("/proc/%s/stat" % n, "")
+        fields = stat_line[stat_line.rfind(")") + 2:].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            parent.setdefault(int(fields[1]), []).append(int(n))
+    out, todo = [], [pid]
+    while todo:
+        kids = sorted(parent.get(todo.pop(0), []))
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
+def program_of_launcher(pid, dir_, suffix):
+    """While pid is the launcher `cudapool run` waiting for its program as a child (it does so
+    when a log is asked for), the one process below it with a socket in dir_, as (pid, path);
+    None otherwise."""
+    p = process(pid)
+    if p is None or not p.launcher():
+        return None
+    found = [(c, os.path.join(dir_, "%d%s" % (c, suffix))) for c in descendants(pid)]
+    found = [(c, path) for c, path in found if os.path.exists(path)]
+    return found[0] if len(found) == 1 else None
 
 
 def why_no_socket(pid, path, dir_, waited=None):

@@ -10,7 +10,8 @@
 #       here, CUDAPOOL_NVML_LIBRARY) in top --json, top --csv, stats, stats --json, stats --csv,
 #       with 24- and 32-byte process entries and CUDA_VISIBLE_DEVICES renumbering; "n/a" (JSON
 #       null) without NVML or when its init fails, exit 0; stats --csv has top --csv's columns;
-#   (4) snapshot -o over an existing file: refused, then replaced with --force.
+#   (4) snapshot -o over an existing file: refused, then replaced with --force;
+#   (5) stats of the launcher `cudapool run --log ... -- PROGRAM &` ($!) answers for PROGRAM.
 # Skipped (exit 0, said) when the shim or the fake driver is not built. Not here: the client
 # without processes (control_client.sh), the endpoint itself (tests/fakecuda/control_check.py).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
@@ -91,7 +92,6 @@ touch "$gate"
 rc=0
 wait $asking || rc=$?
 [ $rc -eq 0 ] || fail "stats --timeout 60 while the socket opens: exit $rc: $(cat "$tmp/wait.err")"
-has "Device 0 now:" "$tmp/wait.out"
 has "cudapool stats: pid $w," "$tmp/wait.out"
 echo "ok: stats --timeout waited for the socket of pid $w"
 rc=0
@@ -177,4 +177,31 @@ cudapool snapshot $w -o "$tmp/now.json" --force 2>"$tmp/snap.err" || fail "snaps
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["segments"]' "$tmp/now.json" ||
   fail "snapshot --force did not write the snapshot"
 echo "ok: snapshot -o an existing file refused, replaced with --force"
+
+# (5) `CUDAPOOL_CONTROL=1 cudapool run --log ... -- PROGRAM &`: $! is the launcher, which with a log
+# waits for PROGRAM as its child; stats --timeout follows it to its program (plain builds: the
+# launcher preloads the build's shim without a sanitizer's runtime).
+if [ "$preload" = "$shim" ]; then
+  mkdir "$tmp/w3"
+  (cd "$tmp" && CUDAPOOL_CONTROL=1 LD_LIBRARY_PATH="$fake" CUDAPOOL_BUILD_DIR="$build" \
+    "$src/scripts/cudapool" run --log "$tmp/launched-%p.jsonl" -- \
+    bash -c "while [ ! -e $tmp/go5 ]; do sleep 0.05; done; exec $workload $tmp/w3 --rate 200") \
+    >"$tmp/launched.out" 2>&1 &
+  launcher=$!
+  pids+=($launcher)
+  cudapool stats $launcher --timeout 60 >"$tmp/l.out" 2>"$tmp/l.err" &
+  asking=$!
+  sleep 1
+  touch "$tmp/go5"
+  rc=0
+  wait $asking || rc=$?
+  [ $rc -eq 0 ] || fail "stats --timeout of the launcher run --log: exit $rc: $(cat "$tmp/l.err")"
+  grep -q "^cudapool stats: pid [0-9]*," "$tmp/l.out" && ! grep -q "^cudapool stats: pid $launcher," \
+    "$tmp/l.out" || fail "stats of the launcher did not answer for its program: $(head -3 "$tmp/l.out")"
+  cudapool stats $launcher --json >/dev/null || fail "stats of the launcher, its program's socket open"
+  touch "$tmp/w3/stop" "$tmp/w3/exit"
+  wait $launcher || fail "the launcher: exit $?: $(cat "$tmp/launched.out")"
+  ls "$tmp"/launched-*.jsonl >/dev/null || fail "run --log wrote no log"
+  echo "ok: stats \$! of \`cudapool run --log ... &\` follows the launcher to its program"
+fi
 touch "$tmp/w1/exit" "$tmp/w2/exit"

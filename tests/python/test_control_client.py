@@ -128,7 +128,7 @@ class FakeProc(controlproc.Proc):
     (FakeProc({}, maps=False), "does not run under the shim (no libcudapool loaded)"),
     (FakeProc({"LD_PRELOAD": "/x/libcudapool.so"}, maps=False), "but did not load it"),
     (FakeProc({}, maps=False, argv=("bash", "/opt/bin/cudapool", "run", "--", "x")),
-     "is still the launcher `cudapool run`"),
+     "is the launcher `cudapool run`, and its program has no socket yet"),
 ])
 def test_reasons(proc, want, monkeypatch):
     monkeypatch.setattr(controlproc.Proc, "control_directory", lambda self: (
