@@ -22,7 +22,7 @@ kept() {
   [ $rc -eq 1 ] || fail "$what: exit $rc, not 1: $(tail -c 300 "$tmp/err")"
   grep -qxF "cudapool $command: $out exists: give --force to replace it" "$tmp/err" ||
     fail "$what: message: $(cat "$tmp/err")"
-  [ "$(cat "$out")" = earlier ] || fail "$what: $out was written over"
+  echo earlier | cmp -s - "$out" || fail "$what: $out was written over"
   [ "$(stat -c %a "$out")" = 644 ] || fail "$what: $out's mode changed"
   no_temporary "$out" || fail "$what: a temporary file left behind"
   if grep -q Traceback "$tmp/err"; then fail "$what: a traceback"; fi
@@ -32,7 +32,7 @@ replaced() {
   local what=$1 out=$2 command=$3
   shift 3
   cudapool "$command" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || fail "$what: $(cat "$tmp/err")"
-  [ "$(cat "$out")" != earlier ] || fail "$what: $out not replaced"
+  ! echo earlier | cmp -s - "$out" || fail "$what: $out not replaced"
   [ "$(stat -c %a "$out")" = 600 ] || fail "$what: mode $(stat -c %a "$out")"
   no_temporary "$out" || fail "$what: a temporary file left behind"
 }
