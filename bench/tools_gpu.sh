@@ -62,13 +62,13 @@ bytes=$(stat -c %s "$log")
 echo "log: $bytes bytes, $events lines, $(awk -v b="$bytes" -v e="$events" 'BEGIN{printf "%.1f", b/e}') bytes a line"
 cd "$work" || exit 1
 timed report-json "$PY" -m cudapool_analysis report --json "$log"
-timed report-html "$PY" -m cudapool_analysis report --html "$out/page.html" --tune "$log"
-timed perfetto "$PY" -m cudapool_analysis export --perfetto "$out/trace.json" "$log"
-timed memory-viz "$PY" -m cudapool_analysis export --memory-viz "$out/snapshot.pickle" "$log"
+timed report-html "$PY" -m cudapool_analysis report --html "$out/page.html" --force --tune "$log"
+timed perfetto "$PY" -m cudapool_analysis export --perfetto "$out/trace.json" --force "$log"
+timed memory-viz "$PY" -m cudapool_analysis export --memory-viz "$out/snapshot.pickle" --force "$log"
 timed replay "$build/tools/cudapool-replay" "$log"
-"$PY" -m cudapool_analysis report --html "$work/stdin.html" - <"$log" 2>"$work/stdin.err"
+"$PY" -m cudapool_analysis report --html "$work/stdin.html" --force - <"$log" 2>"$work/stdin.err"
 check page-from-stdin $?
-"$PY" -m cudapool_analysis report --html "$work/file.html" "$log" 2>>"$work/stdin.err"
+"$PY" -m cudapool_analysis report --html "$work/file.html" --force "$log" 2>>"$work/stdin.err"
 if [ -s "$work/stdin.html" ] && [ -s "$work/file.html" ] && cmp -s <(sed 's/"generated":"[^"]*"//; s/"log":"[^"]*"//g; /<title>/d' "$work/stdin.html") \
     <(sed 's/"generated":"[^"]*"//; s/"log":"[^"]*"//g; /<title>/d' "$work/file.html"); then
   echo "PASS the page of stdin is the file's"

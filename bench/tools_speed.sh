@@ -68,9 +68,9 @@ tool_command() {
     replay) cmd=("$c" replay "$2") ;;
     report) cmd=("$c" report "$2") ;;
     report-json) cmd=("$c" report --json "$2") ;;
-    report-html) cmd=("$c" report --html "$work/out.html" "$2") ;;
-    perfetto) cmd=("$c" export --perfetto "$work/out.json" "$2") ;;
-    memory-viz) cmd=("$c" export --memory-viz "$work/out.pickle" "$2") ;;
+    report-html) cmd=("$c" report --html "$work/out.html" --force "$2") ;;
+    perfetto) cmd=("$c" export --perfetto "$work/out.json" --force "$2") ;;
+    memory-viz) cmd=("$c" export --memory-viz "$work/out.pickle" --force "$2") ;;
     tune) cmd=("$c" tune --json "${tune_tries[@]}" "$2") ;;
     analyze) cmd=("${CUDAPOOL_BUILD_DIR:-$root/build}/tools/cudapool-analyze" "$2") ;;
     *) echo "tools_speed.sh: unknown tool '$1'" >&2; exit 2 ;;

@@ -1,8 +1,8 @@
 """cudapool_analysis/cli.py: the command line of the package,
 
     python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)
-    python3 -m cudapool_analysis report --html OUT.html [--tune] LOG...
-    python3 -m cudapool_analysis export (--memory-viz OUT | --perfetto OUT) LOG...
+    python3 -m cudapool_analysis report --html OUT.html [--force] [--tune] LOG...
+    python3 -m cudapool_analysis export (--memory-viz OUT | --perfetto OUT) [--force] LOG...
     python3 -m cudapool_analysis stats|empty-cache|snapshot|top ...   (controlcli.py)
 
 which `scripts/cudapool report` runs. report: one log's report (text, or with --json one object),
@@ -18,12 +18,14 @@ native frames"). export: one log as a PyTorch memory_viz snapshot
 (memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one
 self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and
 export) follows outfile.py's rule: never an input or a log, written whole or not at all, mode
-0600.
+0600, an existing file kept unless --force is given. -h/--help: the command's usage on stdout;
+--version: "cudapool VERSION" (version.py) on stdout; both exit 0.
 
 Exit status: 0 when every log could be read, 1 when one could not (a clear message on stderr for
-each, nothing on stdout), 2 on a usage error. Not here: what the report computes (the engine;
-its Python oracle, tests/oracle/report.py, is test code, not shipped) or
-prints (text.py).
+each, nothing on stdout) or OUT exists without --force, 2 on a usage error ("cudapool report:
+what is wrong" and the usage line on stderr: Parser). Not here: what the report computes (the
+engine; its Python oracle, tests/oracle/report.py, is test code, not shipped) or prints
+(text.py).
 """
 
 import argparse
@@ -39,13 +41,22 @@ from .inputs import LogError
 from .verdict import AUTO_TUNE_EVENTS, verdict
 from .text import several_text, text_report
 from .tools import ToolError
-from .exportcli import export, export_parser
+from .exportcli import add_version, export, export_parser
 from .controlcli import COMMANDS as CONTROL_COMMANDS, control_parsers, run as run_control
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (the subcommands' too: add_subparsers makes them of this class) with a
+    usage error said as the C++ tools say it: "cudapool report: what is wrong", then the usage
+    line, on stderr, exit 2."""
+
+    def error(self, message):
+        self.exit(2, "%s: %s\n%s" % (self.prog, message, self.format_usage()))
+
+
 def parser():
-    p = argparse.ArgumentParser(prog="cudapool", description="Reads cudapool allocation logs "
-                                "(cudapool.log/1, docs/log-format.md).")
+    p = Parser(prog="cudapool", description="Reads cudapool allocation logs "
+               "(cudapool.log/1, docs/log-format.md).")
     commands = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     r = commands.add_parser(
         "report", help="peaks, fragmentation, request sizes, leaks of one or more logs",
@@ -55,6 +66,8 @@ def parser():
     r.add_argument("--json", action="store_true", help="print the report as one JSON object")
     r.add_argument("--html", metavar="OUT", help="write the report as one self-contained HTML "
                    "page (charts, segment maps, allocation sites) to OUT")
+    r.add_argument("--force", action="store_true", help="--html: replace OUT when it exists "
+                   "(without it an existing OUT is kept and the command fails)")
     r.add_argument("--tune", action="store_true", help="run cudapool tune beside the report "
                    "whatever the logs' length (by default it runs when the logs are files of "
                    "at most %d events in all)" % AUTO_TUNE_EVENTS)
@@ -65,6 +78,7 @@ def parser():
     r.add_argument("--no-symbols", action="store_true", help="name native frames as library + "
                    "offset only, not with the functions and source lines of the libraries' own "
                    "files (read where the log's build ids match)")
+    add_version(r)
     r.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
                    "- for stdin")
     r.set_defaults(parser=r)
@@ -87,6 +101,8 @@ def with_verdicts(paths, doc, tune):
 def report(args):
     if args.tune and args.no_tune:
         args.parser.error("--tune and --no-tune: one at a time")
+    if args.force and args.html is None:
+        args.parser.error("--force is an option of --html")
     if args.html is not None:
         from .htmlreport import html_report
         return html_report(args)
@@ -129,7 +145,9 @@ def exit_on(signum, frame):
 
 def main(argv=None):
     p = parser()
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra:   # named by the command's own parser, with its usage line
+        getattr(args, "parser", p).error("unrecognized arguments: %s" % " ".join(extra))
     if getattr(args, "quiet", False):
         progress.ENABLED = False
     if getattr(args, "no_symbols", False):

@@ -1,18 +1,22 @@
 """cudapool_analysis/exportcli.py: the `export` subcommand of the package's command line (cli.py),
 
-    cudapool export --memory-viz OUT [--max-entries N] LOG          (memviz.py)
-    cudapool export --perfetto OUT [--max-points N] [--max-instants N] LOG...   (perfetto.py)
+    cudapool export --memory-viz OUT [--max-entries N] [--force] LOG          (memviz.py)
+    cudapool export --perfetto OUT [--max-points N] [--max-instants N] [--force] LOG...
+                                                                        (perfetto.py)
 
 LOG: a file, plain or compressed (gzip, zstd), or - for stdin (once; read once, as every input:
 inputs.py). --quiet: no progress line. --no-symbols: memory_viz frames named library + offset,
 not from the libraries' own files (their functions and source lines). OUT follows outfile.py's
 rule: never one of the logs or any cudapool log (a usage error), written whole or not at all
-(nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600.
+(nothing half-written is left behind, also when a log turns out unreadable half way), mode 0600;
+an existing OUT is kept ("OUT exists: give --force to replace it", exit 1) unless --force is
+given. -h/--help, --version: cli.py.
 --memory-viz writes a pickle (protocol 4), or JSON when OUT ends in .json. Notes about what the
 export left out or made up go to stderr.
 
-Exit status: 0 when written; 1 when a log cannot be read (a clear message on stderr) or OUT cannot
-be written; 2 on a usage error. Not here: what either file holds (memviz.py, perfetto.py).
+Exit status: 0 when written; 1 when a log cannot be read (a clear message on stderr), OUT exists
+(without --force) or cannot be written; 2 on a usage error. Not here: what either file holds
+(memviz.py, perfetto.py).
 """
 
 import os
@@ -24,8 +28,16 @@ from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .export import ExportError
 from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
+from .version import VERSION
 from .terminal import MAX_NOTE, cut
 from .tools import ToolError
+
+
+def add_version(p):
+    """--version: "cudapool VERSION" on stdout, exit 0 (argparse's version action); report's
+    too (cli.py)."""
+    p.add_argument("--version", action="version", version="cudapool %s" % VERSION,
+                   help="print the version (cudapool %s) and exit" % VERSION)
 
 
 def export_parser(commands):
@@ -47,11 +59,14 @@ def export_parser(commands):
     e.add_argument("--max-instants", type=int, metavar="N", default=None,
                    help="--perfetto: instant events per device and action (default %d)"
                    % perfetto.MAX_INSTANTS)
+    e.add_argument("--force", action="store_true", help="replace OUT when it exists (without "
+                   "it an existing OUT is kept and the command fails)")
     e.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
                    "when it is a terminal)")
     e.add_argument("--no-symbols", action="store_true", help="--memory-viz: name native frames "
                    "as library + offset only, not with the functions and source lines of the "
                    "libraries' own files")
+    add_version(e)
     e.add_argument("logs", nargs="+", metavar="LOG", help="a log file (plain, gzip or zstd), or "
                    "- for stdin")
     e.set_defaults(parser=e)
@@ -99,7 +114,8 @@ def fenced_note(snap, name):
 
 
 def usage_checks(args):
-    """The usage errors (argparse's exit 2), before anything is read."""
+    """The usage errors (argparse's exit 2), before anything is read; then OUT's existence
+    (outfile.OutputExists, an OutputError: exit 1, the caller's)."""
     error = args.parser.error
     option = "--memory-viz" if args.memory_viz is not None else "--perfetto"
     out = args.memory_viz if args.memory_viz is not None else args.perfetto
@@ -121,26 +137,30 @@ def usage_checks(args):
         if args.max_instants is not None and args.max_instants < 0:
             error("--max-instants must not be negative")
     try:
-        check_output(out, args.logs, option)
+        check_output(out, args.logs, option, args.force)
     except OutputRefused as e:
         error(str(e))
     return out
 
 
 def export(args):
-    out = usage_checks(args)
+    try:
+        out = usage_checks(args)
+    except OutputError as e:         # OUT exists: --force replaces it
+        print("cudapool export: %s" % e, file=sys.stderr)
+        return 1
     try:
         if args.memory_viz is not None:
             log = args.logs[0]
             max_entries = memviz.LARGE_TRACE if args.max_entries is None else args.max_entries
             say_trace_bound(max_entries, args.max_entries is None)
             snap, notes = memviz_snapshot(log, max_entries)
-            with write_output(out) as f:
+            with write_output(out, force=args.force) as f:
                 memviz.write(snap, f, as_json=out.endswith(".json"))
             what = "a memory_viz snapshot: %d segments, %d trace entries" % (
                 len(snap["segments"]), sum(len(t) for t in snap["device_traces"]))
         else:      # the engine reads and checks the logs (perfetto.export)
-            with write_output(out, "w") as f:
+            with write_output(out, "w", args.force) as f:
                 notes = perfetto.export(
                     args.logs, f,
                     perfetto.MAX_POINTS if args.max_points is None else args.max_points,

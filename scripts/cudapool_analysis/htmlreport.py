@@ -269,13 +269,13 @@ def html_escape(text):
             .replace('"', "&quot;"))
 
 
-def write_page(out, paths, tune=False, no_tune=False):
+def write_page(out, paths, tune=False, no_tune=False, force=False):
     """Writes the page of the logs at paths to out (outfile.write_output: whole or not at all,
-    mode 0600). Returns its size in bytes. Raises reader.LogError, PageError or
-    outfile.OutputError."""
+    mode 0600; an existing file replaced only with force). Returns its size in bytes. Raises
+    reader.LogError, PageError or outfile.OutputError (OutputExists)."""
     parts = assets()          # before the long work: a missing library is said at once
     text = render(page_data(paths, tune, no_tune), parts)
-    with write_output(out, "w") as f:
+    with write_output(out, "w", force) as f:
         f.write(text)
     return len(text.encode("utf-8"))
 
@@ -283,19 +283,22 @@ def write_page(out, paths, tune=False, no_tune=False):
 def html_report(args):
     """`report --html OUT [--tune] LOG...` (cli.py's report() hands it over): exit status 0, 1
     when a log cannot be read or the page cannot be written (a message on stderr), 2 on a usage
-    error (OUT an input or a log: outfile.check_output). A failing --tune leaves its section out
-    (a note in the page, a line on stderr): still 0."""
+    error (OUT an input or a log: outfile.check_output); an existing OUT without --force: 1. A
+    failing --tune leaves its section out (a note in the page, a line on stderr): still 0."""
     if args.json:
         args.parser.error("--json and --html: one at a time")
     if args.logs.count("-") > 1:
         args.parser.error("- (stdin) can be given once")
     try:
-        check_output(args.html, args.logs, "--html")
+        check_output(args.html, args.logs, "--html", args.force)
     except OutputRefused as e:
         args.parser.error(str(e))
+    except OutputError as e:        # OUT exists: --force replaces it
+        print("cudapool report: %s" % e, file=sys.stderr)
+        return 1
     errors = []
     try:
-        size = write_page(args.html, args.logs, args.tune, args.no_tune)
+        size = write_page(args.html, args.logs, args.tune, args.no_tune, args.force)
     except LogsRefused:             # the engine's messages are on stderr
         return 1
     except (LogError, PageError, OutputError, EngineError, ToolError) as e:

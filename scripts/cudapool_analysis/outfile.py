@@ -2,16 +2,22 @@
 `export --memory-viz OUT` and `--perfetto OUT`, `snapshot -o OUT` (docs/report.md, "The output
 file"):
 
-    check_output(out, inputs, option)    before anything is read: OutputRefused (a usage error)
-    with write_output(out, "wb" or "w") as f:
-        ...                              OUT appears whole, or not at all (OutputError)
+    check_output(out, inputs, option, force=False)
+                                before anything is read: OutputRefused (a usage error, exit 2),
+                                OutputExists (an OutputError, exit 1)
+    with write_output(out, "wb" or "w", force=False) as f:
+        ...                     OUT appears whole, or not at all (OutputError, OutputExists)
 
 - Never over one of the inputs: the same file (device and inode, whatever the names or links;
   - compared with what stdin is), nor over a cudapool log, whatever its name: a regular file
   whose first line is a JSON object that is a log's header, event or summary line;
   the message says which argument looks like a forgotten output name.
-- An existing regular file that is neither (an earlier page or export) is replaced; a symbolic
-  link at OUT is replaced, not followed.
+- An existing file that is neither (an earlier page or export; a symbolic link at OUT, even one
+  to nothing) is kept: OutputExists, "OUT exists: give --force to replace it" (a problem, exit 1,
+  as a log never overwrites a file: log/file.cpp). With force=True (the commands' --force) it is
+  replaced, a symbolic link replaced and not followed. The rule holds to the end: without force
+  the finished file takes OUT's name only if OUT is still free then (a hard link, never a rename
+  over a file that appeared during the work).
 - An existing character device or FIFO (/dev/null, a named pipe) is written as it is (a FIFO
   without a reader is an error, not a wait), as log/file.cpp treats the log's destinations.
   Anything else (a directory, a socket) is refused, and nothing is created in /dev.
@@ -50,10 +56,20 @@ class OutputError(Exception):
     """OUT cannot be written; the message says why."""
 
 
-def check_output(out, inputs, option):
+class OutputExists(OutputError):
+    """OUT names an existing file and force was not given (--force): a problem, exit 1."""
+
+
+def exists_message(out):
+    return "%s exists: give --force to replace it" % display_name(out)
+
+
+def check_output(out, inputs, option, force=False):
     """Raises OutputRefused when the output `option OUT` must not be written: an input (the same
     file), a cudapool log, a directory or another file that is neither regular nor a character
-    device or FIFO, or a new name in /dev. inputs: the log names given (- for stdin)."""
+    device or FIFO, or a new name in /dev; then, without force, OutputExists when OUT is an
+    existing file or symbolic link (a character device or FIFO is written as it is). inputs: the
+    log names given (- for stdin)."""
     shown = "%s %s" % (option, display_name(out))
     if not out:
         raise OutputRefused("%s: the output name is empty" % option)
@@ -68,6 +84,8 @@ def check_output(out, inputs, option):
             raise OutputRefused("%s: nothing is created in /dev (an existing character device "
                                 "or FIFO there is written as it is)" % shown)
     if st is None:
+        if not force and os.path.islink(out):
+            raise OutputExists(exists_message(out))   # a link to nothing is a name taken too
         return
     if stat.S_ISDIR(st.st_mode):
         raise OutputRefused("%s is a directory: name the file to write" % shown)
@@ -82,6 +100,8 @@ def check_output(out, inputs, option):
         raise OutputRefused("%s is a cudapool log, not an output: nothing written; was the "
                             "output name forgotten? (%s OUT %s ...)"
                             % (shown, option, display_name(out)))
+    if not force and (stat.S_ISREG(st.st_mode) or os.path.islink(out)):
+        raise OutputExists(exists_message(out))
 
 
 def in_dev(out):
@@ -120,12 +140,13 @@ def is_a_log(path):
 
 
 @contextlib.contextmanager
-def write_output(out, mode="wb"):
+def write_output(out, mode="wb", force=False):
     """A file object for OUT (binary, or UTF-8 text with mode "w"): a character device or FIFO
     is written as it is; anything else is written into a temporary file without a name in OUT's
     directory, and when the block ends without an exception copied into a new private file there
-    (mkstemp), fsynced and renamed to OUT. Call check_output() first. Raises OutputError (also
-    for an OSError of the block's writes)."""
+    (mkstemp), fsynced and given OUT's name: renamed over it with force, else linked to it, so
+    that a file that took OUT's name meanwhile is kept (OutputExists). Call check_output() first,
+    with the same force. Raises OutputError (also for an OSError of the block's writes)."""
     shown = display_name(out)
     try:
         st = os.stat(out)
@@ -152,8 +173,7 @@ def write_output(out, mode="wb"):
                 shutil.copyfileobj(draft, final, 1 << 20)
                 final.flush()
                 os.fsync(final.fileno())
-            os.replace(tmp, out)
-            tmp = None
+            tmp = _name(tmp, out, force)
         finally:
             with contextlib.suppress(OSError):
                 f.close()
@@ -168,6 +188,29 @@ def write_output(out, mode="wb"):
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def _name(tmp, out, force):
+    """Gives the finished file tmp the name out: renamed over whatever is there with force; else
+    a hard link, which fails on a name taken (OutputExists). Returns the name left to remove
+    (tmp after a link), or None. Where the file system has no hard links, a rename after a last
+    look (a moment's race)."""
+    if force:
+        os.replace(tmp, out)
+        return None
+    try:
+        os.link(tmp, out)
+        return tmp
+    except FileExistsError:
+        raise OutputExists(exists_message(out)) from None
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK,
+                           errno.EXDEV):
+            raise
+    if os.path.lexists(out):
+        raise OutputExists(exists_message(out))
+    os.rename(tmp, out)
+    return None
 
 
 def _file(fd, mode):

@@ -152,7 +152,7 @@ assert d["recommendation"], d' "$tmp/out" || fail "$p: tune --json"
   python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); a.pop("log"); b.pop("log")
 assert a == b' "$tmp/out" <(cd "$tmp/work" && PYTHONPATH="$src/scripts" python3 -m cudapool_analysis \
     report --json normal.jsonl 2>/dev/null) || fail "$p: report --json of a zstd log"
-  rm -f "$tmp/page.html"
+  rm -f "$tmp/page.html" "$tmp/trace.json"    # each install writes them anew (OUT is never replaced)
   ok inst "$p" report --html "$tmp/page.html" --tune "$ex" normal.jsonl
   python3 "$check_html" static "$tmp/page.html" >/dev/null || fail "$p: the page is not self-contained"
   grep -q 'cudapool.tune/1' "$tmp/page.html" || fail "$p: report --html --tune: no tune table"

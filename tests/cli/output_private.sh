@@ -10,12 +10,12 @@ set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 
-# write KIND OUT: one of the three commands that write a file, on the fixture log
+# write KIND OUT [--force]: one of the three commands that write a file, on the fixture log
 write() {
   case $1 in
-    html) cudapool report --html "$2" "$fx/normal.jsonl" ;;
-    memviz) cudapool export --memory-viz "$2" "$fx/normal.jsonl" ;;
-    perfetto) cudapool export --perfetto "$2" "$fx/normal.jsonl" ;;
+    html) cudapool report --html "$2" ${3:+"$3"} "$fx/normal.jsonl" ;;
+    memviz) cudapool export --memory-viz "$2" ${3:+"$3"} "$fx/normal.jsonl" ;;
+    perfetto) cudapool export --perfetto "$2" ${3:+"$3"} "$fx/normal.jsonl" ;;
   esac
 }
 mkdir "$tmp/out" "$tmp/victim"
@@ -42,9 +42,10 @@ for kind in memviz perfetto html; do
       fail "$kind, umask $mask: mode $(stat -c %a "$out"), not $want"
   done
   chmod 600 "$out"
-  # an existing OUT replaced: the new file's mode is 0600 too, not the old file's
+  # an existing OUT replaced (--force: output_force.sh): the new file's mode is 0600 too, not the
+  # old file's
   chmod 644 "$out"
-  write "$kind" "$out" 2>"$tmp/err" || fail "$kind: replacing: $(cat "$tmp/err")"
+  write "$kind" "$out" --force 2>"$tmp/err" || fail "$kind: replacing: $(cat "$tmp/err")"
   [ "$(stat -c %a "$out")" = 600 ] || fail "$kind: the replaced file's mode is $(stat -c %a "$out")"
   no_temporary "$out" || fail "$kind: a temporary file left behind: $(ls -A "$tmp/out")"
 done
@@ -53,7 +54,8 @@ done
 printf 'hello\n' >"$tmp/text.jsonl"
 echo old >"$tmp/out/keep.json"
 rc=0
-cudapool export --perfetto "$tmp/out/keep.json" "$fx/normal.jsonl" "$tmp/text.jsonl" 2>/dev/null || rc=$?
+cudapool export --perfetto "$tmp/out/keep.json" --force "$fx/normal.jsonl" "$tmp/text.jsonl" 2>"$tmp/err" || rc=$?
+has "text.jsonl" "$tmp/err"     # the log's failure, not OUT's existence
 [ $rc -eq 1 ] && [ "$(cat "$tmp/out/keep.json")" = old ] || fail "a failed export touched OUT"
 no_temporary "$tmp/out/keep.json" || fail "a failed export left a temporary file: $(ls -A "$tmp/out")"
 # a directory that cannot be written: a message, no traceback

@@ -5,8 +5,8 @@
 # through a symbolic or hard link, or stdin), never a cudapool log whatever its name (the forgotten
 # output name of `report --html run-*.jsonl`), never a directory or a new name in /dev: a usage
 # error (exit 2) naming the argument, the file untouched, mode included. An earlier page or export
-# is replaced; a FIFO is written as it is (not replaced by a file). Not here: how the file is
-# written (output_private.sh).
+# is replaced with --force (kept without it: output_force.sh); a FIFO is written as it is (not
+# replaced by a file). Not here: how the file is written (output_private.sh).
 set -euo pipefail
 # shellcheck source=tests/cli/common.bash
 source "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -80,12 +80,12 @@ refused "a new name in /dev" report --html "$devname" "$log0"
 has "nothing is created in /dev" "$tmp/err"
 [ ! -e "$devname" ] || fail "a file was created in /dev"
 
-# ---- allowed: an earlier page or export is replaced; a FIFO is written as it is ---------------
-for i in 1 2; do
-  cudapool report --html "$tmp/job/page.html" "${logs[@]}" 2>"$tmp/err" ||
-    fail "report --html page.html (run $i): $(cat "$tmp/err")"
-  cudapool export --perfetto "$tmp/job/trace.json" "${logs[@]}" 2>"$tmp/err" ||
-    fail "export --perfetto trace.json (run $i): $(cat "$tmp/err")"
+# ---- allowed: an earlier page or export is replaced with --force; a FIFO is written as it is ---
+for force in "" --force; do
+  cudapool report --html "$tmp/job/page.html" $force "${logs[@]}" 2>"$tmp/err" ||
+    fail "report --html page.html $force: $(cat "$tmp/err")"
+  cudapool export --perfetto "$tmp/job/trace.json" $force "${logs[@]}" 2>"$tmp/err" ||
+    fail "export --perfetto trace.json $force: $(cat "$tmp/err")"
 done
 has "<!DOCTYPE html>" "$tmp/job/page.html"
 mkfifo "$tmp/job/fifo"

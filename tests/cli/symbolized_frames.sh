@@ -33,9 +33,10 @@ symbolizes=$(PYTHONPATH="$src/tests:$PYTHONPATH" python3 -c \
 check() {
   local log=$1 want=$2
   shift 2
-  guard report --html "$tmp/page.html" "$@" "$log" 2>"$tmp/err" ||
+  # --force: each check writes the same two files again
+  guard report --html "$tmp/page.html" --force "$@" "$log" 2>"$tmp/err" ||
     fail "$want: report --html: exit $?: $(cat "$tmp/err")"
-  guard export --memory-viz "$tmp/viz.json" "$@" "$log" 2>"$tmp/err" ||
+  guard export --memory-viz "$tmp/viz.json" --force "$@" "$log" 2>"$tmp/err" ||
     fail "$want: export: exit $?: $(cat "$tmp/err")"
   python3 - "$want" "$log" "$tmp/page.html" "$tmp/viz.json" "$program" \
     "$src/tests/fakecuda/programs/symbolized_alloc.cpp" <<'PY' || fail "$want: $log: frames wrong"
@@ -130,7 +131,7 @@ for path in "$tmp/fifo" /dev/zero /proc/self/mem /proc/kcore "$tmp/dir" "$tmp/sp
   timeout 60 "$engine" --quiet "$tmp/hostile.jsonl" >"$tmp/doc.json" 2>"$tmp/err" || rc=$?
   [ $rc -eq 0 ] || fail "hostile path '$path': engine exit $rc: $(head -c 300 "$tmp/err")"
   if grep -q "symtest" "$tmp/doc.json"; then fail "hostile path '$path': symbolized"; fi
-  guard export --memory-viz "$tmp/viz.json" "$tmp/hostile.jsonl" 2>"$tmp/err" ||
+  guard export --memory-viz "$tmp/viz.json" --force "$tmp/hostile.jsonl" 2>"$tmp/err" ||
     fail "hostile path '$path': export: exit $?: $(cat "$tmp/err")"
   if grep -q "symtest" "$tmp/viz.json"; then fail "hostile path '$path': symbolized export"; fi
   rm -f "$tmp/viz.json"

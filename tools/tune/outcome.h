@@ -1,5 +1,6 @@
 // tools/tune/outcome.h: what one setting's replay of one log comes to, as cudapool tune ranks it
-// (bytes and counts summed over the log's devices). Made by a pass (pass.h), ranked by tune.h.
+// (bytes and counts summed over the log's devices). Made by a pass (pass.h), ranked by tune.h,
+// printed by tune_report.h. Not the pool's statistics themselves (pool/stats.def).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,14 @@ struct Outcome {
   std::uint64_t ooms = 0;           // requests that failed for lack of memory
   std::uint64_t problems = 0;       // lines the replay could not apply (the same for every setting)
   std::uint64_t device_memory = 0;  // of device 0 (or the first), as simulated
+  std::uint64_t memory_limit = 0;   // what its pool may reserve: device_memory, or the fraction's
+  // Segments given back because the device (or the fraction's cap) was full: with
+  // max_split_size, the cached oversize blocks that release_available_cached_blocks frees before
+  // asking again, which num_alloc_retries does not count (PyTorch counts only the flush of the
+  // whole cache). num_device_free where nothing else gives segments back (no flush:
+  // num_sync_all_streams 0, which a retry and an empty_cache make 1 or more; no garbage
+  // collection); 0 otherwise, not known then (tune_report.h: the note on such rows).
+  std::uint64_t oversize_releases = 0;
 
   bool operator==(const Outcome&) const = default;
 };

@@ -151,7 +151,15 @@ Outcome outcome_of(const replay::Replayer& r) {
     o.device_frees += static_cast<std::uint64_t>(s.num_device_free);
     o.retries += static_cast<std::uint64_t>(s.num_alloc_retries);
     o.ooms += static_cast<std::uint64_t>(s.num_ooms);
-    if (o.device_memory == 0) o.device_memory = r.device_memory(dev);
+    const pool::DevicePool& p = r.pool(dev);
+    const bool gc = p.allowed_memory() && p.options().garbage_collection_threshold > 0.0;
+    if (s.num_sync_all_streams == 0 && !gc) {  // every segment freed was freed to make room
+      o.oversize_releases += static_cast<std::uint64_t>(s.num_device_free);
+    }
+    if (o.device_memory == 0) {
+      o.device_memory = r.device_memory(dev);
+      o.memory_limit = p.allowed_memory().value_or(o.device_memory);
+    }
   }
   const replay::ReplayCounts& counts = r.counts();
   o.problems = counts.malformed_lines + counts.unknown_frees + counts.duplicate_allocs;

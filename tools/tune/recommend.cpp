@@ -121,6 +121,8 @@ void rank_and_recommend(TuneResult* out) {
         w.ooms += o.ooms;
         w.problems = std::max(w.problems, o.problems);
         w.device_memory = std::max(w.device_memory, o.device_memory);
+        w.memory_limit = std::max(w.memory_limit, o.memory_limit);
+        w.oversize_releases = std::max(w.oversize_releases, o.oversize_releases);
       }
     }
     result.worst = rank(worst);

@@ -19,6 +19,26 @@ double overhead(const Outcome& o) {
          static_cast<double>(o.peak_allocated);
 }
 
+}  // namespace
+
+std::string full_device_note(const Outcome& o) {
+  if (o.oversize_releases == 0) return {};
+  const bool capped = o.memory_limit != 0 && o.memory_limit < o.device_memory;
+  std::string where = "the simulated device's " + bytes_text(o.device_memory);
+  if (capped) {
+    where = "the " + bytes_text(o.memory_limit) + " that per_process_memory_fraction allows of " +
+            where;
+  }
+  const std::uint64_t n = o.oversize_releases;
+  return "reserved filled " + where + ": to make room the pool gave back " + std::to_string(n) +
+         " cached oversize block" + (n == 1 ? "" : "s") +
+         " (max_split_size keeps blocks at or above it whole, and they pile up), which PyTorch "
+         "does not count as retries; a real run would " +
+         (capped ? "hold all it is allowed" : "fill the GPU");
+}
+
+namespace {
+
 void table(std::string& out, const TuneResult& r, const std::vector<RankedRow>& rows,
            std::size_t limit) {
   char line[512];
@@ -27,12 +47,16 @@ void table(std::string& out, const TuneResult& r, const std::vector<RankedRow>& 
                 "overhead", "dev.alloc", "dev.free", "retries", "OOMs");
   out += line;
   std::size_t n = 0;
+  std::string notes;  // under the table, for the rows shown
   for (const RankedRow& row : rows) {
     if (n++ == limit) {
       out += "  ... " + std::to_string(rows.size() - limit) + " more (--rows N, or --json)\n";
       break;
     }
     const Candidate& c = r.candidates[row.candidate];
+    const std::string note = full_device_note(row.outcome);
+    if (!note.empty())
+      notes += "  note, rank " + std::to_string(n) + " (" + c.label + "): " + note + ".\n";
     std::string label = c.label;
     if (label.size() > 52) label = label.substr(0, 49) + "...";
     std::snprintf(line, sizeof line,
@@ -45,10 +69,12 @@ void table(std::string& out, const TuneResult& r, const std::vector<RankedRow>& 
                   static_cast<unsigned long long>(row.outcome.ooms));
     out += line;
   }
+  out += notes;
 }
 
 nlohmann::json outcome_json(const TuneResult& r, const RankedRow& row, std::size_t rank) {
   const Candidate& c = r.candidates[row.candidate];
+  const std::string note = full_device_note(row.outcome);
   return {{"rank", rank},
           {"setting", c.label},
           {"changes", c.changes},
@@ -61,7 +87,9 @@ nlohmann::json outcome_json(const TuneResult& r, const RankedRow& row, std::size
           {"device_allocs", row.outcome.device_allocs},
           {"device_frees", row.outcome.device_frees},
           {"retries", row.outcome.retries},
-          {"ooms", row.outcome.ooms}};
+          {"ooms", row.outcome.ooms},
+          {"oversize_releases", row.outcome.oversize_releases},
+          {"note", note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}};
 }
 
 }  // namespace
