@@ -17,12 +17,10 @@ in progress). Not here: the options (controlargs.py), the protocol (control.py),
 (controltable.py), NVML (nvml.py).
 """
 
-import inspect
 import json
 import os
 import re
 import shutil
-import stat
 import sys
 import textwrap
 import time
@@ -144,18 +142,13 @@ def empty_cache(args):
 
 
 def snapshot(args):
-    force = forcing(args.force)
-    try:
-        check_output(args.output, [], "-o", **force)    # outfile.py: never over a log
+    try:    # outfile.py: never over a log; an existing file only with --force
+        check_output(args.output, [], "-o", force=args.force)
     except OutputRefused as e:
         args.parser.error(str(e))
-    if not args.force and exists(args.output):
-        print("cudapool snapshot: %s exists: give --force to replace it" % (
-            display_name(args.output)), file=sys.stderr)
-        return 1
     answer = json.loads(ask(args, "snapshot"))
     snap = control.live_snapshot(answer)
-    with write_output(args.output, **force) as f:
+    with write_output(args.output, force=args.force) as f:
         write(snap, f, as_json=args.output.endswith(".json"))
     segments = len(snap["segments"])
     blocks = sum(1 for s in snap["segments"] for b in s["blocks"] if b["state"] != "inactive")
@@ -163,31 +156,6 @@ def snapshot(args):
         answer.get("pid"), segments, "" if segments == 1 else "s", blocks,
         "" if blocks == 1 else "s", display_name(args.output)), file=sys.stderr)
     return 0
-
-
-def forcing(force):
-    """outfile.py's force= where it has one (its own refusal of an existing OUT, issue 29's
-    other half, not merged yet): then --force passes through to it and an existing file is its
-    OutputExists (an OutputError: exit 1, the same message). Without it, exists() below refuses
-    here. Once it is merged, both go and force=args.force is passed plainly."""
-    return {"force": force} if "force" in inspect.signature(check_output).parameters else {}
-
-
-def exists(path):
-    """True when path names a file (or a link) that a snapshot would replace: a character
-    device or a FIFO is written as it is (outfile.py), not replaced."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return False
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            st = os.stat(path)
-        except OSError:
-            return True
-    return not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode))
 
 
 def top_figures(stats, largest_free_block):

@@ -25,31 +25,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 py() { PYTHONPATH="$src/scripts" python3 -m cudapool_analysis "$@"; }
 
-# ---- the browser ------------------------------------------------------------------------------
-chromium=${CHROMIUM:-}
-if [ -z "$chromium" ]; then
-  for c in chromium-headless-shell /usr/lib/chromium/headless_shell \
-           /usr/lib/chromium/chromium-headless-shell chromium; do
-    if command -v "$c" >/dev/null 2>&1; then chromium=$(command -v "$c"); break; fi
-  done
-fi
-[ -n "$chromium" ] && [ -x "$chromium" ] || fail "no headless Chromium${chromium:+ at $chromium}:" \
-  "install the Debian package chromium-headless-shell (apt-get install -y chromium-headless-shell," \
-  "or scripts/cudapool setup as root)"
-# chrome PAGE ARGS...: the page in a fresh profile, offline (every host name unknown)
-chrome() {
-  local page=$1 profile
-  shift
-  profile=$(mktemp -d "$tmp/profile.XXXX")
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-    --hide-scrollbars --window-size=1400,2400 --virtual-time-budget=20000 --no-first-run \
-    --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 "$@" "file://$page"
-}
-# browse PAGE NAME: the page's DOM after its scripts ran (NAME.dom), Chromium's log (NAME.err)
-browse() {
-  chrome "$1" --dump-dom >"$tmp/$2.dom" 2>"$tmp/$2.err" \
-    || fail "$2: Chromium failed: $(tail -3 "$tmp/$2.err")"
-}
+# ---- the browser (chromium, chrome, browse: browser.bash) ---------------------------------------
+. "$src/tests/cli/browser.bash"
 # shot PAGE PNG: a screenshot of the page's first 1400x2400 pixels
 shot() {
   chrome "$1" --screenshot="$2" >/dev/null 2>&1 || fail "$2: the screenshot failed"

@@ -81,4 +81,20 @@ assert note.startswith("reserved filled the 8.00 GiB that per_process_memory_fra
 assert note.endswith("a real run would hold all it is allowed"), note
 assert all(r["note"] is None for s, r in rows.items() if "garbage_collection" in s)' \
   "$tmp/frac.json" || fail "the fraction's note"
+# the page: report --html --tune on the same log with its header's device made 8 GiB shows each
+# note under its tune table (the DOM after the page's scripts ran, in headless Chromium)
+src="$CUDAPOOL_SOURCE_DIR"
+. "$src/tests/cli/browser.bash"
+sed '1s/"total_memory":[0-9]*/"total_memory":8589934592/' "$log" >"$tmp/eight.jsonl"
+PYTHONPATH="$src/scripts" CUDAPOOL_BUILD_DIR="$CUDAPOOL_BUILD_DIR" python3 -m cudapool_analysis \
+  report --quiet --html "$tmp/page.html" --tune "$tmp/eight.jsonl" 2>"$tmp/page.err" ||
+  fail "report --html --tune: $(cat "$tmp/page.err")"
+browse "$tmp/page.html" page
+python3 - "$tmp/page.dom" <<'PY' || fail "the page's tune notes"
+import re, sys
+dom = open(sys.argv[1]).read()
+notes = re.findall(r'<div class="tune-note"><div class="note ">(rank \d+ \([^)]*\): [^<]*)</div>', dom)
+assert any("max_split_size_mb:32" in n and "filled the simulated device" in n for n in notes), notes
+print("the page's tune notes: %d, e.g. %s" % (len(notes), notes[0][:120]))
+PY
 echo "tune_full_device: ok"

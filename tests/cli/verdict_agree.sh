@@ -13,18 +13,9 @@
 # sites name the job's own Python lines. Fails (does not skip) without Chromium.
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
-chromium=""
-for c in chromium-headless-shell /usr/lib/chromium/headless_shell chromium; do
-  if command -v "$c" >/dev/null 2>&1; then chromium=$(command -v "$c"); break; fi
-done
-[ -n "$chromium" ] || fail "no headless Chromium: install the Debian package chromium-headless-shell"
+window=1400,900    # the first screen: the verdict card must end within it
+. "$src/tests/cli/browser.bash"
 py() { PYTHONPATH="$src/scripts" python3 -m cudapool_analysis "$@"; }
-browse() {  # PAGE NAME: the DOM after the page's scripts ran, at 1400x900
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$(mktemp -d "$tmp/p.XXXX")" \
-    --hide-scrollbars --window-size=1400,900 --virtual-time-budget=20000 --no-first-run \
-    --host-resolver-rules="MAP * ~NOTFOUND" --dump-dom "file://$1" >"$tmp/$2.dom" 2>/dev/null \
-    || fail "$2: Chromium failed"
-}
 n=0
 for log in "$src/examples/logs/training-loop.jsonl" "$fx/burst-h200.jsonl.gz" "$fx/fenced.jsonl" \
            "$fx/python_stacks.jsonl"; do

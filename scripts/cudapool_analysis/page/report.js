@@ -622,7 +622,10 @@
         return { attrs: r.rank === 1 ? { class: "best" } : null, cells: [v(r.rank), el("code", { text: v(r.setting) }), bytesShort(r.peak_reserved),
           v(r.vs_own, function (x) { return (x > 0 ? "+" : "") + (100 * x).toFixed(1) + " %"; }), bytesShort(r.peak_allocated), v(r.overhead, pct),
           v(r.device_allocs, count), v(r.device_frees, count), v(r.retries, count), v(r.ooms, count)] };
-      }), [true, false, true, true, true, true, true, true, true, true]));
+      }), [true, false, true, true, true, true, true, true, true, true]),
+      results.filter(function (r) { return r.note; }).map(function (r) {
+        return el("div", { class: "tune-note" }, note("rank " + r.rank + " (" + r.setting + "): " + r.note));
+      }));
   }
 
   // ---- the verdict: the first screen (verdict.py) ------------------------------------------------
