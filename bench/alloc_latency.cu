@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/alloc_latency.cu: time per cudaMalloc+cudaFree pair (or cudaMallocAsync+cudaFreeAsync on
 // one stream with --async), per size, on an idle GPU. Run by bench/run_gpu_bench.sh without the
 // shim and under it with several settings.

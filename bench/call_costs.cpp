@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/call_costs.cpp: what the building blocks of the shim's hot path cost on this machine, in ns
 // per call: the clocks (CLOCK_MONOTONIC through the vDSO or a system call, the TSC), and the driver
 // calls a hook makes (cuCtxGetId, cuCtxGetCurrent). A benchmark, never a test. Needs a GPU and the

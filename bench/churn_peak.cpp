@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/churn_peak.cpp: the device memory a shim setting costs, on a CPU. Runs the tensor churn of
 // bench/torch_churn.py (8 slots; sizes 256 B, 4 KiB, 64 KiB, 1 MiB, 4 MiB, 16 MiB; each new block
 // allocated before the one it replaces is freed) through cuMemAlloc/cuMemFree against the fake

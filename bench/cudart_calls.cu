@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/cudart_calls.cu: the program bench/cudart_calls.sh runs under cuda-gdb to list the driver
 // entry points that cudart calls for cudaMalloc+cudaFree pairs once everything is initialized.
 // The calls between the two marker functions are the steady state; a diagnostic, not a benchmark.

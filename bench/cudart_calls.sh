@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/cudart_calls.sh: which driver entry points a static-cudart cudaMalloc+cudaFree pair calls,
 # counted with cuda-gdb breakpoints on every exported cu* function (libcuda's, and the shim's
 # hooks when it is preloaded), for 3 pairs after warm-up (bench/cudart_calls.cu). A diagnostic on

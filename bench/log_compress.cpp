@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/log_compress.cpp: what a log costs on disk and on the writer thread, plain and compressed,
 // for the lines of a real log. Reads a cudapool.log/1 file (plain; `-` is stdin: `zcat
 // run.jsonl.gz | log_compress -`), turns every event line back into the record the shim logged

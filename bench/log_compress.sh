@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/log_compress.sh: what a compressed log costs (docs/benchmarks.md, "Compressed logs"), in one
 # command for any machine (the GPU machine included: nothing here needs a GPU): builds the benches,
 # prints the machine, then build/bench/log_cost plain, .zst and .gz (the producer's cost per logged

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/log_cost.cpp: what the allocation log costs, on a CPU: the pool's alloc+free pair with no
 // sink and with the Logger as its sink (4 events per pair: alloc, free_requested, free_completed,
 // and a segment event now and then), and the events per second a burst of appends sustains through

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/log_fences.py: what a shim log says about one benchmark run, as one JSON line: the
 summary's peaks and device calls, and how the reuse fences behaved (frees whose free_completed did
 not follow at once, the most held at once, still held at exit) and which streams besides the legacy

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/log_gpu.sh: what the log costs under the shim on the GPU machine, plain and compressed
 # (docs/benchmarks.md, "Compressed logs"). A benchmark, never a test. In one call:
 #  1. bench/alloc_latency.cu (cudaMalloc+cudaFree pairs, cached) under the shim without a log and

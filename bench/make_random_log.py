@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/make_random_log.py EVENTS OUT: writes a cudapool.log/1 file of EVENTS random alloc/free
 events (seed 1): half allocations, half frees of a random live allocation, sizes uniform over
 1 B..1 MiB or 1..64 MiB. A hard case for the pool (many distinct sizes, thousands of live blocks);

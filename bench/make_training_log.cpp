@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/make_training_log.cpp: writes a cudapool.log/1 file shaped like the shim's log of a
 // PyTorch training loop (bench/training_log/: the workload, the simulated process, the call
 // sites), of any length, the same bytes for the same arguments. For the tools' benchmarks

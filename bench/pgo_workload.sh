@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/pgo_workload.sh BUILD: the work that trains the profile of a profile-guided build
 # (scripts/cudapool build; CMakeLists.txt, CUDAPOOL_PGO_GENERATE): BUILD's instrumented tune,
 # replay and analyze read generated logs of two shapes (a training loop shaped like the shim's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/pool_pair.cpp: the pool's own cost, on a CPU: one malloc+free pair of one size, repeated
 // (the pattern of bench/alloc_latency.cu: one block live at a time, always a cache hit), for the
 // sizes of the GPU table, through DevicePool with a simulated device and no event sink. The shim's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/predict_vs_real.sh: what cudapool tune predicts a setting would reserve, against a real run
 # of that setting, for real PyTorch models (issue 15). For each workload: one logged run under the
 # default settings (cache off under the shim), `cudapool-tune --json` of its log with the settings

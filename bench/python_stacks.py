@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/python_stacks.py: what CUDAPOOL_BACKTRACE=python costs on a real PyTorch model, beside
 PyTorch's own recorder, and whether both name the same lines of the user's code at the peak. GPU
 machine only (torch with CUDA); no test of CI.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/read_speed.sh: what reading a compressed log costs (issue 27): the bundled training loop
 # repeated to 2 M events (as bench/replay_speed.sh makes it), plain, gzip (-6) and zstd (-3 and
 # -19): its size on disk and per event, cudapool-cat's decoding rate (plain text out, to

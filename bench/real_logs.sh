@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/real_logs.sh: logs of real PyTorch runs under the shim, for the viewers and their tests
 # (issue 16): what `cudapool report --html`, `export --memory-viz` and `export --perfetto` are
 # checked on besides the synthetic fixtures. For a GPU machine; writes into $OUT (gzipped):

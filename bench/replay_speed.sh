@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/replay_speed.sh: replay throughput (events per second) of cudapool-replay on this machine,
 # for a realistic log (the bundled training loop, repeated to 2 M events) and a hard random one.
 # A benchmark, never a test: run it by hand and copy the table into docs/benchmarks.md.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run_gpu_bench.sh: allocation benchmarks of the LD_PRELOAD shim on a GPU machine; prints
 # markdown tables. A benchmark, never a test: run it by hand and copy the tables into the docs.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run_torch_models.sh: real PyTorch models (bench/torch_models.py) with PyTorch's own cache
 # and with the cache off under the shim, side by side in one call; prints one markdown table. A
 # benchmark for a GPU machine, never a test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/threads.cu: allocation throughput from several host threads at once. For each thread
 // count, every thread does cudaMalloc+cudaFree pairs of one size (default 1 MiB) for a fixed time;
 // prints the total pairs per second. Run by bench/run_gpu_bench.sh without and with the shim.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/tools_gpu.sh: the offline tools on real logs of the GPU machine, written compressed by the
 # shim (issue 27). A check and a measurement, never a CI test. In one call:
 #  1. tests/gpu/memviz_compare.py: `cudapool export --memory-viz` (now from the engine) against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/tools_speed.sh: how long each tool that reads a log takes on a long training-like log, and
 # its peak memory: logs of the given sizes made by bench/make_training_log (shaped like the shim's:
 # 3 events an allocation, about 2,000 allocations a step), then `cudapool replay`, `report`,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/torch_churn.py: PyTorch throughput and device memory with the allocator the environment
 gives it. bench/run_gpu_bench.sh runs it in a fresh process per mode: PyTorch's own cache;
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every tensor a cudaMalloc/cudaFree); the same under the shim.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/torch_job_env.bash: what the scripts that run real PyTorch jobs under the shim share
 # (sourced by bench/real_logs.sh and bench/verdict_logs.sh, not run): REPO, SHIM
 # ($CUDAPOOL_LIB, default build/shim/libcudapool.so), PY ($PYTHON, default python3), STEPS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/torch_models.py: one real PyTorch model, trained or run for inference, in this process,
 with whatever allocator the environment gives it (PyTorch's own cache, or the cache off under the
 shim). bench/run_torch_models.sh runs it once per (model, task, mode) in a fresh process.

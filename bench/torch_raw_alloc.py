@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/torch_raw_alloc.py: time per allocation+free pair of PyTorch's own CUDA caching allocator,
 measured in C++ (c10::cuda::CUDACachingAllocator::raw_alloc + raw_delete in a loop, std::chrono),
 so that Python does not count. The same method and output as bench/alloc_latency.cu:

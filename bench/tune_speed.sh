@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/tune_speed.sh: how long cudapool tune takes for a 1-million-event log under 40 settings
 # on this machine (issue 15's target: under 10 s on the 2-core development machine), for the
 # bundled training loop repeated to 1 M events and for the hard random log of make_random_log.py.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/tune_tries.bash: the --try settings that bring a tune run to about 40 settings (sourced by
 # bench/tune_speed.sh and bench/tools_speed.sh; not a script of its own). The sweep of a training
 # log gives 16-17 settings; these 23 strings bring every run to 40 or more (one may equal a swept

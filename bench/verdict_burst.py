@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/verdict_burst.py: the question the report's verdict answers, as a real PyTorch job: a
 6-layer transformer serves requests of varying sequence length (64-1024 tokens), then one burst
 of long requests (batch 32 of 2048 tokens), then short requests again; at the end

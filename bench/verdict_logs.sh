@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/verdict_logs.sh: three real PyTorch jobs under the shim with CUDAPOOL_BACKTRACE, for the
 # report's verdict and its screenshots (issue 28), each beside NVML's reading of the device (what
 # nvidia-smi shows) and, for the burst, beside PyTorch's own cache in the same call. For a GPU

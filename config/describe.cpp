@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/describe.cpp: lists the effective settings by walking the key table (see describe.h).
 #include "config/describe.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/describe.h: the settings a ParseResult puts in force, one line per key of the table, in
 // user units, with where each came from. Formatting them for a terminal is the tool's job.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/diagnostic.cpp: the one-line renderings of Diagnostic and Note, escaped for a terminal
 // (terminal_text.h), and shorten(). No parsing here.
 #include "config/diagnostic.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/diagnostic.h: what the parser reports about a conf string: a Diagnostic for each problem
 // (the pair was rejected, or is suspicious) and a Note for accepted input worth mentioning.
 // These are plain values with a one-line rendering; nothing here prints or decides what to do.

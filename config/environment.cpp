@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/environment.cpp: environment-variable precedence (see environment.h).
 #include "config/environment.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/environment.h: picks the conf string from the environment variables cudapool honours.
 // It never calls getenv itself: the caller passes a getenv-like lookup, so that tests and the
 // shim (which may not call getenv at every point) decide how variables are read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/key_values.cpp: the per-key value readers and renderers that are not templates (see
 // key_values.h): MiB sizes, the two fractions, the roundup_power2_divisions list (and its remarks
 // on repeated or unordered sizes), and the PyTorch-only checks. This file does not list keys

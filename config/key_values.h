@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/key_values.h: the functions that read one key's value into Options and render it back
 // in user units (the ApplyFn and RenderFn of the key table, keys.h): MiB sizes, booleans,
 // fractions, choice words, the roundup_power2_divisions list, and the PyTorch-only checks that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/keys.cpp: the key table and the key lookup (see keys.h): which keys exist, their
 // spellings, accepted text and defaults, and the reader and renderer of each (key_values.h).
 // This file does not read values (key_values.cpp, number_readers.cpp) or walk the conf string

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/keys.h: the one table of conf keys: name, alias, value kind, accepted values (human
 // text), default (user units), PyTorch-only flag, and the functions that read a value into
 // Options, render it back, and remark on a value taken but suspicious. The parser, describe() and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/number_readers.cpp: the word readers and writers (see number_readers.h), on
 // std::from_chars / std::to_chars. This file knows no keys and no Options fields.
 #include "config/number_readers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/number_readers.h: the word readers and writers that every key's value goes through: a
 // whole unsigned integer, a whole finite decimal number, True/False, and the shortest text that
 // reads back as the same number. Numbers must be written whole (PyTorch's stoull would take

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/options.h: the plain settings the pool and the shim read, with PyTorch 2.11's defaults.
 // This is data only: no parsing (config/parse.h), no environment access, no I/O.
 #pragma once

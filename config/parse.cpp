@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/parse.cpp: walks the tokens pair by pair, hands each value to its key's row in the
 // table (keys.h), and turns every problem into a Diagnostic; once the string is read, checks the
 // rules that tie two keys (expandable segments' page size, the inactive garbage collection).

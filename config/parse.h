@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/parse.h: turns a PYTORCH_CUDA_ALLOC_CONF-style string into Options plus what was wrong
 // with it. Bad pairs are reported and skipped (the default or earlier value stays) and parsing
 // goes on; nothing here prints, throws, aborts or reads the environment (environment.h does).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/terminal_text.cpp: escaping and cutting conf text for a terminal (see terminal_text.h).
 // UTF-8 is decoded as RFC 3629 defines it: no overlong forms, no surrogates, nothing above
 // U+10FFFF. This file knows no keys and no diagnostics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/terminal_text.h: text from a conf string made safe to print on one terminal line: the
 // bytes a terminal would act on (C0 controls, DEL, C1 controls, bidirectional overrides) and bytes
 // that are not UTF-8 are written as escapes, and a cut never splits a UTF-8 character. The parser

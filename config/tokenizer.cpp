@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/tokenizer.cpp: the conf-string tokenizer (see tokenizer.h). No key knowledge here.
 #include "config/tokenizer.h"
 

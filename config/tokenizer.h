@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/tokenizer.h: splits a conf string into tokens the way PyTorch 2.11's ConfigTokenizer
 // does: each of , : [ ] is a token of its own, whitespace is dropped everywhere (even inside a
 // word), and every other run of characters is one word. It knows nothing about keys or values.

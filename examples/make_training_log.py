@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """examples/make_training_log.py: writes examples/logs/training-loop.jsonl, the allocation log that
 `scripts/cudapool demo` replays. It is synthetic (made here, not recorded by the shim): the
 allocation pattern of a small transformer-like training loop, 40 steps, with the batch growing every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression.cpp: see compression.h. The names, the library loading and the stream's states
 // (a frame or member open or not, in what was handed out and in the file). Not here: the codecs
 // (compression_zstd.cpp, compression_gzip.cpp).

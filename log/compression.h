@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression.h: the log written compressed (docs/log-files.md, "Compressed logs"). A log whose
 // name ends in ".zst" is written as zstd, ".gz" as gzip; nothing else is. The libraries are loaded
 // with dlopen (libzstd.so.1, libz.so.1) the first time a log's name asks for one, never otherwise:

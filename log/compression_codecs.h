@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression_codecs.h: what compression.cpp and the two codecs (compression_zstd.cpp,
 // compression_gzip.cpp) share, and nothing else includes: the library loader and the codecs'
 // factories. Not a public interface of log/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression_gzip.cpp: the gzip codec of compression.h, through libz.so.1 loaded with dlopen:
 // raw deflate (level 6, gzip's own default) inside a gzip member whose header and trailer this
 // file writes itself, so that the trailer's CRC-32 and length can be the ones of what the file

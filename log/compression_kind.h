@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression_kind.h: log::Compression, the compressed formats a log may come in, made from the
 // one list of them (log/compressions.def): kNone (plain text), then each format of the list. The
 // writer (log/compression.h) writes two of them, zstd and gzip; the readers (log/read/

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/compression_zstd.cpp: the zstd codec of compression.h, through libzstd.so.1 loaded with
 // dlopen (its stable streaming API, 1.4.0 or later). Level 1 (docs/benchmarks.md, "Compressed
 // logs"), no checksum. Each chunk (the lines between two sync points, less than a block, 128 KiB,

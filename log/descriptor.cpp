@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/descriptor.cpp: see descriptor.h.
 #include "log/descriptor.h"
 

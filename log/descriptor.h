@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/descriptor.h: writing to the log's or the summary's descriptor without harm to the program:
 // no signal from a write (SIGPIPE from a FIFO whose reader left, SIGXFSZ past a file size limit),
 // no wait without end on a reader that stopped reading, and the log's descriptor kept out of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/fields.h: the log's fields (log/fields.def) as C++: an enumerator per field, a constexpr
 // table of their names, kinds, presence, actions and meanings, the JSON keys the event formatter
 // writes

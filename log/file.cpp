@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/file.cpp: see file.h.
 #include "log/file.h"
 

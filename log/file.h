@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/file.h: opens the destination of the log (CUDAPOOL_LOG) or of the exit summary
 // (CUDAPOOL_SUMMARY), both the same way:
 // - A name that is a directory (ends in '/', is '.' or '..', or is an existing directory, through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/format.h: the lines of the log (schema cudapool.log/1, docs/log-format.md): one event per
 // LogRecord, formatted by hand into a caller's buffer without allocating (the writer thread calls
 // it), and the header and summary lines (std::string: written once, at start and at exit). Every

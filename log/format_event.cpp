@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/format_event.cpp: the event line (format_event, see format.h). The formatter writes into raw
 // memory with no bounds checks once it knows the buffer holds kMaxEventLine bytes; smaller buffers
 // go through a stack copy. Its keys are log/fields.def's (fields.h). It allocates nothing (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/format_lines.cpp: the header and summary lines (format_header, format_summary, see
 // format.h), one std::string each, written once at start and at exit, their keys log/fields.def's
 // (fields.h). The event line is in

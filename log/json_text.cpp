@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/json_text.cpp: JSON text for the header and summary lines (see json_text.h): escaping,
 // UTF-8 checking, numbers, hex strings, arrays, settings, time. No log lines here
 // (format_lines.cpp, format_event.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/json_text.h: JSON text for the log's lines: strings escaped (bytes that are not valid UTF-8
 // become \u00XX), numbers, "0x..." hex strings, string arrays, a setting's value as JSON, and
 // the ISO 8601 time of the header. These build std::string (the header, the summary, option

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/logger.cpp: see logger.h. The logger's life: start (the destination, the compression its
 // name asks for, the header, the writer thread, started with every signal blocked), append from
 // the hooks, finish (the summary line), stop, fork. Not here: what the writer thread does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/logger.h: the allocation log of one process. The hook side (append(), on_pool_event()) only
 // stamps a LogRecord and copies it into the ring (ring.h); a writer thread formats the records
 // (format.h) and writes whole lines; every write to the log after the header, the summary line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/logger_compressed.cpp: the writer thread of a compressed log (logger.h, compression.h). The
 // lines formatted into the buffer go into the stream in chunks; a chunk ends at a sync point when
 // the next line would pass its input limit (127 KiB for zstd, a frame each; in a regular file a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/logger_detail.h: what logger.cpp and logger_writer.cpp share, and nothing else includes:
 // the clock of the log's t_ns, the log's one way to warn (the sink of set_warning_sink, else one
 // line on stderr) and the count of event lines in written bytes. Not a public interface of log/.

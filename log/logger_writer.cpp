@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/logger_writer.cpp: the writer thread of logger.h. It sleeps on the ring's futex, formats
 // into one buffer and writes whole lines with pwrite(2) (write(2) on anything but a regular file,
 // PIPE_BUF bytes at a time so that a slow reader's progress shows), lines laid out so that no line

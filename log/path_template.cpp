@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/path_template.cpp: see path_template.h.
 #include "log/path_template.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/path_template.h: the log path template (CUDAPOOL_LOG's value): %p the process id, %r the
 // rank (RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID, else 0), %h the host name, %% a percent
 // sign. Any other %x, or a % at the end, is an error; so is a rank that is not made of letters,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/pickle_out.cpp: see pickle_out.h.
 #include "log/pickle_out.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/pickle_out.h: a small writer of Python pickles (protocol 2), for the memory_viz snapshot the
 // shim writes at an out-of-memory (CUDAPOOL_OOM_SNAPSHOT, shim/recording/oom_snapshot.h): plain
 // dicts, lists, 2-tuples, str, int, float, bool and None, the values of PyTorch's

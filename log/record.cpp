@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/record.cpp: the action names of record.h, as the log writes them (pool/actions.def and
 // log/shim_actions.def), and a pool event as a record. Nothing else.
 #include "log/record.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/record.h: one logged event as the hook hands it over: a fixed-size plain record, copied into
 // the log's ring buffer on the hot path and formatted as one JSON line by the writer thread
 // (format.h). The field meanings are the log format's (docs/log-format.md). No I/O, no allocation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/rewritten_file.cpp: see rewritten_file.h.
 #include "log/rewritten_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/rewritten_file.h: a file that one process makes and then replaces whole, again and again,
 // and never puts over a file it did not make (the CUDAPOOL_METRICS textfile; the rules of the
 // log's files, file.h, where they apply):

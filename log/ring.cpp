@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/ring.cpp: see ring.h. The producer's wait and the consumer's sleep use futex(2) directly
 // (through syscall(), which is no cancellation point: a thread cancelled inside push() would
 // leave its slot unpublished and stall the log).

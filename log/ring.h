@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/ring.h: the log's bounded multi-producer single-consumer queue of LogRecord, with Vyukov's
 // per-slot sequence numbers. A producer takes a ticket (one atomic add), waits while its slot is
 // still full (spin, yield, then short sleeps: the ring never drops a record while the consumer

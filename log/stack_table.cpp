@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/stack_table.cpp: see stack_table.h.
 #include "log/stack_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/stack_table.h: the interned Python stacks of one log (CUDAPOOL_BACKTRACE=python,
 // docs/log-format.md "Python stacks"): frames (file, line, function) and stacks (lists of frame
 // ids, innermost first), each numbered 1, 2, 3, ... in order of first use. The shim adds to it

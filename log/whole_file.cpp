@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/whole_file.cpp: see whole_file.h.
 #include "log/whole_file.h"
 

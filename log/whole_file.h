@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/whole_file.h: a file written whole or not at all, once: the memory_viz snapshot the shim
 // writes at an out-of-memory (CUDAPOOL_OOM_SNAPSHOT). The content goes to PATH.tmp.PID (created
 // anew in PATH's directory: O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600 less the umask), is flushed to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/allocated_blocks.h: the pool's allocated blocks, kept one of two ways. By address (the
 // shim's way): a hash map from the block's address to the block, because a program frees by
 // address. By handle (the replay's way): the caller keeps the Block* that malloc handed it and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/backend.h: what the pool needs from a device, and nothing more. The shim implements it with
 // the CUDA driver; SimulatedBackend implements it with fake addresses for tests and replay. The
 // pool never calls CUDA itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/block.h: a block is a run of bytes inside a segment: handed out, cached, or (in an
 // expandable segment) not backed by memory yet. Blocks of one segment form a doubly linked list in
 // address order. Plain data; the policy that moves blocks around is in device_pool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/bytes_text.h: a byte count for people: "1.50 GiB", "20.00 MiB", "512 bytes" (binary units,
 // two decimals). Header-only; the out-of-memory explanation and cudapool tune print sizes this way.
 #pragma once

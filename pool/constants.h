@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/constants.h: the fixed sizes of PyTorch's caching-allocator policy (2.11), in bytes.
 // Tunable sizes live in config::Options; these never change.
 #pragma once

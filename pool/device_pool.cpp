@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool.cpp: allocation (see device_pool.h): finding, splitting and making blocks, and
 // the pool's queries. Not here: the free path and merging (device_pool_free.cpp), releasing
 // memory, garbage collection and reuse fences (device_pool_release.cpp), expandable segments

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool.h: one device's caching allocator, with PyTorch 2.11 CUDACachingAllocator's
 // policy (rounding, small/large pools, best fit, splitting, merging, oversize blocks, garbage
 // collection, memory fraction, expandable segments, the retry order on out-of-memory, statistics).

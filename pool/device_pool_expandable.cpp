@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool_expandable.cpp: expandable segments (PyTorch's expandable_segments:True). A
 // segment is a reservation of address space for 9/8 of the device, backed page by page (2 MiB pages
 // for the small pool, large_segment_size for the large pool) as blocks need them, and unbacked

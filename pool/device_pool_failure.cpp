@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool_failure.cpp: a request that fails (see device_pool.h): the device's answers
 // to the pool's requests as they come (note_device_answer), then an out-of-memory (its state and
 // cause, oom.h, and the oom event) or another device error (refusal.h, and the alloc_failed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool_free.cpp: the free path of device_pool.h: a free (behind its reuse fence when
 // the backend gives one), the block back into its pool, merged with idle neighbours, and the
 // statistics it changes. Not here: allocation and splitting (device_pool.cpp), releasing memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/device_pool_release.cpp: giving memory back to the device (oversize blocks, all idle
 // segments, garbage collection by age, empty_cache) and settling reuse fences. See device_pool.h.
 #include <limits>

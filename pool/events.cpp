@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/events.cpp: event names (see events.h), from pool/actions.def.
 #include "pool/events.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/events.h: what the pool reports as it works, named as in PyTorch's memory-snapshot trace.
 // The pool calls an EventSink synchronously under its lock; a sink must be cheap (log/ copies the
 // event into a buffer and formats it on another thread). No sink, no cost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/invariants.cpp: see invariants.h.
 #include "pool/invariants.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/invariants.h: a full consistency check of a DevicePool (segment chains, cache sets, free
 // neighbours merged, statistics equal to what the blocks add up to). O(blocks): for tests and
 // debugging, never for the hot path.

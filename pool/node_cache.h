@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/node_cache.h: recycling of small fixed-size objects (blocks, ordered-set nodes) so that the
 // steady state of the pool allocates nothing from the heap. Not thread-safe: one per device pool,
 // used under that pool's lock. Objects still handed out when the cache dies are the owner's to

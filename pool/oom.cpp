@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/oom.cpp: see oom.h. `cudapool report` prints this same text from a log's oom event (the
 // analysis engine calls explain_oom: tools/analyze/oom_figures.h); tests/fakecuda/oom_causes.sh
 // compares the shim's stderr with the report.

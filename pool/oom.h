@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/oom.h: what an out-of-memory means. When a request fails after the pool freed what it
 // could, the pool records the state (oom_state), and explain_oom turns it into the message the
 // shim prints and `cudapool report` repeats: what was asked, the device's and the pool's memory,

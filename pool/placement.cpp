@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/placement.cpp: see placement.h.
 #include "pool/placement.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/placement.h: where the simulated device puts a new segment, modelled on what the CUDA
 // driver did for PyTorch 2.11's cudaMalloc calls on an H200 (driver 580.159.04): it matters
 // because PyTorch's best fit breaks ties between equal-size free blocks by address. Not here:

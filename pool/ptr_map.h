@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/ptr_map.h: the project's one open-addressing hash map from a 64-bit key to a small value,
 // so that a lookup never touches the heap: PtrMap (the pool's device address -> allocated Block,
 // key 0 reserved) and, in tools/replay, a logged pointer -> the replay's pointer (any key but ~0).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/refusal.cpp: see refusal.h.
 #include "pool/refusal.h"
 

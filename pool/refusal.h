@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/refusal.h: a request that failed because the device refused one of the pool's requests
 // with an error other than out-of-memory (AllocStatus::kBackendError): which request (a segment,
 // an expandable segment's address range or pages), its size, and the error; and the one-line

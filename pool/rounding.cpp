@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/rounding.cpp: see rounding.h.
 #include "pool/rounding.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/rounding.h: request rounding and segment sizing, as PyTorch's round_size() and
 // get_allocation_size(). Pure functions of the size and the options; no state.
 #pragma once

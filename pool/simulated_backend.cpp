@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/simulated_backend.cpp: see simulated_backend.h.
 #include "pool/simulated_backend.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/simulated_backend.h: a Backend with fake device addresses and a device of a chosen size, so
 // the pool runs on a CPU (tests, cudapool-replay). It models only capacity: an allocation or a page
 // mapping fails with out-of-memory when it would take more bytes than the device has. Its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/split_shadows.h: the two split rules that read max_split_size and max_non_split_rounding,
 // defined once for the pool, and other values of those two keys watched beside a pool's own for
 // the replay (cudapool tune): a shadow parts from the pool at the first decision its own values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/stats.cpp: the statistics by name and the sum of two pools (see stats.h), from
 // pool/stats.def.
 #include "pool/stats.h"

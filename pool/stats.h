@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/stats.h: the allocator statistics, one struct per device, with the meaning and the names of
 // PyTorch's torch.cuda.memory_stats(), listed once in pool/stats.def; printed as a table by
 // summary.h and as flat name/value pairs by for_each_stat().

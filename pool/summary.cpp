@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/summary.cpp: see summary.h. Units follow memory_summary(): sizes switch to the next binary
 // prefix from 768 of the current one, counts to K/M from 750 thousand; a pool's rows use the unit
 // of the device-wide row above them (their own where that one is impossible).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool/summary.h: statistics as a text table laid out like PyTorch's torch.cuda.memory_summary(),
 // so that users of both read it the same way: one formatter for the shim's pool::DeviceStats (every
 // statistic there, each a figure) and for statistics read back from a log (`cudapool report`,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/log_check.py: checks one cudapool.log/1 file against docs/log-format.md, and optionally
 that cudapool-replay reproduces the statistics of its summary line. A test helper shared by the
 CPU tests (tests/cli/log_integration.sh, fake driver) and the GPU suite (tests/gpu/run.sh); not a

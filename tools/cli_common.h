@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/cli_common.h: what every cudapool command-line tool does alike: --help (its text on stdout,
 // exit 0), --version ("cudapool VERSION", the project's version: CUDAPOOL_VERSION, set by
 // tools/CMakeLists.txt), and a usage error (on stderr "cudapool COMMAND: what is wrong", then the

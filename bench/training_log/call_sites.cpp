@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/call_sites.cpp: see call_sites.h.
 #include "bench/training_log/call_sites.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/call_sites.h: where the generated program allocates (a Site per kind of
 // tensor), and the native backtrace each site has: return addresses inside a fixed set of loaded
 // objects laid out like a PyTorch process (libcudart, libc10_cuda, libtorch_cuda, libtorch_cpu,

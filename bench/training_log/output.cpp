@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/output.cpp: see output.h.
 #include "bench/training_log/output.h"
 

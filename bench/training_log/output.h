@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/output.h: where the generated log goes: a file (created or truncated) or
 // stdout ("-"), written in large blocks. A failed write (a full disk, a closed pipe) is kept and
 // reported once by close(), with the path and the reason; later writes are dropped. Not here: what

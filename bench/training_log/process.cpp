@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/process.cpp: see process.h.
 #include "bench/training_log/process.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/process.h: the simulated process that runs the training loop (workload.h)
 // under the shim and writes the log the shim would write: its allocations go through the
 // project's own pool (pool::DevicePool on a SimulatedBackend the size of an H200, segments placed

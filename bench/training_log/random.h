@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/random.h: the generator's pseudo-random numbers: splitmix64, the same
 // sequence for a seed on every machine and compiler (std::uniform_int_distribution is not), and
 // the few draws the workload and the clock make. Not for anything but the generated logs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/workload.cpp: see workload.h. Each pass's comment says which allocations it
 // makes; the counts add up to allocations_per_step() (18 L + 12 forward, 28 L + 12 backward,
 // 24 L + 12 for clipping and Adam, with P = 12 L + 4 weights).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/training_log/workload.h: the program whose allocations the generated log records: a
 // transformer's training loop as PyTorch runs it with its cache off (every tensor is a cudaMalloc
 // and its cudaFree), bf16. The first step makes the weights (kept), cuBLAS's handle and workspaces

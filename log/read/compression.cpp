@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/compression.cpp: see compression.h.
 #include "log/read/compression.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/compression.h: the compressed formats a log may come in (log/compressions.def; their
 // enum, log::Compression: log/compression_kind.h) and how a reader recognises one by the first
 // bytes of its input (sniff), whatever the file's name. Not here: decoding (decoder.h), opening

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/decoder.cpp: make_decoder() (decoder.h), the one place that maps a format to its
 // decoder. Not here: the decoders (gzip_decoder.cpp, zstd_decoder.cpp).
 #include "log/read/decoder.h"

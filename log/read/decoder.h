@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/decoder.h: a streaming decoder of one compressed format a log may come in (gzip, with
 // zlib; zstd, with libzstd): fed the compressed bytes in pieces as they are read, it gives the
 // plain bytes in pieces, in bounded memory (gzip: a 32 KiB window; zstd: a window of at most

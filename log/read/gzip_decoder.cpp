@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/gzip_decoder.cpp: the gzip decoder of decoder.h, on zlib's inflate (gzip headers only:
 // windowBits 15 + 16). After a member's end another must follow (a header check otherwise fails:
 // corrupt), as zcat reads concatenated members. Not here: zstd (zstd_decoder.cpp).

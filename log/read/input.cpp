@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/input.cpp: see input.h. The std::streambuf under LogInput::stream(), over an
 // InputSource (input_source.h: read(2), decoding). A compressed input is read ahead on a thread
 // of its own (read_ahead.h): its chunks are the get area in turn, so that decoding and parsing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/input.h: a log opened for reading by every C++ tool that reads one (cudapool-replay,
 // cudapool-tune, cudapool-cat): a path or - (standard input; a FIFO, a device, a regular file),
 // plain or compressed, whatever its name: its first bytes decide (compression.h). gzip and zstd

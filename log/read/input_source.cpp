@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/input_source.cpp: see input_source.h. Compressed bytes are read 256 KiB at a time and
 // handed to the decoder 32 KiB at a time, so that corrupt data is found within 32 KiB of where the
 // decoder stopped; plain bytes go straight into the caller's buffer.

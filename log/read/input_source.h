@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/input_source.h: where LogInput's plain bytes come from (input.h): a descriptor read
 // with read(2), decoded through a Decoder (decoder.h) when its first bytes named a compressed
 // format, with the messages of a read error, corrupt data (its byte offset) and a stream cut in

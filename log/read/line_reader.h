@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/line_reader.h: reads a stream in 1 MiB chunks and hands out its lines without their
 // newline (numbered from 1; a last line without a newline counts too), one at a time
 // (LineReader::next, which a reader may stop calling and resume later: cudapool tune decodes a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/progress.cpp: see progress.h.
 #include "log/read/progress.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/progress.h: the progress line of a tool reading a log (docs/log-format.md, "Progress"):
 // on stderr, only when stderr is a terminal and the tool was not given --quiet, one line redrawn
 // in place at most five times a second and cut to the terminal's width, with the bytes read of

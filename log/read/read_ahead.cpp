@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/read_ahead.cpp: see read_ahead.h. One mutex and two condition variables around a ring
 // of slots; a slot's bytes are written by the thread outside the lock (the slot is neither
 // filled nor held by the reader then) and read by the reader after the lock handed it over.

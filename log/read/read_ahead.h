@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/read_ahead.h: an InputSource (input_source.h) read on a thread of its own, so that a
 // compressed log is decoded while the reader parses what came before: the thread fills a small,
 // fixed ring of chunks (4 x 1 MiB: memory stays bounded whatever the log) and the reader takes

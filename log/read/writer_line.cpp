@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/writer_line.cpp: see writer_line.h.
 #include "log/read/writer_line.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/writer_line.h: the one-pass scanner of an event line in the form the log's writers
 // write it (log/format_event.cpp, bench/make_training_log), the readers' fast path: one compact
 // JSON object, no white space, each key once (in the writer's order or any other), every key an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log/read/zstd_decoder.cpp: the zstd decoder of decoder.h, on libzstd's streaming decompression
 // (ZSTD_decompressStream), with libzstd's default window limit (128 MiB: memory stays bounded;
 // a frame that needs more, written with zstd --long=28 or above, is refused as corrupt would be,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis: the Python side of cudapool, one package (Python 3.11, standard library only).
 
   vocabulary  the names of cudapool.log/1 (docs/log-format.md): actions, fields and their types,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/__main__.py: `python3 -m cudapool_analysis COMMAND ...` runs cli.main(); the
 command line is described there."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/cli.py: the command line of the package,
 
     python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/clock.py: the wall clock of a log's events, one rule for every output that
 puts logs side by side or on real time: the Perfetto export (perfetto.py: each log a process on
 one time axis), the memory_viz export (memviz.py: time_us), the HTML page (timeaxis.one_clock:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/control.py: the client side of a running process's control endpoint
 (CUDAPOOL_CONTROL, docs/control.md): where the sockets are, one request and its answer, and
 what the answers become: the memory_viz snapshot of the live pools (memviz_snapshot.py, the

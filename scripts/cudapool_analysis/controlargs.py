@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/controlargs.py: the options of the commands that ask a running process
 (`cudapool stats`, `empty-cache`, `snapshot`, `top`; docs/control.md), added to the package's
 command line (cli.py). Each answers -h/--help (usage on stdout, exit 0) and --version; a usage

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/controlcli.py: the subcommands that ask a running process (control.py,
 docs/control.md), from the package's command line (cli.py) and scripts/cudapool:
 

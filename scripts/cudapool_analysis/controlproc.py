@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/controlproc.py: what /proc says about a process that has no control socket,
 for the control client's messages (docs/control.md, "When there is no socket"): no such process,
 another user's, the launcher not yet its program, no shim, the shim without CUDAPOOL_CONTROL=1,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/controltable.py: the figures of live processes as one table, its columns
 defined once (COLUMNS) for `cudapool top` (text, --json, --csv) and `cudapool stats PID --csv`
 (docs/control.md, "The columns"):

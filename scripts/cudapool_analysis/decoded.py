@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/decoded.py: a compressed log (gzip or zstd, recognised by its first bytes:
 inputs.py) read as plain text through cudapool-cat, the C++ tools' own decoder
 (log/read/input.h; found by tools.py): one decoder, with one set of messages, for every reader of

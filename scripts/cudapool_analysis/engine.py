@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/engine.py: the figures of `cudapool report` and `cudapool report --json`, from
 one run of the analysis engine (cudapool-analyze, docs/analysis-format.md, found by tools.py;
 $CUDAPOOL_ANALYZE overrides): each log read once, in C++, its document ("cudapool.analysis/1")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/export.py: what the two exports (`cudapool export --memory-viz`, memviz.py;
 `--perfetto`, perfetto.py; docs/exports.md) share: ExportError, a log that cannot be exported
 (memviz.check_decisions raises it, exportcli.py says it).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/exportcli.py: the `export` subcommand of the package's command line (cli.py),
 
     cudapool export --memory-viz OUT [--max-entries N] [--force] LOG          (memviz.py)

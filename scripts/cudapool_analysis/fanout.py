@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/fanout.py: one input that can be read only once (- for stdin, a FIFO,
 /dev/stdin, a character device) handed to two programs at once: `report --html --tune` gives
 the same log to the analysis engine and to cudapool tune, which run side by side. The input is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/frames.py: readable names for the frames of a log's backtraces, one rule for
 the memory_viz export (memviz.py, memviz_snapshot.py) and the HTML page's test oracle
 (tests/oracle/sites.py, pagedata.py); the engine's twin is tools/analyze/frames.h.

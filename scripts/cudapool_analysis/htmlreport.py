@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/htmlreport.py: `cudapool report --html OUT.html [--tune|--no-tune] LOG...`: one
 self-contained HTML file that opens offline in any browser and asks the network for nothing.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/inputs.py: opening a log named on the command line, for every command that
 reads logs (report, report --html, export, and the replay of a log of requests only):
 

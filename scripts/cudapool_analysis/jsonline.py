@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/jsonline.py: the JSON of one line of a cudapool.log/1 file, strictly as
 docs/log-format.md ("Valid lines") has it and as cudapool-replay reads it (tools/replay/
 flat_json.cpp): lines of at most MAX_LINE bytes, read in bounded memory whatever the input; RFC

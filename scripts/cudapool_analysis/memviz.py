@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/memviz.py: a cudapool.log/1 log as a PyTorch memory snapshot, the file that
 pytorch.org/memory_viz draws (Active Memory Timeline, Allocator State History, Active Cached
 Segment Timeline) and torch/cuda/_memory_viz.py's `stats` and `trace` read: the segments and their

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/memviz_snapshot.py: the end of the memory_viz export (memviz.py): its
 devices' final state and traces as the dicts and lists of a PyTorch 2.11 snapshot
 (torch.cuda.memory._snapshot(), docs/exports.md), and the file written from them.

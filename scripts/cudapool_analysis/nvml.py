@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/nvml.py: the driver's own figure for a process, what nvidia-smi shows beside
 the pool's reserved bytes (`cudapool top`, `cudapool stats`; docs/control.md, "The driver's
 figure"), read from NVML through ctypes (no Python package needed):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/outfile.py: the one rule for the files the tools write: `report --html OUT`,
 `export --memory-viz OUT` and `--perfetto OUT`, `snapshot -o OUT` (docs/report.md, "The output
 file"):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/perfetto.py: cudapool.log/1 logs (the ranks of one job) as one Chrome trace
 event JSON file, which ui.perfetto.dev and chrome://tracing open (docs/exports.md):
 

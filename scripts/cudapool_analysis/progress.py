@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/progress.py: the progress line of a pass over a log (docs/log-format.md,
 "Progress"), the one the C++ tools draw (log/read/progress.h, the same text): on stderr, only when
 stderr is a terminal and the command was not given --quiet (cli.py sets ENABLED), one line

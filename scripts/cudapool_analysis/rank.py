@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/rank.py: the rank a log's header names (its rank field, else the launcher's
 environment variables, as the log path's %r): the Perfetto export's process names, and the report
 oracle's cross-rank table (tests/oracle/report.py). Not here: the engine's own rule (the same one,

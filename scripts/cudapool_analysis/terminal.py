@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/terminal.py: text from a log made safe to print on a terminal, by the rule of
 the C++ side's config/terminal_text.h (which the conf diagnostics and the replay's `conf:` line
 use): a C0 control or DEL as \\xNN (\\n, \\t, \\r by name), a C1 control (U+0080..U+009F) or a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/text.py: the report (the engine's report object, engine.py) as text for
 people: the header, the statistics of each device (the engine's lines of the
 torch.cuda.memory_summary() table: pool/summary.h, the shim's own formatter), peaks,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/timeaxis.py: the HTML page's one time axis for its logs (`report --html`):
 with several logs whose runs overlap in time (the ranks of one job), every chart counts from the
 earliest start among them, on the wall clock (clock.Clock, the Perfetto export's rule); one log,

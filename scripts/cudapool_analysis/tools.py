@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/tools.py: the one finder of cudapool's C++ tools (cudapool-analyze for the
 figures of `report` and `report --json`, engine.py; cudapool-replay for logs of requests only,
 the test oracle's tests/oracle/replayed.py; cudapool-tune for report --html --tune, htmlreport.py; cudapool-cat

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/verdict.py: the answer first. One log's verdict, per device, in the words a
 PyTorch user knows (nvidia-smi, memory_allocated, memory_reserved, empty_cache, the CUDA context):
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/vocabulary.py: the names of the allocation log, cudapool.log/1
 (docs/log-format.md), for the Python side: the event actions and the statistics of
 torch.cuda.memory_stats() that the summary line carries, and the compressed formats a log may come

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/launcher/run.bash: `cudapool run` (sourced by scripts/cudapool, which defines say,
 # installed_file, shim_library, sanitizer_runtime and tool): its options, --conf-from (cudapool
 # tune's recommendation as CUDAPOOL_CONF), the checks made before COMMAND starts (COMMAND found and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/launcher/usage.bash: what the launcher (scripts/cudapool, sourced by it) says about
 # itself: the list of commands (cudapool help), the --help text and the one-line usage of the
 # commands it carries out itself (demo, run, setup, build, test, help), its version, and the

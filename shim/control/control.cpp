@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control.cpp: see control.h. The control thread is one poll() loop over a wake-up
 // pipe, the listening socket and at most kMaxClients connections, each a small state machine:
 // read one request line (at most kMaxRequest bytes, within kReadTimeout of the connection), answer

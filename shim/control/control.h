@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control.h: the control endpoint's lifecycle. When CUDAPOOL_CONTROL (a socket for
 // `cudapool stats/empty-cache/snapshot/top`) or CUDAPOOL_METRICS (a Prometheus textfile) is set,
 // start_control, called once from the shim's initialization (lifecycle/startup.cpp), makes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_commands.cpp: see control_commands.h.
 #include "shim/control/control_commands.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_commands.h: what the control endpoint answers. One request line
 // ("ping", "stats", "stats json", "prometheus", "empty-cache", "snapshot", "help"), one answer:
 // "ok\n" and its body, or one line "error: ...\n". Reads the pools through pool_readings.h (each

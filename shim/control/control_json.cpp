@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_json.cpp: see control_json.h.
 #include "shim/control/control_json.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_json.h: the JSON answers of the control endpoint: `stats json` (schema
 // cudapool.control/1: the process, its settings, the endpoint, and per device the
 // torch.cuda.memory_stats() names with what is fenced, idle and in threads' caches right now) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_socket.cpp: see control_socket.h.
 #include "shim/control/control_socket.h"
 

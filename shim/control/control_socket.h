@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/control_socket.h: the control endpoint's Unix socket, for the owning user only.
 // CUDAPOOL_CONTROL=1 puts it in $XDG_RUNTIME_DIR/cudapool/ (or /tmp/cudapool-UID/ without one),
 // a value with a '/' names the directory instead; the socket is PID.sock there. The directory is

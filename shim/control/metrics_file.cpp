@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/metrics_file.cpp: see metrics_file.h.
 #include "shim/control/metrics_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/metrics_file.h: CUDAPOOL_METRICS, the statistics as a Prometheus textfile for
 // node_exporter's textfile collector (--collector.textfile.directory), rewritten every
 // CUDAPOOL_METRICS_INTERVAL seconds (default 5) by the control thread. The path is a template

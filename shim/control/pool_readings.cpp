@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/pool_readings.cpp: see pool_readings.h.
 #include "shim/control/pool_readings.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/pool_readings.h: the running process's pools as the control endpoint and the
 // metrics file report them. Per device: its pools' statistics summed (as the log's summary line
 // sums a device's contexts), what is behind reuse fences, idle in the cache and kept in threads'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/prometheus_text.cpp: see prometheus_text.h.
 #include "shim/control/prometheus_text.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/prometheus_text.h: the running process's statistics in the Prometheus text
 // exposition format (version 0.0.4: # HELP and # TYPE lines, then one sample a line), for
 // `cudapool stats PID --prometheus` and the CUDAPOOL_METRICS file (node_exporter's textfile

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/request_context.cpp: see request_context.h.
 #include "shim/control/request_context.h"
 

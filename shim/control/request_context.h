@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/control/request_context.h: what the control endpoint's answers say about the request and
 // the endpoint itself (who asked, where the socket and the metrics file are), and the process's
 // wall-clock figures they report. Plain data and two clock readings; no pool, no socket. Not

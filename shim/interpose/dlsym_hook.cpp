@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/dlsym_hook.cpp: the exported dlsym, in assembly. glibc answers RTLD_NEXT relative
 // to the caller's return address, so a C wrapper that forwarded such a lookup would answer for the
 // wrong object (this has broken `import torch` under other interposers): everything but a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/export.h: how a hook is exported. Everything else in the shim is hidden.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hook_table.cpp: which real driver function each hook stands for. A lookup (dlsym
 // on the driver's handle, cuGetProcAddress) is answered with a hook only when the pointer the
 // driver returned IS one of the real functions below (looked up by exact versioned name): never by

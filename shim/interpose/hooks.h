@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks.h: what every hook starts with. pooling(): the shim is active on this call
 // (initialized, not disabled, not re-entered, driver found). CUDAPOOL_PASS: the untouched call to
 // the real function, or CUDA_ERROR_NOT_INITIALIZED when the process has no driver loaded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_context.cpp: context teardown. cuCtxDestroy, cuDevicePrimaryCtxReset and the
 // last cuDevicePrimaryCtxRelease take the context's memory away with it: the shim drops that
 // context's pool without freeing its segments (the driver did), so no later call touches a dead

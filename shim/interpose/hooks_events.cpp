@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_events.cpp: event records, stream waits and event destruction, for the reuse
 // fences (reuse_fence:auto; with other settings they are plain pass-throughs). A record notes where
 // the event was recorded (stream_registry.h, EventInfo), so that a wait on it tells which work it

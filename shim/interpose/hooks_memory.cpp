@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the
 // calling thread's cache (thread_cache.h) or the current context's pool; cuMemFree_v2 returns a
 // block to the thread's cache or the pool that owns it (any context, pooled_free.h), and passes

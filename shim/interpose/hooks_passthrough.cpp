@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_passthrough.cpp: allocation entry points the pool leaves alone
 // (stream-ordered allocations, which may be graph memory nodes; managed and pitched memory; the
 // virtual memory API, cuMemCreate/cuMemMap, which NCCL, XLA and PyTorch's expandable segments use;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_streams.cpp: stream creation and destruction (streams are registered for the
 // reuse fences of their context, stream_registry.h, and logged) and stream capture begin/end (while
 // a capture runs, the shim records and waits on nothing). The calls themselves always go to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/proc_address.cpp: the lookups through which programs find driver functions:
 // cuGetProcAddress_v2 (5 arguments, what cudart uses), the legacy 4-argument cuGetProcAddress, and
 // the handle-scoped part of dlsym (dlsym_hook.cpp has the entry point). Each calls the real lookup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/real_driver.cpp: see real_driver.h.
 #include "shim/interpose/real_driver.h"
 

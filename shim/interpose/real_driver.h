@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/real_driver.h: the real driver's entry points, looked up once by exact versioned
 // name in the libcuda.so.1 the process has loaded (never loaded by the shim itself). Every call the
 // shim makes to CUDA goes through this table, so no internal call can land on one of the shim's own

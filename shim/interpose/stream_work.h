@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/stream_work.h: what the hooks of the driver entry points that put work on a stream
 // (stream_work_hooks.cpp, generated list) tell the reuse fences (reuse_fence.h). Before the work
 // is queued, a non-blocking stream that must be ordered after its pool's last barrier waits for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/interpose/stream_work_hooks.cpp: one exported hook per driver entry point that puts work on
 // a stream (the list is generated from cuda.h: stream_work_hooks.inc, by gen/stream_work.py). Each
 // notes the stream (stream_work.h) and calls the real function with the same arguments. Reached

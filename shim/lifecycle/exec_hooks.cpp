@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exec_hooks.cpp: the exported exec family (execve, execv, execvp, execvpe,
 // execl, execle, execlp, fexecve, execveat). An exec replaces the process's image and keeps its
 // pid: no atexit handler runs, the log's writer thread is gone with what it had queued, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_report.cpp: see exit_report.h.
 #include "shim/lifecycle/exit_report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_report.h: what the shim reports when the process exits (normal exit, exit()
 // from any thread, end of main): the CUDAPOOL_SUMMARY table (torch.cuda.memory_summary() layout per
 // pool) with its leak report, and the log's summary line, both made from one exit_snapshot()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_signals.cpp: see exit_signals.h.
 #include "shim/lifecycle/exit_signals.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_signals.h: what the shim does when the process ends without its atexit
 // handlers: killed by a signal whose default action ends it (SIGHUP, SIGINT, SIGQUIT, SIGTERM),
 // ended by _exit/_Exit (immediate_exit.cpp), or replaced by an exec (exec_hooks.cpp). The log's

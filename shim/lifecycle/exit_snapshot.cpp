@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_snapshot.cpp: see exit_snapshot.h.
 #include "shim/lifecycle/exit_snapshot.h"
 

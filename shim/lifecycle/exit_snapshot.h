@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/exit_snapshot.h: what the pools hold when the process exits, read once for every
 // report made then (exit_report.h: the CUDAPOOL_SUMMARY table, its leak report and the log's
 // summary line all read the same snapshot). Per live pool: its device, its statistics, its reuse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/immediate_exit.cpp: the exported _exit and _Exit. They end the process without
 // atexit handlers (Python's os._exit, a program skipping its teardown), so the at-exit report
 // (exit_report.h) never runs, the log's writer thread dies with whatever is still queued, and the

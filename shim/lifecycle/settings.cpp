@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/settings.cpp: see settings.h.
 #include "shim/lifecycle/settings.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/settings.h: the settings the shim runs with, read once at initialization
 // (startup.h) and never changed afterwards: the conf string's Options (config/; from CUDAPOOL_CONF,
 // PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF) and what the user asked to be reported

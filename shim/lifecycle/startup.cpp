@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/startup.cpp: see startup.h.
 #include "shim/lifecycle/startup.h"
 

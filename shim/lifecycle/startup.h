@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/startup.h: the shim's lifecycle. Lazy initialization on the first hooked call
 // (the settings are read once, settings.h, their diagnostics printed once, jemalloc style; the
 // at-exit report is armed when something is to be reported), the fork handler (a child never

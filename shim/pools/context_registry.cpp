@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/context_registry.cpp: see context_registry.h. Pools live in a fixed array of slots,
 // one object per slot. A dropped pool's object is made over in place for a new context once its
 // context is released and no other thread can reach it (pool_reach.h); until then a new context

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/context_registry.h: one caching pool per CUDA context, created on the context's first
 // allocation, and the routing of a free (or a pointer query) to the pool that owns the pointer,
 // whatever context is current. A context that is destroyed or reset has its pool dropped without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/context_scope.h: makes a context current for a scope when it is not, for the shim's
 // own driver calls on a pool's behalf (a free, a fence or a segment call may come from a thread
 // whose current context is another one). Restores the previous one at the end of the scope.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/cuda_backend.cpp: see cuda_backend.h.
 #include "shim/pools/cuda_backend.h"
 

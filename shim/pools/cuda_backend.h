@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/cuda_backend.h: the pool's Backend over the real CUDA driver, for one context:
 // segments (cuMemAlloc_v2/cuMemFree_v2), expandable segments
 // (cuMemAddressReserve/cuMemCreate/cuMemMap), and the pool's side of the reuse fences

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pool_lock.cpp: see pool_lock.h.
 #include "shim/pools/pool_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pool_lock.h: the lock the pooled paths take around a context's pool (its spin lock,
 // ContextPool::mutex), counting for thread_cache:auto how often it was found held: once at least
 // 1/8 of 1024 acquisitions were contended, the pool's thread caches go on (thread_cache.h) and the

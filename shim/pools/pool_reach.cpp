@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pool_reach.cpp: see pool_reach.h. The records form a list that only grows (a record
 // of an exited thread is taken by the next new one); a thread finds its own through t_reader.
 // Everything here is on slow paths: the hooks' fast path reads t_last_pool only.

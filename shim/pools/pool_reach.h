@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pool_reach.h: which context pools a thread may still be using, so that the registry
 // (context_registry.cpp) makes a dropped pool's object over for a new context only once no other
 // thread can reach it: hazard pointers. Each thread that looks pools up has a record of its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pool_slots.h: how many pool slots the process has taken so far, one per CUDA context
 // pooled over its life (dropped ones included). The context registry takes the slots
 // (context_registry.cpp); the reuse fences read the count (with more than one pool, another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pooled_free.cpp: see pooled_free.h.
 #include "shim/pools/pooled_free.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/pooled_free.h: where a free of a device pointer goes, for cuMemFree_v2 and the
 // stream-ordered cuMemFreeAsync alike: the calling thread's cache, the current context's pool,
 // any other live pool, or (a pointer inside a pooled segment that is no allocated block: a double

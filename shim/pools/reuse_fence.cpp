@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/reuse_fence.cpp: see reuse_fence.h. The orderings: a free takes the open epoch's
 // ticket; a close first moves frees to the next epoch (so every free of the closing epoch happened
 // before the close reads the streams' state), then reads which streams had work, then records the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/reuse_fence.h: the reuse fences of one context's pool (reuse_fence auto|sync|none),
 // the one object both the pool's backend and the threads' caches ask whether a freed block may be
 // handed out again. docs/shim.md, "Reuse fences", says why each rule is safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/spin_lock.h: the lock of a context pool. Its critical sections are short (a cache hit
 // is a few hundred instructions), so waiting threads spin briefly before yielding instead of
 // sleeping in the kernel: with std::mutex, 16 threads allocating at once spent their time in futex

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/stream_capture.h: how many stream captures are in progress in the process. The
 // capture hooks count them (hooks_streams.cpp: a successful cuStreamBeginCapture adds one, the end
 // of a capture takes it away); while one is, the shim makes no driver call that could invalidate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/stream_registry.cpp: see stream_registry.h. Two open-addressing tables. Streams:
 // lookups take no lock (a handle is looked up only after the hook that made it returned), inserts
 // and removals take a mutex; a removed entry becomes a tombstone that a later insert may reuse.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/stream_registry.h: what reuse_fence:auto knows about the program's streams and events,
 // read and written by the hooks without a lock. Streams created through the hooks (cuStreamCreate,
 // cuStreamCreateWithPriority, cuGreenCtxStreamCreate) have an entry: blocking or non-blocking, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/thread_cache.cpp: see thread_cache.h. Lock order: a pool's lock, then a thread cache's
 // lock; the fast paths take only the calling thread's cache lock (uncontended unless another
 // thread is freeing one of this thread's blocks or flushing), never the pool's while holding it.

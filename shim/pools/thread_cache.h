@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/pools/thread_cache.h: per-thread caches of freed blocks in front of a context pool, so that
 // threads allocating at once do not all serialize on the pool's lock. A block a thread allocated
 // and then freed stays with that thread (a few blocks, a few MiB) and comes back to its next

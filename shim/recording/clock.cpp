@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/clock.cpp: see clock.h. Until calibrated (and always where the TSC is not
 // invariant) a read is clock_gettime(CLOCK_MONOTONIC). The first read also notes the TSC; a read at
 // least 50 ms later measures the TSC's rate against CLOCK_MONOTONIC over that span and publishes a

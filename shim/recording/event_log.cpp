@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/event_log.cpp: see event_log.h.
 #include "shim/recording/event_log.h"
 

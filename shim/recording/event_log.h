@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/event_log.h: the shim's side of the allocation log (CUDAPOOL_LOG). The log starts
 // on the first pooled allocation (the driver is initialized by then, so the header can name the
 // devices); pool events reach it through a sink that adds what only the hook knows (thread, time,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/loaded_modules.cpp: see loaded_modules.h.
 #include "shim/recording/loaded_modules.h"
 

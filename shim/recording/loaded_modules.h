@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/loaded_modules.h: the objects loaded in the process (the executable and every
 // shared library) with their address ranges, read at exit for the summary line's `modules` when
 // CUDAPOOL_BACKTRACE recorded return addresses: a reader turns any frame of the log into

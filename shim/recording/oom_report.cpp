@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_report.cpp: see oom_report.h.
 #include "shim/recording/oom_report.h"
 

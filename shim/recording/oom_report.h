@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_report.h: the explanations the shim prints on stderr when a pooled
 // allocation fails: CUDA_ERROR_OUT_OF_MEMORY (pool/oom.h says what it contains), and another
 // error the driver gave one of the pool's requests (pool/refusal.h), so that no failure is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_snapshot.cpp: see oom_snapshot.h.
 #include "shim/recording/oom_snapshot.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_snapshot.h: CUDAPOOL_OOM_SNAPSHOT=PATH: at the first out-of-memory the shim
 // answers, a memory_viz snapshot of every pool (oom_snapshot_pickle.h: PyTorch 2.11's schema, the
 // failed request as an "oom" trace entry) written to PATH, a template like CUDAPOOL_LOG's (%p the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_snapshot_pickle.cpp: see oom_snapshot_pickle.h.
 #include "shim/recording/oom_snapshot_pickle.h"
 

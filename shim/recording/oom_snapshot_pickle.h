@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/oom_snapshot_pickle.h: the memory_viz snapshot of the pools at an out-of-memory
 // (CUDAPOOL_OOM_SNAPSHOT, oom_snapshot.h), as the bytes of a pickle (log/pickle_out.h) with the
 // schema of PyTorch 2.11's torch.cuda.memory._snapshot() that `cudapool export --memory-viz`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/python_stack.cpp: see python_stack.h.
 #include "shim/recording/python_stack.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/recording/python_stack.h: the Python stack of the thread that asks for memory
 // (CUDAPOOL_BACKTRACE=python or all), for the log: file, line and function of each frame, innermost
 // first, interned into the log's StackTable (log/stack_table.h), whose definition lines the writer

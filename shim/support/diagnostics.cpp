@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/diagnostics.cpp: see diagnostics.h.
 #include "shim/support/diagnostics.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/diagnostics.h: the shim's own messages on stderr, through one spdlog logger
 // (header-only spdlog and fmt compiled into the shim; no registry, one stderr sink, the pattern
 // "cudapool: MESSAGE"): warnings, the conf string's diagnostics, the OOM explanation, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/environment.cpp: see environment.h.
 #include "shim/support/environment.h"
 

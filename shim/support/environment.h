@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/environment.h: the shim's environment variables, written once as a table (name,
 // grammar, range, what it does), and their readers: every CUDAPOOL_* variable the shim reads is
 // read through here (tests/cli/shim_environment.sh checks that, and that docs/shim.md names each

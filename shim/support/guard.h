@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/guard.h: a thread-local re-entrancy guard. While the shim itself runs on a thread
 // (its initialization, its own driver calls), hooks reached again on that thread pass straight
 // through.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shim/support/never_destroyed.h: storage for a global that must be usable before the shim's own
 // static initializers run and after its static destructors ran. The dynamic loader runs the
 // constructors of a preloaded library after those of the libraries it does not depend on, and such

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/analyze_agree.sh: the analysis engine (cudapool-analyze, docs/analysis-format.md) says
 # what the Python report (the test oracle tests/oracle/report.py) says, field by field
 # (tests/cli/analyze_compare.py), on every log the suite has: the fixtures of tests/cli/fixtures

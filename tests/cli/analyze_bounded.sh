@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/analyze_bounded.sh: the analysis engine's memory grows with the live state, not with
 # the length of the log (docs/analysis-format.md, "Memory"). Under 64 MB of address space (the
 # tool needs about 10), 2 M events of a training loop whose live state stays the same (250 MB of

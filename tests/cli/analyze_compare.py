@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/cli/analyze_compare.py ENGINE [--several] LOG...: the analysis engine (cudapool-analyze,
 docs/analysis-format.md) against the Python report on the same logs, field by field. For each log:
 `cudapool report --json`'s object as the Python report computed it (the test oracle

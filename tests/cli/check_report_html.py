@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/cli/check_report_html.py: the checks of tests/cli/report_html.sh on a page written by
 `cudapool report --html`. Standard library only; exits 1 with a message on the first failure.
 

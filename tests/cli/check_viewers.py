@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/cli/check_viewers.py: checks the files `cudapool export` writes against what their viewers
 need (/work/shared/VIEWERS.md; PyTorch's torch/utils/viz/MemoryViz.js, process_alloc_data.js and
 torch/cuda/_memory_viz.py as read on PyTorch main), independently of the exporter's code:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/commands_walk.sh: the front door, command by command: every command of the launcher
 # (scripts/cudapool) and every C++ tool answers --help (exit 0, on stdout a usage line naming the
 # command as a user types it: `usage: cudapool replay`, `usage: cudapool-cat`), --version (exit 0,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/commands_walk_python.sh: the launcher's Python commands (report, export, stats,
 # empty-cache, snapshot, top: scripts/cudapool_analysis) at the front door, as commands_walk.sh
 # checks the others: through scripts/cudapool, --help and -h (exit 0, a line on stdout beginning

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/common.bash: what the command-line tests of the Python package share (sourced, not a
 # test: ctest runs tests/cli/*.sh only): the source and fixture folders, a temporary folder removed
 # at exit, the package on PYTHONPATH, and the failure helpers.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/compressed_logs.sh: every tool that reads a log reads it plain, gzip or zstd, from a
 # file or from stdin (issue 27): cudapool-replay --json, cudapool-tune --json, cudapool-cat,
 # report --tune, report --json --tune, report --html --tune, export --memory-viz, export --perfetto, on one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/config_tool.sh: cudapool-config as a user runs it: exit codes, the settings table,
 # notes on stdout, diagnostics on stderr, which environment variable wins, and that the docs
 # name every key. Run by ctest with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/control_client.sh: the control endpoint's client (scripts/cudapool_analysis/control.py,
 # docs/control.md) against a stand-in server, no shim: a process whose queue of pending connections
 # is full (a connect then fails with EAGAIN when it is non-blocking, as a timeout makes it) is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/control_live.sh: the live commands (cudapool stats, top; docs/control.md) against real
 # processes under the shim and the fake driver (tests/fakecuda), issue 29:
 #   (1) a process without a socket is told apart: under the shim with CUDAPOOL_CONTROL=1 but no

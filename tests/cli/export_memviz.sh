@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/export_memviz.sh: `cudapool export --memory-viz` (docs/exports.md). Each fixture's
 # snapshot, as a pickle and as JSON, checked by check_viewers.py against what pytorch.org/memory_viz
 # and torch/cuda/_memory_viz.py need and against `cudapool report --json` of the same log; then the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/export_perfetto.sh: `cudapool export --perfetto` (docs/exports.md). Each fixture's trace
 # and a three-rank set checked by check_viewers.py (valid JSON, one process per log named and
 # sorted by rank, counter tracks whose allocated and reserved peaks are `cudapool report --json`'s,

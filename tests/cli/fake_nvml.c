@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tests/cli/fake_nvml.c: a stand-in for libnvidia-ml.so.1 for the control client's tests
  * (tests/cli/control_live.sh; scripts/cudapool_analysis/nvml.py loads it through
  * CUDAPOOL_NVML_LIBRARY): the few NVML functions the client calls, with figures from the

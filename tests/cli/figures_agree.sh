@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/figures_agree.sh: one definition of reserved, allocated, fenced, free and fragmentation
 # (docs/report.md, "Words and figures"; vocabulary.py FIGURE_WORDS) in every output, on
 # tests/cli/fixtures/fenced.jsonl: 8 MiB freed on a stream and still behind its reuse fence at the

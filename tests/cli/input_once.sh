@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/input_once.sh: every command reads each input once (issue 26 item 6; inputs.py): a
 # log given as - (stdin), as a FIFO or as /dev/stdin gives `export --memory-viz`, `export
 # --perfetto`, `report --html` (with --tune) and `report --json --tune` what the regular file gives: the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/install_package.sh: cudapool as a package. `cmake --install` into a temporary prefix P
 # gives P/lib/libcudapool.so, P/bin/cudapool (the launcher) and the tools, the Python package (the
 # modules of scripts/cudapool_analysis, none of the test oracles of tests/oracle) with the page's

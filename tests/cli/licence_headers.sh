@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/licence_headers.sh: cudapool's licence is stated where a reader and a scanner look for
 # it: LICENSE at the root is the Apache License 2.0, NOTICE names the third parties bundled (uPlot,
 # MIT), and every source file of the project (C++, CUDA, Python, shell, CMake, the page's HTML,
@@ -29,8 +30,8 @@ checked=0
 missing=()
 while IFS= read -r f; do
   case "$f" in
-    tests/fuzz/corpus/* | */fixtures/* | docs/results/*) continue ;;
-    *.cpp | *.h | *.cu | *.py | *.sh | *.bash | *.def | *.inc | *.in | *.cmake | */CMakeLists.txt \
+    tests/fuzz/corpus/* | */fixtures/* | docs/results/* | packaging/debian/*) continue ;;
+    *.cpp | *.c | *.h | *.cu | *.py | *.sh | *.bash | *.def | *.inc | *.in | *.cmake | */CMakeLists.txt \
       | CMakeLists.txt | scripts/cudapool | .ci/run | *.js | *.css | *.html) ;;
     *) continue ;;
   esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/log_hostile.sh: the log and the summary under a hostile program or destination (issue 26
 # items 3, 4, 5, 7, 15), with the fake driver (tests/fakecuda) driven from Python through ctypes: a
 # file size limit (ulimit -f) never kills the program; a FIFO whose reader stopped reading costs

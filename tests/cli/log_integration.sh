@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/log_integration.sh: CUDAPOOL_LOG end to end, with the fake driver (tests/fakecuda)
 # driven from Python through ctypes: every line parses and carries the documented fields; replay of
 # the log reproduces its own summary line exactly; threads, fork, a kill, and bad paths.

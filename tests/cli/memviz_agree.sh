@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/memviz_agree.sh: `cudapool export --memory-viz` from the analysis engine
 # (cudapool-analyze --memory-viz) makes the same snapshot (equal objects once pickled and read back)
 # and the same notes as the Python pass it replaced (the test oracle tests/oracle/memviz_pass.py:

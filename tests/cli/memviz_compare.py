@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/cli/memviz_compare.py MAX_ENTRIES LOG...: `cudapool export --memory-viz` from the analysis
 engine (exportcli.memviz_snapshot: cudapool-analyze --memory-viz, found as the package finds it;
 $CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (the test oracle

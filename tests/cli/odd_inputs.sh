@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/odd_inputs.sh: inputs that are not quite logs (issue 26 item 17), in every command
 # that reads logs (report, report --json, report --html, export --memory-viz, --perfetto):
 #   - an xz file is named as such with what to do (xzcat LOG > LOG), from a file and from stdin,

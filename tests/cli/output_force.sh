@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/output_force.sh: `export` and `report --html` keep an existing OUT (issue 29): "cudapool
 # export: OUT exists: give --force to replace it" on stderr, exit 1, the file untouched, no
 # temporary file left; --force replaces it (mode 0600); a FIFO or /dev/null is written without it.

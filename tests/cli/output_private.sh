@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/output_private.sh: how the pages and exports are written (issue 26 items 10 and 12;
 # outfile.write_output, docs/report.md "The output file"): as a private temporary file in OUT's
 # directory, renamed when whole, so a symbolic link planted at a name the command would write

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/output_rule.sh: the one rule for what `report --html OUT`, `export --memory-viz OUT`,
 # `export --perfetto OUT` and `snapshot -o OUT` may write (issue 26 item 2; outfile.py,
 # docs/report.md "The output file"): never one of the inputs (the same file, by device and inode:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/parity_harness.sh: tests/parity/run_parity.py takes anyone's cases: with --cases-file F
 # it passes F on to the PyTorch side (here a stand-in for tests/parity/torch_replay.py that answers
 # with the replay's own numbers, so the case must come out equal), and a trace named relative to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/perfetto_agree.sh: `cudapool export --perfetto` from the analysis engine
 # (cudapool-analyze --perfetto) writes the same trace, byte for byte, and the same notes as the
 # Python pass it replaced (the test oracle tests/oracle/perfetto_pass.py), on every log

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/cli/perfetto_compare.py [--several] LOG...: `cudapool export --perfetto` from the analysis
 engine (perfetto.export: cudapool-analyze --perfetto, found as the package finds it;
 $CUDAPOOL_ANALYZE overrides) against the Python pass it replaced (the test oracle

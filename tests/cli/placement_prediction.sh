@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/placement_prediction.sh: a replay with simulated device addresses predicts the parity
 # cases as PyTorch ran them on an H200 (tests/parity/predict_check.py; peaks, device calls, OOMs,
 # retries): 36 of 36 with the chunk model of pool/placement.h, fitted to the driver's segment

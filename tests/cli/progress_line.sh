@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/progress_line.sh: the progress line (issue 27; docs/log-format.md, "Progress") of every
 # tool that reads a log: cudapool-replay, cudapool-tune, cudapool-cat, report, report --html
 # (with --tune too: stdin read once for the engine and tune, fanout.py, the engine's line),

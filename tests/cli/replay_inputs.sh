@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/replay_inputs.sh: cudapool-replay on input that is not an ordinary log (issue 18): a
 # directory, a missing file, empty and binary files, /dev/null, a log without header or without
 # events (defect 3); a log with 20,000 device numbers (defect 5); an endless input under a memory

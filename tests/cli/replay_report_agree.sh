@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/replay_report_agree.sh: cudapool-replay and `cudapool report` call the same lines
 # malformed (issue 18, defect 10): one definition of a valid line (docs/log-format.md, "Valid
 # lines"), checked on the rules fixtures (tests/cli/fixtures/line_rules.py: every line's verdict is

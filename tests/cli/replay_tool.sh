@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/replay_tool.sh: cudapool-replay and `scripts/cudapool replay` as a user runs them; how
 # the Python package finds the tools (tools.py: $CUDAPOOL_REPLAY / $CUDAPOOL_TUNE, the build tree).
 set -euo pipefail

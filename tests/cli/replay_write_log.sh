@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/replay_write_log.sh: `cudapool-replay --write-log OUT`: the pool's decisions during a
 # replay written as a log. It must be a valid cudapool.log/1 file (tests/log_check.py) whose
 # summary line is the replay's own statistics and which replays to them again; one alloc event per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_alive.sh: the blocks alive at exit grouped by site and size and told apart
 # (issue 28), on tests/cli/fixtures/alive.jsonl: four 8 MiB weights allocated first and never freed
 # (long-lived: allocated by the allocated peak), a 1 MiB block kept at every one of ten steps from

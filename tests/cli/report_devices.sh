@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_devices.sh: a log that names thousands of devices gives bounded output (issue
 # 26, item 13), by the replay's rule (tools/replay/replayer_pools.cpp, tests/oracle/devices.py):
 # the events of a device the header does not list are skipped, and of the others the first 256

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_ending.sh: what `cudapool report` (text and --json) says about how a log ends
 # and about the blocks alive at exit that the summary counts without listing them (issue 26, item
 # 7): the summary's leaks_omitted in the counts and in "... and C more blocks alive at exit (S

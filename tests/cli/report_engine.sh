@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_engine.sh: `cudapool report` and `report --json` take their figures from one run
 # of the analysis engine (cudapool-analyze, found as tools.py finds every tool; $CUDAPOOL_ANALYZE
 # overrides it; scripts/cudapool_analysis/engine.py). An engine that prints other figures changes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_figures.sh: the report believes the events over a summary's list of leaks, and
 # prints no figure that no device can have (issue 26, item 9). made_up.jsonl: a summary listing a
 # 931 GiB block the events never allocated, a block the events freed and one of another size: each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_html.sh: `cudapool report --html OUT [--tune] LOG...`, opened in Debian's
 # headless Chromium: the page of the example log (a log of requests only: its segment maps are the
 # replay's) and of two ranks (tests/cli/fixtures/normal.jsonl + killed.jsonl, with --tune). Each

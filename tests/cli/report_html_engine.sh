@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_html_engine.sh: `report --html` draws the page from one run of the analysis
 # engine (cudapool-analyze; htmlreport.py, issue 27) and from nothing else: an engine whose document
 # is doctored shows in the page, and no replay runs for a log of requests only; the page's data is,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_many.sh: `cudapool report` with several logs (the ranks of one job: a section per
 # log and the cross-rank table), and with what is not a readable log (a directory, an empty file, a
 # missing file, a file that is not a log: a clear message and exit 1, never a traceback) or has lines

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_requests_only.sh: one story for a log of requests only (issue 28), the bundled
 # examples/logs/training-loop.jsonl (allocs and frees, no pool decision, no summary line):
 # `cudapool demo`, `cudapool report` (text and --json) and the page's data say the same. The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_text.sh: the lines of `cudapool report` that the analysis engine writes as text
 # (issue 27: the package keeps no copy of them): each device's statistics table (pool/summary.h,
 # the formatter of the shim's own table) and each oom event's explanation (pool/oom.h, the shim's

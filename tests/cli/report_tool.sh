@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/report_tool.sh: `python3 -m cudapool_analysis report` and `scripts/cudapool report` as a
 # user runs them, on the synthetic logs in tests/cli/fixtures/ (made by make_logs.py). The expected
 # numbers were worked out by hand from the scenarios in make_logs.py (comments there give each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/run_checks.sh: what `scripts/cudapool run` checks before it starts the program, so that a
 # program that never touches CUDA (the shim only starts at the first CUDA call) still hears about
 # them: the conf string's diagnostics, strict:True refusing to start, a bad log template (a rank

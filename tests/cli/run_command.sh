@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/run_command.sh: `scripts/cudapool run` as a user runs it, and the shim in CPU-only
 # processes (no CUDA anywhere: it must stay silent and change nothing).
 set -euo pipefail

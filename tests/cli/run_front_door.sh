@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/run_front_door.sh: what `cudapool run` says around COMMAND: a COMMAND that cannot be
 # found (exit 127) or run (126), said as a shell says it, before anything starts; with a log asked
 # for (--log, CUDAPOOL_LOG), the note at exit when no log came from the run (COMMAND made no CUDA

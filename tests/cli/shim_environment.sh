@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/shim_environment.sh: the shim's environment variables are written once, in the table of
 # shim/support/environment.h: nothing else in shim/ calls getenv with a CUDAPOOL_ name of its own,
 # and docs/shim.md (or docs/log-format.md) names every variable of the table.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/shim_includes.sh: the include rule of shim/ (docs/architecture.md): no two modules
 # (X.h with X.cpp) include each other, no header reaches itself through its includes, and every
 # "shim/..." include names a file that exists. A guard against the cycles issue 17 removed.

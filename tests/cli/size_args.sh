@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/size_args.sh: the sizes the tools take on the command line (--device-memory of replay
 # and tune, tools/replay/bytes_arg.h) in the forms a user writes them: plain bytes, K/M/G/T in any
 # case with or without B or iB, all binary (G = GiB = 2^30, as PyTorch and nvidia-smi count), a

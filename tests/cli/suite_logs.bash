@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/suite_logs.bash: every log the suite has, for the tests that check the engine against
 # the Python oracle on all of them (sourced by analyze_agree.sh and perfetto_agree.sh, after
 # common.bash; not a test: ctest runs tests/cli/*.sh only). suite_logs fills the array `logs`:

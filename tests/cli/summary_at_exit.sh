@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/summary_at_exit.sh: CUDAPOOL_SUMMARY at exit, with the fake driver (tests/fakecuda)
 # driven from Python through ctypes (dlopen + dlsym, the way many programs reach libcuda): the
 # table, the leak report, a file target created 0600 and never overwritten.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/symbolized_frames.sh: native frames named at report time from the libraries' own files
 # (tools/analyze/symbolizer.h, docs/report.md "Naming native frames"). A program built with -g
 # (tests/fakecuda/programs/symbolized_alloc.cpp) allocates under the shim with CUDAPOOL_BACKTRACE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/temporary_files.sh: nothing a command makes outlives it, however it ends (issue 26
 # item 16; inputs.py, fanout.py, tools.run_tool): a `report --html` (also with --tune, of stdin:
 # fanout.py's pipes) and an `export`, of a file or of stdin, killed (SIGKILL, SIGTERM, SIGHUP) while

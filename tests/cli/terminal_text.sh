@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/terminal_text.sh: no string of a log reaches the terminal raw (issue 26, item 11). A log
 # whose every printed string field carries a window title (ESC ] 0 ; ... BEL), a screen clear
 # (ESC [ 2 J), a CR, DEL, the C1 CSI U+009B and a bidi override (hostile.jsonl, made by

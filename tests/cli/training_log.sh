@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/training_log.sh: bench/make_training_log, the generator of training-like logs. What it
 # writes must be a log the shim could have written (tests/log_check.py: fields, kinds, seq, the
 # summary line) that cudapool-replay reproduces statistic by statistic, placing every segment at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/tune_full_device.sh: cudapool tune's note on a row whose pool filled the simulated
 # device (issue 29). With max_split_size_mb, blocks at or above the limit are never split and
 # serve only requests close to their size, so they pile up in the cache until the device is full;

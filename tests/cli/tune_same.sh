@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/tune_same.sh: cudapool tune reads a log once, in one pass feeding every setting's pool
 # (issue 27), and prints what the tune that read each log into memory and replayed it once per
 # setting printed: the tables, the recommendation and --json, on every test log (the bundled

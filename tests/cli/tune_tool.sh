@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/tune_tool.sh: cudapool-tune and `scripts/cudapool tune` as a user runs them: the sweep
 # on the bundled log and on logs the fake driver's shim wrote, several logs, JSON, and bad input
 # (each a clear message and a non-zero exit, never a crash).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/verdict_agree.sh: the verdict (scripts/cudapool_analysis/verdict.py, issue 28) says
 # the same in the text report, `cudapool report --json` and the page, and the page shows it first.
 # Logs: the bundled example (requests only: the verdict is the replay's), a real PyTorch job from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/version_agree.sh: the project has one version: CMakeLists.txt's project(VERSION) (the
 # C++ tools' --version, the .deb's) and scripts/cudapool_analysis/version.py's VERSION (the Python
 # commands' and the launcher's --version) are the same number. Not here: what each command prints

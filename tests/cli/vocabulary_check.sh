@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/vocabulary_check.sh [CUDAPOOL_VOCABULARY]: scripts/cudapool_analysis/vocabulary.py and
 # log_schema.json against the C++ that writes the log, so that the two cannot drift: log_schema.json
 # is the output of cudapool-vocabulary (made from pool/actions.def, log/shim_actions.def,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/backtrace_modules.sh: with CUDAPOOL_BACKTRACE, the summary line lists the loaded
 # objects (`modules`: base, end, path, bias, build_id), sorted and disjoint, among them the program
 # and libcudapool.so with the build ids their files have, and every return address of every alloc event lies in one of them, so a reader

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/control_check.py: the control endpoint (CUDAPOOL_CONTROL, CUDAPOOL_METRICS,
 docs/control.md) through the fake driver. control_workload allocates and frees for a few seconds
 while this test asks it, many times, from outside: stats (text, JSON), prometheus, empty-cache,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/control_cleanup_check.py: the control socket and the metrics file when the
 process ends without its atexit handlers (docs/control.md, "Removed at exit"), control_workload
 under the shim through the fake driver:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/control_hostile.py: the parts of control_check.py about what must not hurt the
 program: hostile clients (a huge line, garbage, connections that never write, more of them than
 the endpoint serves at once, a client that never reads an answer larger than a socket buffer,

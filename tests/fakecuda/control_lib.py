@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/control_lib.py: what the control endpoint's tests (control_check.py,
 metrics_file_check.py, control_cleanup_check.py) share: a run of control_workload under the shim
 with the fake driver, raw requests on its socket, a small Prometheus text parser, the failure

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/cpu_only.sh: programs that never touch CUDA run unchanged under the shim, with no
 # driver on the machine: exit 0 and nothing on stderr. Not a driver test (no fake on the path).
 # Usage: cpu_only.sh <path of libcudapool.so>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/early_init.sh: the shim initialized from another library's constructor, before its
 # own static initializers ran (cudart_like_early links early_driver_user.cpp, which looks up a driver
 # function from its constructor, as cuBLASLt does). The settings read at that first call must

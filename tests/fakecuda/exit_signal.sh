@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/exit_signal.sh: the allocation log when a signal ends the program
 # (shim/lifecycle/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
 # writer formats, and counts its pairs in a shared file. (1) SIGTERM at its default action: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/fakecuda_control.h: the test-only control and inspection API of the fake CUDA
 // driver (build/tests/fakecuda/libcuda.so.1). C linkage, exported next to the driver symbols:
 // programs linked with -lcuda call these directly; programs that dlopen the driver as cudart does

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/fault_sweep.sh: injects one driver fault at a time into the faults scenario
 # (programs/scenario_faults.cpp) and checks each run: it exits 0 (the scenario's own checks: only
 # the injected error reaches the program, then the call works again; live blocks disjoint, mapped

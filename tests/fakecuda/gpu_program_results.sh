@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/gpu_program_results.sh: a GPU suite program that needs no kernels (driver API
 # only, built here with the host compiler) run through the fake driver, without the shim and under
 # it with several settings. Each run must pass its own checks, and its RESULT lines (the driver's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/log_compressed.sh: the shim's log written compressed (CUDAPOOL_LOG=NAME.zst or
 # NAME.gz, log/compression.h), checked with the zstd and gzip programs. signal_producer (a tight
 # allocation loop through the fake driver, counting its pairs in a shared file) under the shim:

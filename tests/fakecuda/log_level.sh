@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/log_level.sh: the shim's own messages through its one logger, by
 # CUDAPOOL_LOG_LEVEL (shim/support/diagnostics.h): warn (the default) shows a bad setting's warning
 # with its "cudapool: " prefix and wording; error hides it; off shows nothing at all; info adds the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/metrics_file_check.py: the CUDAPOOL_METRICS file's rules (docs/control.md,
 "Metrics"; log/rewritten_file.h) through the fake driver, control_workload under the shim:
   - a free name: the file is made, parses as Prometheus text, and is removed at exit;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/oom_causes.sh: every cause of an out-of-memory the shim answers, brought about
 # through the fake driver (the oom_steps scenario: the allocations and frees of OOM_STEPS), is
 # named in the log's oom event, and the explanation the shim printed on stderr (pool/oom.cpp) is

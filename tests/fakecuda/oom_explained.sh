@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/oom_explained.sh: an out-of-memory the shim answers explains itself (through the
 # fake driver; the GPU suite's errors section fills a real device). The program asks three times
 # for a block that cannot fit: the explanation is printed once, with the request, the device's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/oom_snapshot.sh: CUDAPOOL_OOM_SNAPSHOT through the fake driver (64 MiB). The
 # program (oom_steps) holds 20 MiB, 512 B and 30 MiB, asks for 40 MiB (the first out-of-memory),
 # frees the 20 MiB and asks again (a second one). With CUDAPOOL_BACKTRACE=8 and a log: one file,

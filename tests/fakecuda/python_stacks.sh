@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/python_stacks.sh: CUDAPOOL_BACKTRACE=python through the fake driver, from a Python
 # program (python/stacks_program.py) whose threads call with the GIL released and held: every
 # alloc event of a Python thread names a Python stack whose frames are the program's own lines

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/script_harness.sh: sourced by the fakecuda test scripts that run one program
 # under the shim with the fake driver. Reads their three arguments (the program, libcudapool.so,
 # the directory of the fake libcuda.so.1) into program, shim and fake_dir; makes a scratch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/conf_fuzz.cpp: the libFuzzer target for the conf-string parser (config/). Any bytes
 // are a conf string: parse_conf() and describe() must not crash, and what they return must keep
 // the documented promises (docs/configuration.md): every value in force within its key's range,

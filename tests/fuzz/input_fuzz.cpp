@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/input_fuzz.cpp: the libFuzzer target for the reading side of the log (log/read/):
 // any bytes are a file a tool is given (gzip, zstd, plain or anything else, told by its first
 // bytes), opened by LogInput and read to its end with requests of two sizes (in place, and

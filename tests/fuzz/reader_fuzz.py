@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/fuzz/reader_fuzz.py [SECONDS] [--seed N] [--replay BIN] [--keep DIR]: a seeded mutation
 fuzzer (standard library only) for the Python log reader: tests/oracle/reader.py and
 the report built on it (the Python report, kept as the engine's test oracle in tests/oracle, text

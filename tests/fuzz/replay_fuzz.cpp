@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/replay_fuzz.cpp: the libFuzzer target for the replay's log parser and event handling
 // (tools/replay/). Any bytes are a whole log, replayed in memory the three ways the tools do:
 // (1) as cudapool-replay reads a file (Replayer::feed_stream, then both reports), (2) line by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/run.sh [SECONDS]: builds the libFuzzer targets (tests/fuzz/*_fuzz.cpp) with clang in
 # $CUDAPOOL_FUZZ_BUILD_DIR (default build-fuzz/ in the source tree), then for each target:
 #   1. replays every input of its checked-in seed corpus tests/fuzz/corpus/<target>/ once

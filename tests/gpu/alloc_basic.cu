@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/alloc_basic.cu: cudaMalloc/cudaFree pairs of several sizes, each block written and read
 // back by kernels, with up to RING blocks live at once (so that two live blocks that overlap would
 // corrupt each other's pattern). Then a bare loop of pairs for the time per pair. Built three ways

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/common.h: what the runtime-API test programs share: CHECK, a clock, whether the shim is
 // loaded, and the pattern kernels (fill a block with a seed-dependent pattern; count the words that
 // differ from it). Header-only; include from one .cu file per program.

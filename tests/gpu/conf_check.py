@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/conf_check.py: PyTorch with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), so that
 every tensor is a cudaMalloc/cudaFree, under a pool setting of the shim (CUDAPOOL_CONF, set by
 tests/gpu/run.sh). Checks: allocation churn (3000 tensors of 256 B to 64 MiB, up to 16 live, each

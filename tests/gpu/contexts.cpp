@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/contexts.cpp: contexts the program makes itself, through the driver API only (-lcuda,
 // no runtime), as a program that manages its own contexts does:
 //   two created contexts beside the primary one: blocks of each checked by data, a block freed

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/control_torch.py: the control endpoint (docs/control.md) on the GPU, with PyTorch.
 
 A deterministic training loop (an MLP on fixed data, batch sizes that vary, a temporary of an odd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/cross_stream.cu: the reuse-safety test. A plain cudaFree is synchronous in the real
 // driver (it waits for all queued work); under the shim it returns at once, so the pool must not
 // hand the block to new work before the work queued before the free has finished.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/cupy_check.py: CuPy with its memory pools off (cupy.cuda.set_allocator(None) and
 set_pinned_memory_allocator(None)), so that every array is a cudaMalloc/cudaFree: array ops
 checked against NumPy, then allocation churn (2000 arrays of varied sizes, a few live at once, each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/ddp_ranks.py: a torchrun job under the shim, every rank, read back as one job (issue 20).
 
 Runs tests/gpu/ddp_train.py with `torchrun --standalone --nproc_per_node N`, alternately with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/ddp_train.py: one rank of a deterministic DistributedDataParallel training, started by
 torchrun (tests/gpu/ddp_ranks.sh runs it under the shim and under PyTorch's own cache).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/driver_api.cpp: the driver API only (no runtime): cuInit, the primary context,
 // cuMemAlloc/cuMemFree pairs of several sizes with up to RING blocks live, each block set with
 // cuMemsetD8 to its own byte and read back (start, middle, end) with cuMemcpyDtoH before it is

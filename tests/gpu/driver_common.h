@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/driver_common.h: what the driver-API test programs (no runtime, -lcuda) share:
 // CU_CHECK, the name of a result code, and the start (device 0's primary context made current, one
 // banner line). Header-only. The runtime-API programs use common.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/errors.cu: error paths and odd uses, run with and without the shim by run.sh.
 //
 // Output lines (run.sh compares them between the two runs):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/fence_shortcuts.cu: the shortcuts reuse_fence:auto takes, checked by data on a GPU.
 // Each case is a hazard the shortcut must not open: block X holds pattern A; a kernel that spins
 // SPIN_MS and then reads X is queued where the case says; the host frees X at once, allocates Y of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/ipc_check.cu: cudaIpcGetMemHandle on pooled blocks never makes another process map
 // other memory. The exporter fills three blocks with their own byte (a 64 MiB block, and two
 // 512 B blocks that a pool puts in one segment, the second behind the first), exports each, and

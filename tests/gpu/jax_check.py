@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/jax_check.py: JAX with XLA_PYTHON_CLIENT_ALLOCATOR=platform (XLA allocates and frees
 device memory on demand instead of from its own preallocated arena): jitted computations of
 several shapes (a forward pass and its gradient) checked against NumPy in float64-accumulated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/late_stream.cu: reuse safety when the new user's stream did not exist at the free. The
 // process uses the legacy default stream only; a kernel on it spins for SPIN_MS and then sums block
 // X. At once the host frees X, creates a non-blocking stream (or takes the per-thread default

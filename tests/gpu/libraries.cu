@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/libraries.cu: CUDA's own libraries under the shim. cuBLAS and cuFFT carry their own
 // static copy of cudart, so their workspace allocations reach the driver through their own
 // cuGetProcAddress lookups, not the program's; Thrust and CUB allocate through the program's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/memviz_compare.py: the memory_viz export against PyTorch's own snapshot, on the GPU.
 
     memviz_compare.py --shim build/shim/libcudapool.so [--out DIR] [--iters N] [--strict]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/named_checks.py: the reporting of the Python GPU checks: one line per named check,
 `PROGRAM: NAME ok|FAILED DETAIL`, then a last line `PROGRAM: ok` or `PROGRAM: FAILED: names`,
 and the exit status (0 when every check passed). Not the checks themselves."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/native_names.py: native frames named at report time on the machine that ran the job
 (issue 28: tools/analyze/symbolizer.h, libdw against the libraries' own files, matched by the
 log's build ids). Runs bench/torch_models.py gpt2var (2 steps) with its cache off under the shim

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/numba_check.py: Numba's CUDA target under the shim. Numba finds the driver itself
 (ctypes or the cuda-python bindings, not cudart) and allocates with cuMemAlloc: device arrays
 made from host data, copied device to device, checked on the host and dropped in a churn loop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/nvml_lite.h: device memory in use as NVML sees it (the whole device, every process),
 // read through dlopen so that nothing links against NVML and no nvml.h is needed. The shim does not
 // interpose NVML, so this shows what the pool really holds from the driver, whatever cuMemGetInfo

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/odd_uses.cu: legal but unusual uses of the allocator that none of the other GPU
 // programs make, run with and without the shim by run.sh (section `errors`), whose answers are
 // compared line by line. Not a test of error codes for bad input (errors.cu) nor of cross-stream

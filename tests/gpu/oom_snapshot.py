@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/oom_snapshot.py: CUDAPOOL_OOM_SNAPSHOT on the GPU, read by PyTorch's own viewer code.
 
 A child process (this file with --child) runs PyTorch with its cache off

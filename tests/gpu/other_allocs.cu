@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/other_allocs.cu: the allocation APIs the shim passes through (managed, pitched, 3D,
 // page-locked and mapped host memory, stream-ordered from the device's default pool and from a
 // pool of the program's, CUDA arrays), interleaved with pooled cudaMalloc blocks that stay live

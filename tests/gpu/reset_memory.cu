@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/reset_memory.cu: device memory after cudaDeviceReset while the pool holds 1 GiB it
 // cached (allocated, written, freed). The reset must give all of it back: with
 // expandable_segments:True the pool's pages come from cuMemCreate, which the driver keeps past a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/result_lines.h: the output protocol of the GPU programs whose answers run.sh compares
 // between a run without the shim and runs under it (errors.cu, odd_uses.cu): `RESULT key value`,
 // `RESULT-SOFT key value`, `INFO key value` lines and EXPECT, which prints `CHECK-FAIL` and counts

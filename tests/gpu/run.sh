@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run.sh: the GPU test suite of the LD_PRELOAD shim. Run on a machine with an NVIDIA GPU,
 # nvcc and python3 (torch, cupy, jax), from anywhere:
 #

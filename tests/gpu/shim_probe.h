@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/shim_probe.h: whether libcudapool is mapped into this process (LD_PRELOAD took
 // effect), for the GPU test and benchmark programs. No CUDA here, so driver-API programs use it too.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/shim_probe.py: whether libcudapool is mapped into this process (LD_PRELOAD took
 effect), for the Python GPU checks and benchmarks."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/soak.cu: the GPU soak (issue 18). Several host threads, each on its own kind of stream
 // (the legacy default stream, the per-thread default stream, a blocking stream, a non-blocking
 // stream; cycling through the four), allocate blocks of random sizes with cudaMalloc, launch a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/soak.sh: the GPU soak of issue 18 (tests/gpu/soak.cu), one process per setting, all at
 # once on one GPU (they share it; each runs SOAK_SECONDS, default 300): the shim's default
 # (reuse_fence:auto, thread_cache:auto), reuse_fence:sync, reuse_fence:none, thread_cache:always,

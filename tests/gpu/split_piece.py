@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/split_piece.py: a free piece of a split segment is never given back to the driver as
 if it were a segment (pool/device_pool_release.cpp, release_available_cached_blocks). Run by
 tests/gpu/sections/conf.sh with PyTorch's cache off under

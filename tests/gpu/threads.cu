@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/threads.cu: 8 host threads allocate and free at once (mixed sizes), each keeping up to
 // LIVE blocks. Every new block is filled by a kernel with a pattern of its own (thread, op), and
 // checked by a kernel just before it is freed, so a block handed to another thread while still in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/torch_graph.py: torch.cuda.graph capture and replay of a small model.
 
 Captures the forward pass of a small MLP (warm-up on a side stream first, as PyTorch's docs do),

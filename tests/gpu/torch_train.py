@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/torch_train.py: a small deterministic MLP training loop (50 steps) on the GPU.
 
 Prints one line per step, `loss STEP HEX` (float.hex() of the loss), and a final `params HEX`

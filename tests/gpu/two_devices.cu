@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/gpu/two_devices.cu: two GPUs in one process. The shim keeps a pool per context (one per
 // device here) and routes a free by its pointer, whatever device is current. Checks, each by data:
 // blocks on both devices stay intact; a block of device 1 freed while device 0 is current goes back

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/vmm_granularity.py: what the real driver says of a VMM allocation whose size is not a
 multiple of its granularity, the fact behind the conf parser's refusal of an odd
 large_segment_size_mb with expandable segments (config/key_values.cpp): cuMemCreate of the

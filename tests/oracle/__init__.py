@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle: the analysis engine's test oracles (issue 27), the Python passes that computed the
 report, the HTML page's data and the two exports before the C++ engine (tools/analyze,
 cudapool-analyze) did. The agreement tests run them beside the engine on every log of the suite

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/accounting.py: the report's first pass over a log: what its events imply per
 device (docs/log-format.md, "What the events imply"): torch.cuda.memory_stats()-style counters
 (pool "all"), the allocated and reserved peaks with their lines, the blocks still allocated, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/checks.py: A test oracle of the analysis engine (the Python reader's, reader.py):
 the header line's and the summary line's fields checked against their kinds
 (vocabulary.HEADER_FIELDS, SUMMARY_FIELDS, LEAK_FIELDS, MODULE_FIELDS, ...): a field of the wrong

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/devices.py: A test oracle of the analysis engine (the Python reader's, reader.py):
 which devices' events a reader of one log takes, by the replay's rule
 (tools/replay/replayer_pools.cpp): when the header lists devices, the events of any other device

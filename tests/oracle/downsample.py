@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/downsample.py: a time series of samples with several values each, cut down
 while it streams to at most a fixed number of points, every peak and trough kept exact.
 

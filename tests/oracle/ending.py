@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/ending.py: how a log ends, as far as the log tells (docs/log-format.md, "The
 summary" and "Guarantees"): with its summary line (the process exited normally); with a summary
 line longer than the readers' limit (it exited normally, the line cannot be read); or without one,

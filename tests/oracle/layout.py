@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/layout.py: the report's second pass: each device's segments and blocks rebuilt
 from its events up to its reserved peak, and there the largest free block (docs/log-format.md,
 "Who reads what", item 4: fragmentation).

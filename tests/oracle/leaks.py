@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/leaks.py: the report's leaks: the blocks alive at the end of a log. The
 events say which blocks those are (accounting.Device.live: alloc .. free_requested), so they are
 what is counted; the summary line's `leaks` (the pool's own list at exit, with symbolized stacks)

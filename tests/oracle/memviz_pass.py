@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/memviz_pass.py: the memory_viz export's pass in Python, as `cudapool export
 --memory-viz` made it before the analysis engine did (cudapool-analyze --memory-viz N,
 tools/analyze/memviz_trace.h, its port): the log read event by event into each device's pool as

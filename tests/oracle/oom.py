@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/oom.py: an oom event's figures (docs/log-format.md, the oom action), as the
 Python report (report.py, the engine's oracle) and the page's data (pagedata.py) keep them.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/pagedata.py: what the HTML page shows of one log, as a JSON-ready dict,
 gathered while report.read_log() reads it (the same two passes as `cudapool report`, so every
 peak in the page is the report's figure): the run, per device the peaks, the downsampled

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/perfetto_pass.py: the Perfetto export's figures of one log computed in
 Python, as `cudapool export --perfetto` computed them before the engine did (cudapool-analyze
 --perfetto, perfetto_trace.h): accounting.py's first pass (its own copy of the pool's state)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/pool_log.py: what the Python passes of the two exports (memviz_pass.build,
 perfetto_pass.py), the engine's test oracles, share: the log whose pool decisions they draw (the
 log itself, or the C++ replay's log of a request-only log: replayed.pool_events), and the logs

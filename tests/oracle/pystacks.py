@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/pystacks.py: the Python frames and stacks of a log (CUDAPOOL_BACKTRACE=python;
 docs/log-format.md "Python stacks" and "Valid lines"), read independently of the engine
 (tools/analyze/python_stacks.h, tools/replay/definition_line.h): the definition lines

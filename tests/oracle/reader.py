@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/reader.py: A test oracle of the analysis engine: a second, independent parser of
 cudapool.log/1 lines in Python (docs/log-format.md), for the other oracles and the fuzzer
 (tests/fuzz/reader_fuzz.py) that check the C++ readers (the engine's lines, the replay's) against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/replayed.py: the pool's decisions for a log that has none. A log of requests
 alone (alloc and free events without block sizes or segments: a synthetic log, or one converted
 from another tool's trace) says nothing about segments and blocks; the C++ replay, the one source

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/report.py: what `cudapool report` says about a log (docs/log-format.md, "Who
 reads what"), as one JSON-ready dict ("schema": "cudapool.report/1"): the header, line and event
 counts, per device the statistics (the summary line's, else what the events imply), the peaks and

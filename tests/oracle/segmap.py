@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/segmap.py: the segment map of the HTML page: a device's segments with their
 blocks, each allocated, fenced (freed, its free_completed not yet come) or free, with the
 requested size, seq and allocation site of each block.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/sites.py: allocation sites for the HTML page: the `backtrace` of alloc events
 (written with CUDAPOOL_BACKTRACE=N, docs/log-format.md), each distinct stack one site. Counts the
 allocations of each site over the log, the bytes each site holds at a device's allocated peak

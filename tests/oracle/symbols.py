@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/symbols.py: the test oracle's symbolizer of native frames, the engine's
 (tools/analyze/symbolizer.h: libdw in the engine's process) done another way: elfutils' programs,
 eu-readelf -n for a file's GNU build id and eu-addr2line -S -C for the symbol and source line of an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/oracle/timeline.py: allocated, reserved and active bytes of each device over time,
 downsampled for the HTML page (htmlreport.py) while the first pass reads the log.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_traces.py: writes the parity traces and the case list.
 
     python3 tests/parity/make_traces.py [--out-dir DIR] [--if-missing] [--list]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/parity/parity_paths.py: where a case's trace is. A relative "trace" of a cases file is
 found below the repository (the committed cases name tests/parity/traces/...) or, failing that,
 beside the cases file itself, so that anyone's cases file with its own traces works."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/parity/predict_check.py: how many parity cases a replay with simulated device addresses
 predicts as PyTorch ran them: peak reserved and allocated (MiB, one decimal), device allocations
 and frees, OOMs and retries, against PyTorch 2.11's numbers on an H200 (torch_reference.json,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/parity/run_on_gpu.sh: the one command that runs the parity harness on the GPU machine.
 #
 #   OUT=/some/dir tests/parity/run_on_gpu.sh [run_parity.py options, e.g. --cases a,b]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """run_parity.py: replays the parity cases through PyTorch and through cudapool and compares.
 
     python3 tests/parity/run_parity.py [--cases a,b] [--out DIR] [--timeout S] [--budget-s S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """torch_replay.py: replays one parity case through PyTorch's own CUDA caching allocator.
 
     python3 tests/parity/torch_replay.py CASE_NAME [--cases FILE]

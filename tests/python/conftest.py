@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/conftest.py: what the pytest suite of the Python package (scripts/cudapool_analysis)
 shares: the package and the engine's test oracles (tests/oracle) on sys.path, the C++ tools of
 the build (CUDAPOOL_BUILD_DIR, set by ctest; else the source tree's build/, as tools.py looks), a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_control_client.py: the pieces of the live commands' client that need no
 process (issue 29): NVML's process entries of either size (nvml.parse), the match of a pool's
 device ordinal with NVML's GPU (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, GPU models), the one

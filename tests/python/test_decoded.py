@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_decoded.py: decoded.py, a compressed log read through cudapool-cat (the C++
 decoder, from the build: CUDAPOOL_BUILD_DIR): one child per pass whose position is the pass's
 progress; a log cut in the middle of a frame read to the cut and said (ended_early); corrupt data a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_engine.py: engine.py, the report's figures from one run of cudapool-analyze:
 the report and the text printed from its document are what the Python computation (the test oracle
 tests/oracle/report.py) gives, byte for byte, for one log and for several (the cross-rank table),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_fanout.py: fanout.py, one input readable once handed to two programs through
 pipes: which inputs need it; both readers get every byte, in order, a compressed input as it is;
 a reader that stops early is dropped and the other still gets everything (no hang: a hang guard

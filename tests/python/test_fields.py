@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_fields.py: the Python side against the one definition of the log's fields
 (log/fields.def, which cudapool-vocabulary writes into log_schema.json): vocabulary.py's field
 lists are the schema's, each kind one vocabulary.py knows; and every key the modules that read the

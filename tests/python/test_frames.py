@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_frames.py: frames.py's naming rule with symbols (what a library's own file
 says of a frame: the engine's table, engine_symbols, or the oracle's eu-addr2line,
 tests/oracle/symbols.py): the page's text and memory_viz's frame of a symbolized frame, of one with

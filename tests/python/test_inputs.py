@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_inputs.py: inputs.py, how every command of the package opens a log: plain,
 gzip and zstd files (with a name that says so or not) give the same plain text; the formats are
 the vocabulary's (log/compressions.def); xz and bzip2 are refused with what to do (the C++

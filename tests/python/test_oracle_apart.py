@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_oracle_apart.py: the engine's test oracles (tests/oracle, issue 27) stay out of
 the shipped package (scripts/cudapool_analysis) and out of the install. No module of the package
 imports the oracle (its imports walked with ast, lazy ones inside functions included: an absolute

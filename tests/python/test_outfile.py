@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_outfile.py: outfile.py's rule for an OUT that exists (issue 29): kept unless
 force is given (check_output and write_output raise OutputExists, an OutputError, with "OUT
 exists: give --force to replace it"), a symbolic link counted as a name taken even when it points

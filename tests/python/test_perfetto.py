@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_perfetto.py: perfetto.py's side of the export from the engine
 (perfetto.from_engine): the engine's t_ns put on the wall clock by the header (start_unix_ns +
 t_ns - start_t_ns; without start_t_ns the first event at start_unix_ns; without either at the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_progress.py: progress.py, the progress line of the Python passes: its text (the
 same figures give the C++ side's text: tests/unit/test_log_input.cpp), drawn on a terminal only
 (a pseudo-terminal here), never on a pipe or with ENABLED off (--quiet), redrawn in place and

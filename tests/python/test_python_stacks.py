@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_python_stacks.py: the readers and the outputs of the Python stacks of a log
 (CUDAPOOL_BACKTRACE=python; docs/log-format.md "Python stacks"), on the fixture
 tests/cli/fixtures/python_stacks.jsonl: the engine (cudapool-analyze) neither counts the definition

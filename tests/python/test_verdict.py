@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/python/test_verdict.py: the verdict's rules (scripts/cudapool_analysis/verdict.py) on
 small hand-made report and page objects: when tune runs by default, what empty_cache gives back,
 why the peak came (a request larger than every free block, or one that had a large enough free

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/catch.h: one include for Catch2 v2 (Debian 12) and v3 (Ubuntu 24.04, the GPU image).
 #pragma once
 #if defined(CUDAPOOL_CATCH3)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/log_read_test_util.h: what the tests of the reading side (log/read/) share: a log of
 // lines like the shim's, compressed here with zlib and libzstd as the gzip and zstd programs
 // write them, written to a file. Not a test itself, and nothing here checks the code under test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/log_test_util.h: what the log tests share: a temporary directory removed at the end
 // of a test, reading a whole file, capturing stderr, an injected environment, a sample header.
 // Not a test itself, and nothing here checks the code under test.

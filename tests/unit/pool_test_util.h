@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/pool_test_util.h: shared helpers of the pool tests (test_pool_*.cpp). A Harness owns a
 // SimulatedBackend and a DevicePool over it; every operation through it checks the pool's
 // invariants and the backend's misuse counter right after, so that a test never goes on from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_bounds.cpp: the engine's bounded tables (tools/analyze/analysis.h,
 // sites.h; docs/analysis-format.md, "Memory"): past the unknown action names, the distinct
 // request sizes and the allocation stacks it keeps, what is left out is counted and said in the

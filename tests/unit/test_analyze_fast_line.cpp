@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_fast_line.cpp: the engine's fast path for the writers' event lines
 // (tools/analyze/fast_line.h) gives exactly what the general path (the flat_json scanner and
 // log_line.cpp's checks) gives the same line: the event and the raw fields, on every action the

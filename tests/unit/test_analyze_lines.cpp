@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_lines.cpp: the engine's reading of a line (tools/analyze/log_line.h,
 // line_verdict.h): an event's fields decoded, and a malformed line named in the Python reader's
 // words (tests/oracle/reader.py, Python's json module), with the position in

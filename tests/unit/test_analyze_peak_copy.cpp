@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_peak_copy.cpp: the engine's copies of a state at its latest peak
 // (tools/analyze/peak_copy.h, device_layout.h): whatever the mix of operations and peaks, the copy
 // equals the state taken whole at the last peak, by the journal or by a whole copy, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_perfetto.cpp: what the engine keeps for the Perfetto export
 // (tools/analyze/perfetto_trace.h; docs/analysis-format.md, "perfetto"): the counters after each
 // event that changes the state, the first N instants of each device and action with the fields

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_replayed.cpp: the engine's in-process replay of a log of requests
 // (tools/analyze/replayed.h) hands the replay's decisions to its analysis as records, never as
 // lines; here its figures are checked against the replay's own decision log read as text (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_values.cpp: the engine's values (tools/analyze/json_value.h,
 // json_out.h, figure.h, downsample.h, layout.h): the format's kinds, Python's repr() of what a
 // problem quotes, exact figures past 64 bits in the JSON it writes, the timeline's downsampling

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_analyze_written_field.cpp: what an export shows of an event as its line wrote
 // it (tools/analyze/written_field.h) is the same whether the event came as its record (the
 // in-process replay's, replayed.h event_of_record) or as the line log/format_event.cpp writes of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_bad_forms.cpp: malformed conf strings: each is reported, the default or
 // earlier value stays, and parsing goes on. Also the 1 MB input bound.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_describe.cpp: describe(): one effective setting per key, in user units.
 #include <string>
 

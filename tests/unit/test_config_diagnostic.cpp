@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_diagnostic.cpp: the one-line renderings of Diagnostic and Note.
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_environment.cpp: which environment variable select_conf picks.
 #include <map>
 #include <string>

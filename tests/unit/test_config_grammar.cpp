@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_grammar.cpp: pairs, separators, whitespace and defaults in parse_conf.
 #include <string>
 

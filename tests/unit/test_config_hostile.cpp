@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_hostile.cpp: conf strings written to break the parser or the terminal
 // (issue 18, defects 6 and 8): sizes whose bytes overflow 64 bits, divisions that overflow the
 // pool's arithmetic, roundup lists with repeated or unordered sizes, a negative zero, and control

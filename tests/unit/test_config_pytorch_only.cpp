@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_pytorch_only.cpp: keys PyTorch knows and cudapool ignores: validated
 // as PyTorch does, then reported as a Note (not a Diagnostic).
 #include <string>

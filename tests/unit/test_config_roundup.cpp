@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_roundup.cpp: roundup_power2_divisions, scalar and list forms, with
 // PyTorch 2.11's filling rules.
 #include <array>

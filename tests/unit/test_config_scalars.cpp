@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_scalars.cpp: garbage_collection_threshold, per_process_memory_fraction,
 // the boolean keys and cudapool's reuse_fence and thread_cache.
 #include <string>

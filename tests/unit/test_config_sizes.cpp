@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_sizes.cpp: the integer MiB keys: max_split_size_mb,
 // max_non_split_rounding_mb and large_segment_size_mb (with its limit, and its page rule under
 // expandable segments).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_table.cpp: the key table is consistent and its lookups work.
 #include <set>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_config_tokenizer.cpp: the conf tokenizer alone (PyTorch ConfigTokenizer rules).
 #include <string>
 #include <vector>

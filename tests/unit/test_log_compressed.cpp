@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_compressed.cpp: the log written compressed (log/compression.h, the Logger
 // with a .zst or .gz name), checked with the zstd and gzip programs: the same lines as a plain log
 // of the same records; a complete stream at the end (zstd -t, gzip -t); the file cut at every page

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_destination.cpp: where a log or summary may go besides a new file
 // (log/file.h): an existing character device (/dev/null, /dev/full), a FIFO, a symbolic link to
 // one (/dev/stderr), never numbered and never created in /dev; and a created file that exists only

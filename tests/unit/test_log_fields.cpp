@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_fields.cpp: the writer against the one definition of the log's fields
 // (log/fields.def, log/fields.h). Every action is formatted with every optional part off and on,
 // and the header and summary with their optional parts off and on; each line's keys must be in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_format.cpp: the lines of the log (log/format.h) read back with
 // nlohmann::json: exact event lines, which fields appear for which action and with which JSON type,
 // the widest line, the header and summary shapes, string escaping (control characters, quotes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_hostile.cpp: the log against a hostile destination or program (issue 26,
 // items 3, 4, 5; log/descriptor.h, log/logger.h): a write past the file size limit fails with
 // EFBIG instead of SIGXFSZ ending the process; a pipe whose reader stopped reading stops the log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_input.cpp: the reading side of the log (log/read/): the formats told by
 // their first bytes, LogInput reading plain, gzip and zstd files (several frames, small and large
 // reads) to the same bytes, a compressed file cut in the middle of a frame (read to the cut,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_logger.cpp: the Logger (log/logger.h) end to end on real files: every line
 // parses, header/events/summary in order with their fields, pool events through the EventSink,
 // lossless under 8 producers and a tiny ring, the warnings (exactly one line each) for a bad

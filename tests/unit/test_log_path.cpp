@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_path.cpp: the log path template (log/path_template.h) with an injected
 // environment, each template error, and the safe file creation (log/file.h): mode 0600, an
 // existing file never overwritten (NAME.1, NAME.2 ...), a symbolic link never followed, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_pickle_out.cpp: the pickle writer (log/pickle_out.h) round-tripped through
 // Python's own pickle: every kind of value (None, bools, ints at each opcode's edges and past 64
 // bits, floats, str with non-ASCII and bad UTF-8, nested lists, dicts and a 2-tuple) loads as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_rank.cpp: the process's rank in the log's header (issue 20): Logger::start
 // writes "rank" and "rank_from" when the launcher's variable (RANK, OMPI_COMM_WORLD_RANK,
 // SLURM_PROCID, as %r takes it) holds a decimal integer below 2^31, and neither otherwise. Not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_read_ahead.cpp: a compressed log decoded on a thread of its own
 // (log/read/read_ahead.h): the same bytes, the same end (whole, cut in the middle of a frame,
 // corrupt data after the bytes before it) and the same byte counts as the source read on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_rewritten_file.cpp: a file one process makes and rewrites whole
 // (log/rewritten_file.h, the CUDAPOOL_METRICS file's mechanism): made only where the name is
 // free, each version put whole, never over a file it did not make (a file, a link, a FIFO, the

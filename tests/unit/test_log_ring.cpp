@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_ring.cpp: the log's ring (log/ring.h): order and seq numbers, capacity
 // rounding, a producer that waits (never drops) while the ring is full, close() releasing waiting
 // producers, and many producers through a tiny ring with every record once and each thread's order

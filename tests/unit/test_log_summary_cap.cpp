@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_summary_cap.cpp: the summary line's leak list is capped (log/format.h,
 // kMaxSummaryLeaks, kMaxSummaryLine): at most 4096 blocks, fewer when the line would pass 16 MiB,
 // the first ones in the order given, and "leaks_omitted" with the count and the bytes of those left

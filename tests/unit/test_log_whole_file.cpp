@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_log_whole_file.cpp: a file written whole or not at all (log/whole_file.h, the
 // OOM snapshot's): the content at PATH with mode 0600 and no temporary left; an existing regular
 // file replaced; a directory, a symbolic link (dangling or not) and a FIFO left as they are, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_containers.cpp: the pool's node containers: NodeCache / CachingAllocator
 // (recycled fixed-size nodes). The hash map (pool/ptr_map.h) is test_pool_ptr_map.cpp.
 #include <cstddef>

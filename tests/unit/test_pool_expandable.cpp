@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_expandable.cpp: expandable segments (expandable_segments:True): one
 // address-space reservation per pool and stream, backed page by page, unbacked by empty_cache.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_oom.cpp: what the pool records when a request fails (pool/oom.h), and the
 // explanation: a real shortage, the cap of per_process_memory_fraction, fragmentation, a setting
 // that made the segment or the block larger than the memory left; and a device error other than

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_placement.cpp: the driver-like placement of simulated segments
 // (pool/placement.h): the driver's own ranges, chunks of 32 MiB steps coming down, the newest chunk
 // with room first, best fit inside a chunk, released chunks reused top-down with exact fits passed

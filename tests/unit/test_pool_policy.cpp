@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_policy.cpp: how the pool picks, splits and merges blocks (best fit per
 // stream, split thresholds, oversize blocks and max_split_size, merging inside a segment only),
 // empty_cache, frees of pointers it does not own, and backend errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_ptr_map.cpp: the one hash map, pool/ptr_map.h (open addressing with
 // backward-shift deletion): PtrMap, the pool's (key 0 reserved, 512-byte aligned addresses), and
 // the replay's ProbeMap<uint64_t, AnyKeys> (any key but ~0, 0 included).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_random.cpp: thousands of random malloc/free/empty_cache calls per option
 // set (fixed seeds), with the pool's invariants and a reference model checked after each call:
 // live blocks never overlap and lie in device memory the backend handed out, the statistics add up

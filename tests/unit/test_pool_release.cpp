@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_release.cpp: what the pool does when a request misses the cache and the
 // device is short of memory: the order of attempts (new segment, oversize blocks, every idle
 // segment, out-of-memory), garbage collection by age, the memory-fraction cap, and reuse fences.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_release_idle.cpp: DevicePool::release_idle_segments, the empty_cache a
 // request from outside the program makes (the shim's control endpoint): it settles the reuse
 // fences that passed without waiting for any, gives back every idle segment, keeps a block still

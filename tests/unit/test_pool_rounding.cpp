@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_rounding.cpp: request rounding (PyTorch round_size with
 // roundup_power2_divisions), the small/large pool boundary and the size of new segments
 // (get_allocation_size), both as pure functions and as seen through a DevicePool.

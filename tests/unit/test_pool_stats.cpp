@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_stats.cpp: every statistic of memory_stats() after a scenario computed by
 // hand, and the memory_summary() table (rows, widths, unit switching).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_pool_summary_cells.cpp: memory_summary_lines(), the one formatter of the
 // memory_summary() table, on statistics that are not all there or not all possible (what a log
 // can hold: tools/analyze/stats_table.h): rows left out, "-" for a missing count, "impossible"

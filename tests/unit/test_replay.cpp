@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_replay.cpp: the replay engine (tools/replay): log lines in, pool statistics and
 // counted problems out.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_replay_backend.cpp: the simulated device the replay runs on
 // (pool/simulated_backend.h) at its limits: its addresses stay inside its range (a full range is
 // out of memory, never an overlap or a wrap), log addresses that cannot be used are refused, and

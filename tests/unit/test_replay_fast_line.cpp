@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_replay_fast_line.cpp: the replay's fast path for the writers' event lines
 // (parse_log_line through log/read/writer_line.h) gives exactly the ParsedLine the general path
 // gives the same line (kind, every LogEvent field, problem): on the writer's lines for every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_replay_inputs.cpp: the replay on hostile input (issue 18): lines longer than the
 // line limit, a byte order mark (issue 26), devices and contexts at the edges of the format's
 // ranges (each pool in an address range of its own), device numbers the header does not list,

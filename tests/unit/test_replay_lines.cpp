@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_replay_lines.cpp: which lines the replay's parser (tools/replay/log_event.h)
 // calls malformed: the rules fixture's verdicts (tests/cli/fixtures/line_rules.py, the same lines
 // the report must agree on: tests/cli/replay_report_agree.sh), and the scanner's own strictness.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_shim_clock.cpp: the hooks' clock (shim/recording/clock.cpp) against CLOCK_MONOTONIC, across
 // its calibrations (the first after 50 ms, the refined one after 5 s): never back, never far.
 #include <time.h>

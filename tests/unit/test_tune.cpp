@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_tune.cpp: cudapool tune's parts (tools/tune): a log read once replays as the
 // streaming replay does; the sweep's candidates; the ranking; the conf string to paste; the
 // recommendation on logs where one setting clearly wins, where none does, and over several logs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_tune_pass.cpp: cudapool tune's one pass (tools/tune/pass.h) and its first look
 // (tune.h, first_look.h): the decoder's batches hold the whole log; every setting's outcome is
 // its replay of the whole log whatever the batches and threads; the look's requests; the settings

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_tune_same_replay.cpp: tune's settings that replay alike (tools/tune/
 // same_replay.h): which roundings and split limits fall together on given sizes, and, on random
 // logs of a small device (out-of-memory retries, oversize blocks released), that every setting

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/test_tune_shadows.cpp: split limits watched beside a replay (pool/split_shadows.h,
 // tools/tune/shadows.h): on random logs of a small device (out-of-memory retries, oversize blocks
 // released, blocks behind reuse fences), a watched setting that never parts has exactly the

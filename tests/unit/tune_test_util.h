@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/tune_test_util.h: shared helpers of the tune tests (test_tune_*.cpp): the outcome of
 // one setting's replay of a whole log, read as `cudapool replay` reads it, and random logs of a
 // small device. Not a test.

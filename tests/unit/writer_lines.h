@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/writer_lines.h: lines for the tests of the readers' fast paths for the writers' event
 // lines (test_analyze_fast_line.cpp, test_replay_fast_line.cpp): the writer's own lines for every
 // action with and without each optional field, bench/make_training_log's lines, the lines of the

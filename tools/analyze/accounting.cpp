@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/accounting.cpp: see accounting.h.
 #include "tools/analyze/accounting.h"
 

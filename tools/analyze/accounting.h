@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/accounting.h: what a device's events imply (docs/log-format.md, "What the events
 // imply"), the port of tests/oracle/accounting.py's Device: torch.cuda.memory_stats()
 // style counters (pool "all", exact: figure.h), the allocated and reserved peaks with their lines,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/analysis.cpp: see analysis.h. The loop is reader.py's LogReader.__iter__ and
 // accounting.py's first_pass() in one, with layout.py's and the page's hooks at the same event.
 #include "tools/analyze/analysis.h"

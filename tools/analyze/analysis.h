@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/analysis.h: the engine's one pass over one log. Each line goes in once
 // (feed()); what every output needs comes out at the end: the reader's tallies and problems
 // (tests/oracle/reader.py), the header and summary lines checked (line_checks.h), per

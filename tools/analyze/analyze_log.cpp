@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/analyze_log.cpp: see analyze_log.h.
 #include "tools/analyze/analyze_log.h"
 

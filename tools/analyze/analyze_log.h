@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/analyze_log.h: one log through the engine, start to end: its stream tapped
 // (input_tap.h), split into lines by the replay's reader (log/read/line_reader.h), each line
 // into the analysis (analysis.h) and, while the log may be one of requests only, into the

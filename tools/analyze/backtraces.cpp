@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/backtraces.cpp: see backtraces.h.
 #include "tools/analyze/backtraces.h"
 

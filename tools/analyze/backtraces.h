@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/backtraces.h: the backtraces of the blocks alive, each distinct one kept once by
 // its JSON text with a count of the blocks that hold it, and gone when the last one goes, so that
 // the leaks of a log without a summary line carry their stacks at no cost beyond the live state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/device_gate.cpp: see device_gate.h.
 #include "tools/analyze/device_gate.h"
 

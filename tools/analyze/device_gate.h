@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/device_gate.h: which devices' events the engine takes, by the replay's rule
 // (tools/replay/replayer_pools.cpp; tests/oracle/devices.py): when the header lists
 // devices, the events of any other device are skipped; of the others, the first kMaxDevices to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/device_layout.cpp: see device_layout.h.
 #include "tools/analyze/device_layout.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/device_layout.h: a device's layout followed through its events, the port of
 // layout.py's Layout.apply and segmap.py's Detail.event as operations on a Layout (layout.h),
 // with two exact copies kept in the same pass (peak_copy.h): the layout at the device's reserved

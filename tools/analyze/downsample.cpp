@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/downsample.cpp: see downsample.h.
 #include "tools/analyze/downsample.h"
 

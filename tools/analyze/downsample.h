@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/downsample.h: a time series of samples with kValues values each, cut down while
 // it streams to at most a fixed number of points, every peak and trough kept exact: the rule of
 // tests/oracle/downsample.py, kept exactly (the same points for the same samples).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/ending.cpp: see ending.h.
 #include "tools/analyze/ending.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/ending.h: how a log ends, as far as the log tells (docs/log-format.md, "The
 // summary" and "Guarantees"; tests/oracle/ending.py): with its summary line (the
 // process exited normally); with a summary line longer than the readers' limit (it exited

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/event_hook.h: an export that follows a log event by event (the Perfetto trace:
 // perfetto_trace.h; the memory_viz snapshot: memviz_trace.h): what it is given of each event the
 // analysis takes (analysis.h): the line's number, the decoded event (with what its line wrote

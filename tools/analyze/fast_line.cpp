@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/fast_line.cpp: see fast_line.h.
 #include "tools/analyze/fast_line.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/fast_line.h: the engine's fast path for the event lines the log's writers write
 // (log/format_event.cpp, bench/make_training_log): a line log/read/writer_line.h's scanner takes
 // (the writers' compact form, each key once, values in the writers' forms, dev and ctx in range),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/figure.cpp: see figure.h.
 #include "tools/analyze/figure.h"
 

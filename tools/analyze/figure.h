@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/figure.h: the engine's exact integer for sums of a log's figures. A log's sizes
 // are below 2^64, but their sums are not bounded by it, nor kept non-negative, in a log whose
 // events are inconsistent (a segment_free of a segment never made, blocks past the address

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/frames.cpp: see frames.h.
 #include "tools/analyze/frames.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/frames.h: readable names for the frames of a log's backtraces, the rule of
 // scripts/cudapool_analysis/frames.py (one rule for the page and the memory_viz export). alloc
 // events carry bare return addresses ("0x7f6d5f8146f3"); the summary line carries the loaded

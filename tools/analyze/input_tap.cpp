@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/input_tap.cpp: see input_tap.h.
 #include "tools/analyze/input_tap.h"
 

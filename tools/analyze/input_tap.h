@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/input_tap.h: a stream buffer that passes a log's bytes through unchanged and
 // notes what the engine needs of them besides the lines: how many bytes went by (progress), and
 // the last line's length and first bytes with whether the input ends in a newline (how the log

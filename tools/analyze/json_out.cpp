@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/json_out.cpp: see json_out.h.
 #include "tools/analyze/json_out.h"
 

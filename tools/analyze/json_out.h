@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/json_out.h: writes the engine's JSON document into a string, one compact line:
 // objects and arrays with their commas, strings escaped (UTF-8 kept as it is), exact integers of
 // any size (figure.h), doubles as the shortest text that reads back the same (with ".0" when it

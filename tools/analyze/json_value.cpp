@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/json_value.cpp: see json_value.h.
 #include "tools/analyze/json_value.h"
 

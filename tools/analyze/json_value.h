@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/json_value.h: a JSON value as the Python side sees it, for the few lines the
 // engine keeps whole (the header and the summary line) and the nested fields of events it reads
 // (a backtrace): objects keep their keys in the order first seen with the value last given (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/layout.cpp: see layout.h. The range rules are layout.py's add_range and
 // remove_range, kept exactly: joined when they touch, split by an unmap (even one of no bytes).
 #include "tools/analyze/layout.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/layout.h: one device's segments and blocks, rebuilt from its events
 // (docs/log-format.md "Who reads what", item 4; tests/oracle/layout.py and the block
 // states of segmap.py's Detail): segments [base, base + size), the mapped pages of expandable

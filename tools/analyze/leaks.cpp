@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/leaks.cpp: the report's leaks (report.h leak_report), the port of
 // tests/oracle/leaks.py: the blocks alive at the end of the events are what is
 // counted; the summary line's leaks (the pool's own list at exit, with symbolized stacks) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/libdw_calls.cpp: see libdw_calls.h. Built only with CUDAPOOL_HAVE_LIBDW (libdw-dev
 // found: tools/CMakeLists.txt).
 #if CUDAPOOL_HAVE_LIBDW

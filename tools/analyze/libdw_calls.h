@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/libdw_calls.h: the libdw functions the symbolizer calls (symbolizer.cpp), loaded at
 // run time from libdw.so.1 (elfutils' libdw1) the first time a frame is to be named, so that the
 // tools start, and name frames library + offset, on a machine without it (the GPU machine's Ubuntu

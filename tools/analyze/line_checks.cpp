@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/line_checks.cpp: see line_checks.h.
 #include "tools/analyze/line_checks.h"
 

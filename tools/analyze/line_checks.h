@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/line_checks.h: the header line's and the summary line's fields checked against
 // their kinds, as the Python reader does (tests/oracle/checks.py): a field of the
 // wrong kind is left out of the object (a leak's field becomes null; a modules entry without a

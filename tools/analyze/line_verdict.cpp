@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/line_verdict.cpp: see line_verdict.h. The decoder below follows CPython 3.11's
 // Modules/_json.c (scan_once_unicode, _parse_object_unicode, _parse_array_unicode,
 // scanstring_unicode, _match_number_unicode) for where it stops and what it says.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/line_verdict.h: why a line of a log is not one valid JSON object, in the words
 // of the Python reader (tests/oracle/reader.py parse_line, which quotes Python's json
 // module): "not valid UTF-8 (byte 81)", "not JSON (Expecting ',' delimiter: line 1 column 75

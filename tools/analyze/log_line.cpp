@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/log_line.cpp: see log_line.h.
 #include "tools/analyze/log_line.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/log_line.h: one line of a cudapool.log/1 file as the engine reads it: an event
 // with its decoded fields (and the raw fields the outputs read later: a backtrace, an oom
 // event's figures, the fields an export shows as written), the header or the summary as parsed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
 //
 //   cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/memviz_order.h: what the memory_viz trace's two files share (memviz_trace.cpp
 // follows the events, memviz_write.cpp writes the engine's "memviz" object): the user_metadata
 // texts of the entries the export adds (memviz.py's), and the insertion order of blocks and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/memviz_trace.cpp: see memviz_trace.h. Each function is its namesake in
 // scripts/cudapool_analysis/memviz.py (Device), kept line for line. The object written:
 // memviz_write.cpp.

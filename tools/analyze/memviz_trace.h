@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/memviz_trace.h: what `cudapool export --memory-viz` draws of one log
 // (scripts/cudapool_analysis/memviz.py renders the PyTorch snapshot from it;
 // docs/analysis-format.md, "memviz"): per device the pool as its events leave it (segments,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/memviz_write.cpp: MemvizTrace::write (memviz_trace.h): the engine's "memviz"
 // object of a log (docs/analysis-format.md, "memviz"): its header and summary, the distinct stacks
 // (native frames, then a Python stack's frames in PyTorch's form), the native frames' symbols (from

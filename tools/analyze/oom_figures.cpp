@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/oom_figures.cpp: see oom_figures.h.
 #include "tools/analyze/oom_figures.h"
 

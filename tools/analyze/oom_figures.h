@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/oom_figures.h: an oom event's figures (docs/log-format.md, the oom action) as the
 // shim wrote them, and their explanation: pool/oom.cpp's explain_oom, the very text the shim
 // printed on stderr (one function for both, so they cannot drift), without its "cudapool: "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/page_json.cpp: see page_json.h.
 #include "tools/analyze/page_json.h"
 

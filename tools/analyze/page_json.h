@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/page_json.h: what the HTML page shows of one log, as the JSON object
 // tests/oracle/pagedata.py gather() makes (field by field in
 // docs/analysis-format.md): the run, per device the peaks, the downsampled timeline, the segment

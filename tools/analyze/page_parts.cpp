@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/page_parts.cpp: see page_parts.h.
 #include "tools/analyze/page_parts.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/page_parts.h: three members of the page's object of a log (page_json.h): the
 // oom events with their explanations (pagedata.py oom_entries), the leaks with their frames named
 // and grouped by stack (sites.py leak_groups), and the allocation sites (sites.py Sites.named,

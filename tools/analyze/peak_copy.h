@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/peak_copy.h: a state as it was at its latest peak, kept exactly in one pass
 // although the peak is only known at the end. The state changes by operations (Op); each is
 // applied to the live state and written to a journal. At a new peak the copy is brought up to

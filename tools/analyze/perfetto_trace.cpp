@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/perfetto_trace.cpp: see perfetto_trace.h.
 #include "tools/analyze/perfetto_trace.h"
 

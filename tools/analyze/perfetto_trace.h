@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/perfetto_trace.h: what `cudapool export --perfetto` draws of one log
 // (scripts/cudapool_analysis/perfetto.py writes the trace from it; docs/analysis-format.md,
 // "perfetto"): per device the allocated, reserved, active and reserved - allocated bytes after

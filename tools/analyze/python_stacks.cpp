@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/python_stacks.cpp: see python_stacks.h.
 #include "tools/analyze/python_stacks.h"
 

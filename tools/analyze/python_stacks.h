@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/python_stacks.h: a log's Python frames and stacks (CUDAPOOL_BACKTRACE=python;
 // docs/log-format.md "Python stacks"), as its definition lines give them: each id's first
 // definition is kept and a second one is a problem, listed and ignored; a stack naming a frame not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/replayed.cpp: see replayed.h.
 #include "tools/analyze/replayed.h"
 

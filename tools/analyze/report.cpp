@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/report.cpp: see report.h.
 #include "tools/analyze/report.h"
 

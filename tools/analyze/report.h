@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/report.h: what `cudapool report` says about a log, built from the engine's pass
 // (analysis.h): the port of tests/oracle/report.py build_report() and its parts
 // (device_reports, impossible, the notes; leaks.h for the leaks). Kept as data so that the report

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/report_json.cpp: see report_json.h.
 #include "tools/analyze/report_json.h"
 

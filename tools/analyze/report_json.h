@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/report_json.h: the report of one log as the JSON object `cudapool report --json`
 // prints ("schema": "cudapool.report/1", docs/log-format.md "Who reads what"; field by field in
 // docs/analysis-format.md), its row of the cross-rank table, and for several logs the table's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/segment_map.cpp: see segment_map.h.
 #include "tools/analyze/segment_map.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/segment_map.h: the page's segment map of a layout (layout.h): every region
 // (segment, or run of mapped pages) with its blocks, allocated, fenced or free, in address
 // order, within a budget (kMaxRegions drawn, kMaxBlocks listed), with totals over all of them:

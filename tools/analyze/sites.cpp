@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/sites.cpp: see sites.h.
 #include "tools/analyze/sites.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/sites.h: allocation sites for the page, the rule of
 // tests/oracle/sites.py: each distinct stack (the first kMaxFrames frames of an
 // alloc event's backtrace, when they are all strings) is one site, numbered in the order first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/slab_map.h: a map from any 64-bit key (a log's pointer: every value is one, ~0
 // included) to a record, for the engine's tables of live blocks: the records in a vector (slots
 // reused after an erase), their places in pool/ptr_map.h's open-addressing ProbeMap, and the one

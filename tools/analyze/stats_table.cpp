@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/stats_table.cpp: see stats_table.h.
 #include "tools/analyze/stats_table.h"
 

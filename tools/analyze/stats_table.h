@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/stats_table.h: a device's statistics in the report (report.h DeviceReport: the
 // summary line's, or what the events imply; exact, possibly impossible, possibly not all there) as
 // the lines of pool/summary.h's memory_summary() table, the formatter the shim prints its own

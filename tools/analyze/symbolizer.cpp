@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/symbolizer.cpp: see symbolizer.h. The libdw part is built only with
 // CUDAPOOL_HAVE_LIBDW (tools/CMakeLists.txt); without it symbolize() names nothing.
 #include "tools/analyze/symbolizer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/symbolizer.h: names a native frame's return address from the loaded object's own
 // file, at report time, with elfutils' libdw (dwfl): the function (demangled with
 // abi::__cxa_demangle) and its offset, and the source file and line where the file (or its

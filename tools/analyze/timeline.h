@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/timeline.h: a device's allocated, reserved, active and reserved - allocated bytes
 // over time, downsampled (downsample.h) as the events come, for the page's charts: the rule of
 // tests/oracle/timeline.py. A sample is taken after every event that changes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/written_field.cpp: see written_field.h.
 #include "tools/analyze/written_field.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/analyze/written_field.h: the fields an export shows of an event as its line wrote them
 // (perfetto.py INSTANT_FIELDS), which the Event does not decode: their values as the Python
 // reader makes them of the line (json.loads), taken from the line's raw fields (log_line.h

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/cat/main.cpp: cudapool-cat, a log as plain text on stdout, whatever it came in: plain,
 // gzip or zstd (recognised by its first bytes, log/read/input.h), from a file or stdin. The
 // Python tools (report, report --html, export) read compressed logs through it

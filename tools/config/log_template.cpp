@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/config/log_template.cpp: see log_template.h.
 #include "tools/config/log_template.h"
 

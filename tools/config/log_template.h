@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/config/log_template.h: `cudapool-config --log-template TEMPLATE [--pid PID]`, what
 // `cudapool run` asks before it starts the program: the shim's own expansion of a CUDAPOOL_LOG
 // template and its own rules for the destination (log/logger.h's check_log_template: nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/config/main.cpp: cudapool-config, which shows the allocator settings a conf string puts
 // in force and everything wrong with it. Parsing is config/'s; this file only chooses the
 // string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/bytes_arg.h: a byte count as the command-line tools take it (--device-memory of
 // cudapool replay and cudapool tune). The rule, for --help and for the message that refuses a
 // size: kSizeForms. Header-only. Not here: each tool's own bounds (the smallest and largest device

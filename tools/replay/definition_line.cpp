@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/definition_line.cpp: see definition_line.h.
 #include "tools/replay/definition_line.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/definition_line.h: the definition lines of Python stacks
 // (CUDAPOOL_BACKTRACE=python; docs/log-format.md "Python stacks" and "Valid lines"), read and
 // checked once for both C++ readers of the log: `python_frame` (id, file, line, function) and

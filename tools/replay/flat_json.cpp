@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/flat_json.cpp: see flat_json.h.
 #include "tools/replay/flat_json.h"
 

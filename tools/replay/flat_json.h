@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/flat_json.h: a fast scanner for one JSON object per line, handing each top-level
 // key and its raw value to a visitor. The whole line is checked as strict JSON (RFC 8259: numbers
 // without leading zeros, no NaN, strings of valid UTF-8 with valid escapes and no raw control

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/log_event.cpp: see log_event.h.
 #include "tools/replay/log_event.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/log_event.h: reading the lines of a cudapool.log/1 file that replay cares about:
 // the header (conf string, device memory) and the events alloc, free_requested, oom,
 // empty_cache, segment_alloc (its address) and context_dropped. Every line is checked against the

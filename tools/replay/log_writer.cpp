@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/log_writer.cpp: see log_writer.h.
 #include "tools/replay/log_writer.h"
 

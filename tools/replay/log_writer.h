@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/log_writer.h: `cudapool-replay --write-log OUT`: the pool's decisions during a
 // replay written as a cudapool.log/1 file (docs/log-format.md, "Written by the replay"), so that a
 // log of requests alone (alloc and free, no segments) can be read by every tool that draws

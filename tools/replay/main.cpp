@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/main.cpp: the cudapool-replay command line (`cudapool replay`). Usage: see kCommand;
 // --help, --version and usage errors as every tool's (tools/cli_common.h). Not here: the replay
 // (replayer.h) and what it prints (report.h).

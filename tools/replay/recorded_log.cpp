@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/recorded_log.cpp: see recorded_log.h.
 #include "tools/replay/recorded_log.h"
 

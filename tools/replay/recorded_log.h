@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/recorded_log.h: a cudapool.log/1 file decoded once, in the compact form a replay
 // needs: the events the pool acts on, each with its line number, handed out in batches
 // (LogDecoder: cudapool tune feeds each batch to every setting's pool, so its memory is bounded by

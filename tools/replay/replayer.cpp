@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/replayer.cpp: see replayer.h. The lines and the events; the pools:
 // replayer_pools.cpp.
 #include "tools/replay/replayer.h"

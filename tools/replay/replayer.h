@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/replayer.h: drives one DevicePool per device and context (each over a
 // SimulatedBackend in an address range of its own) with the events of a log, mapping the log's
 // pointers to the simulation's. Counts and locates whatever in the log cannot be replayed; never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/replayer_pools.cpp: the Replayer's pools (replayer.h): made on a device's first
 // event, each in an address range of its own; at most kMaxPools alive, of the devices the header
 // lists; dropped with their context; and the notes that sum up the events skipped for these

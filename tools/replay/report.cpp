@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/replay/report.cpp: see report.h. The JSON layout is documented in docs/replay.md. Text
 // from the log (the conf, problems naming a log's action) reaches the terminal escaped as the conf
 // diagnostics are (config/terminal_text.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/first_look.cpp: see first_look.h.
 #include "tools/tune/first_look.h"
 

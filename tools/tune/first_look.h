@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/first_look.h: what tune's sweep needs to know of the requests before its pass, taken
 // from the pass's own decoded events, never from a second read of the log: the largest request,
 // which decides the split limits tried (sweep.h), and every size the pool is asked for, which says

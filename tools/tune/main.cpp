@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/main.cpp: the cudapool-tune command line (`cudapool tune`; --help, --version and usage
 // errors as every tool's: tools/cli_common.h). Usage: see kCommand. Checks and names the
 // logs, tunes them (tune.h: one pass over each, the sweep of sweep.h, the ranking), prints

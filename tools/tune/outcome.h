@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/outcome.h: what one setting's replay of one log comes to, as cudapool tune ranks it
 // (bytes and counts summed over the log's devices). Made by a pass (pass.h), ranked by tune.h,
 // printed by tune_report.h. Not the pool's statistics themselves (pool/stats.def).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/pass.cpp: see pass.h. One mutex guards the schedule (which batches are held, each
 // setting's next batch, who decodes); decoding and replaying run outside it.
 #include "tools/tune/pass.h"

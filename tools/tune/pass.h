@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/pass.h: one pass over one log for cudapool tune: the log is decoded once, in batches
 // of events (recorded_log.h), and every batch is replayed by every setting's pool (a Replayer per
 // conf string), on worker threads that share the decoded batches. Any worker decodes the next

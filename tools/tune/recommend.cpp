@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/recommend.cpp: see tune.h. The ranking of the outcomes and the recommendation with
 // its caveats; the passes that make the outcomes: tune.cpp.
 #include <algorithm>

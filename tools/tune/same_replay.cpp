@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/same_replay.cpp: see same_replay.h.
 #include "tools/tune/same_replay.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/same_replay.h: which of tune's settings replay a log alike, found before the pass so
 // that each group is replayed once; the figures are the same, exactly, because the pool makes the
 // same decisions in the same order:

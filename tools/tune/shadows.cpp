@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/shadows.cpp: see shadows.h.
 #include "tools/tune/shadows.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/shadows.h: settings that tune replays as shadows of another (pool/split_shadows.h).
 // Settings equal in every key but max_split_size and max_non_split_rounding are one group: one of
 // them is replayed, the others are watched beside it and take its figures, exactly, unless a

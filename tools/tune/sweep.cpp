@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/sweep.cpp: see sweep.h.
 #include "tools/tune/sweep.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/sweep.h: the settings cudapool tune tries on a log. Each candidate is the log's own
 // settings with a few keys changed (a --try string is such a change too), all under --fraction
 // when one is given: the log's own, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/tune.cpp: see tune.h. The first look, the pass over the logs (and a second one where
 // the look missed requests or a watched setting parted), and which replay each setting of the
 // sweep takes; the ranking and the recommendation: recommend.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/tune.h: cudapool tune's engine. Reads every log once, in one pass that feeds every
 // candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
 // rank decides), and picks the setting to recommend, with why and its caveats. What the sweep

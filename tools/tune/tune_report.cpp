@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/tune_report.cpp: see tune_report.h.
 #include "tools/tune/tune_report.h"
 

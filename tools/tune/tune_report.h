@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tune/tune_report.h: what cudapool tune prints. Text: per log a ranked table (peak
 // reserved, its change against the log's own setting, peak allocated, reserved-over-allocated
 // overhead, device allocations and frees, retries, OOMs), the worst-rank table when there are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/vocabulary/main.cpp: cudapool-vocabulary prints the log's vocabulary as JSON, made from
 // the X-macro lists (pool/actions.def, log/shim_actions.def, pool/stats.def, the fields of the
 // lines of log/fields.def, and the compressed formats of log/compressions.def): the file

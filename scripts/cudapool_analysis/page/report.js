@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cudapool report --html: draws the page from the JSON in #cudapool-data (htmlreport.py writes
    it; pagedata.py says what it holds). Timelines with uPlot (inlined before this script), the
    segment maps on canvases of their own, tables as DOM nodes (text only: nothing from the log is

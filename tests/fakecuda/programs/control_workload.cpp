@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/control_workload.cpp: a program for the control endpoint's test
 // (tests/fakecuda/control_check.py, metrics_file_check.py, control_cleanup_check.py): it keeps
 // allocating and freeing (sizes 1 B to 20 MiB, up to 24 blocks held, everything freed every 4096

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/cudart_like.cpp: reaches the driver exactly as the CUDA runtime does:
 // dlopen("libcuda.so.1"), dlsym("cuGetProcAddress_v2"), then every entry point through it (some
 // with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, some at two versions, one empty name), all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/early_driver_user.cpp: a shared library that looks up a driver function
 // from its constructor, as cuBLASLt does (dlopen("libcuda.so.1") + dlsym). The dynamic loader runs
 // this constructor before those of the preloaded shim (the shim is not among its dependencies), so

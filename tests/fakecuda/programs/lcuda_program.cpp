@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/lcuda_program.cpp: a program linked with -lcuda (against the fake), which
 // calls the driver's exported names (cuMemAlloc_v2, ...) directly, as programs that use the driver
 // API do; an LD_PRELOAD library that exports the same names interposes on them. Runs a scenario

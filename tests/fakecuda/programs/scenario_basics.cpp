@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_basics.cpp: the basic scenarios on device 0's primary
 // context: cache_hit/disable (an alloc/free loop), errors (bad sizes, no context, bad frees, out
 // of memory), meminfo and address_range, each against the fake alone or under the shim. Not many

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_context_cycles.cpp: context_cycles, a long life of contexts:
 // 100,000 context lifetimes one after another (contexts created and destroyed on every device,
 // primary context resets a hook sees and resets no hook sees, last releases of the primary

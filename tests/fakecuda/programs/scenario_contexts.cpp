@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_contexts.cpp: contexts and what goes with them: hidden_reset and
 // reset_releases (primary context resets, seen by a hook or not), many_contexts and
 // contexts_threads (more contexts than the shim has pool slots), and ipc (exports of pooled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_fake_api.cpp: fake_api, the fake driver's own contract checked
 // without the shim (devices, alignment, the control API, contexts, VMM, IPC, pointer attributes,
 // error names, counters). Not a shim test: registered only against the fake alone

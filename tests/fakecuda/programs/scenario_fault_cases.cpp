@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_fault_cases.cpp: fault_cases, one focused check per defect the
 // fault sweep (fault_sweep.sh, scenario_faults.cpp) found in the shim: each makes the next call
 // of one driver entry point fail (fakecuda_fail_call) where the shim makes it, and checks what

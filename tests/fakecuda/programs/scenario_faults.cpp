@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_faults.cpp: the scenario that fault_sweep.sh runs once per
 // injected driver fault (FAKECUDA_FAIL, tests/fakecuda/src/faults.cpp): allocation and free
 // patterns with reuse, a blocking, a non-blocking and a prioritized stream with work and events

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_fences.cpp: the shortcuts reuse_fence:auto takes, through the
 // fake driver (which does not order streams: what is checked is what the shim decides, by the
 // blocks it hands out and the events and waits it queues; tests/gpu/fence_shortcuts.cu checks the

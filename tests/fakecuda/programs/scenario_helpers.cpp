@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_helpers.cpp: the helpers every scenario file shares (declared in
 // scenarios.h): say (a line of output), alloc_ok, host, stamp/stamped (data checks), splitmix,
 // current, device0_pinned, and fail/result_name behind FC_CHECK and FC_EXPECT_RC. Not a place for

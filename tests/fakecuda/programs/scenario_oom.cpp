@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_oom.cpp: out-of-memory answers that explain themselves.
 // oom_explained (run by oom_explained.sh, which checks the shim's stderr and log): on a 64 MiB
 // fake device, a 40 MiB block, then three requests of 40 MiB that cannot fit (one situation: one

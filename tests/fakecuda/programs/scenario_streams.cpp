@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_streams.cpp: streams_fence (the fake's held streams and events;
 // under the shim, when a block freed with stream work queued comes back, by reuse_fence) and
 // passthrough (the allocations the shim does not pool reach the driver). Not reuse_fence:auto's

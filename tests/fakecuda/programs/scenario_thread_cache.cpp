@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_thread_cache.cpp: the `thread_cache` scenarios, run under the
 // shim only. They check what a program can see of the shim's per-thread caches of freed blocks
 // (conf key thread_cache): with the caches on (thread_cache:always, no reporting), a block freed by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_threads.cpp: scenarios about who calls: threads (many threads
 // allocating and freeing at once), two_devices (a pool per device) and fork (the child after a
 // fork). Not contexts made and destroyed by threads: see scenario_contexts.cpp (contexts_threads).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenarios.cpp: the dispatch of the scenarios that cudart_like and
 // lcuda_program run: run_scenario maps a scenario name to its function (in scenario_*.cpp), run
 // against the fake alone ("fake": the answers the real driver gives) or under the shim ("shim":

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenarios.h: the driver entry points a test program holds (filled by
 // cudart_like through cuGetProcAddress_v2, by lcuda_program from its link), the fake's control
 // functions, the check helpers, and the scenarios both programs run. Not a test framework: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/signal_producer.cpp: allocates and frees in a tight loop through the
 // driver's exported names (linked with -lcuda against the fake) until a signal ends it, counting
 // the pairs done in a file mapped shared, so the count survives the process. Under the shim with

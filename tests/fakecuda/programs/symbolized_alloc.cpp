@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/symbolized_alloc.cpp: allocates from one function of a known name and
 // source line (symtest::allocate_here, the line marked ALLOCATING LINE), built with -g
 // (tests/fakecuda/CMakeLists.txt), so that tests/cli/symbolized_frames.sh can check that the report

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/fakecuda/python/stacks_program.py: a Python program that allocates through the fake driver
 (tests/fakecuda) by ctypes, for python_stacks.sh: threads that call with the GIL released
 (ctypes.CDLL, as PyTorch's bindings release it around ATen calls) and with it held

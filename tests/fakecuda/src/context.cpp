@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/context.cpp: initialization, version, devices, primary and created contexts,
 // the per-thread current context, and error names. Not modelled: context flags beyond storing
 // them, peer access, per-context limits; a context's streams survive its destruction.

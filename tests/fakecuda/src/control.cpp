@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/control.cpp: the fakecuda_* control and inspection functions declared in
 // tests/fakecuda/fakecuda_control.h. They are not counted as calls and need no cuInit.
 #include "fakecuda_control.h"

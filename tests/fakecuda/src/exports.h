@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/exports.h: declarations of the fake's exported driver symbols that cuda.h
 // (built without CUDA_API_PER_THREAD_DEFAULT_STREAM) does not declare: legacy unversioned names
 // that cuda.h #defines to their _v2 successors, cuCtxCreate_v2/_v3, the 4-argument

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/faults.cpp: fault injection into the fake driver's entry points, and its exit
 // report. Not a model of how a real driver fails: a failed call has no effect (but a synchronize,
 // which reports the failure of the work it waited for, fails after its wait: FAKECUDA_WAIT_ENTRY)

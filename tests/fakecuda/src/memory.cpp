@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/memory.cpp: device, pitched, managed, stream-ordered and pinned host
 // allocations, memory info, address ranges, pointer attributes, memset/memcpy, IPC handles. Device
 // pointers are host addresses (512-byte aligned, 2 MiB from 2 MiB on), so tests may read and write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/proc_address.cpp: cuGetProcAddress_v2 and the legacy 4-argument
 // cuGetProcAddress, as the driver answers them: a base name ("cuMemAlloc") and the caller's CUDA
 // version pick the newest versioned symbol introduced at or before that version

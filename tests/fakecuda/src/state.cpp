@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/state.cpp: the fake driver's state, its lock, the per-thread context stack,
 // stream resolution and the host-memory helpers behind device allocations. Not an entry point:
 // the CUDA functions live in the other files of src/.

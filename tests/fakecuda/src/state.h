@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/state.h: the fake driver's state (devices, contexts, allocations, streams,
 // events, virtual-memory objects, call counters) and the helpers every entry point uses. One
 // recursive mutex guards all of it. Not a simulator: no kernels, no queues, no device memory, only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/streams.cpp: streams and events as host objects. Work is complete at once
 // unless a test holds the stream (fakecuda_hold_stream): then events recorded on it stay incomplete
 // until a synchronize (event, stream or context; each call counts one sync) or the hold's release.

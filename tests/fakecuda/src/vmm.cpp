@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/src/vmm.cpp: the virtual memory management calls (cuMemAddressReserve,
 // cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease, cuMemAddressFree, granularity).
 // Reservations are PROT_NONE host mappings; physical allocations are memfd files mapped into them,

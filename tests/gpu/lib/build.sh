@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/lib/build.sh: build_all, which compiles every program of tests/gpu into $BIN with nvcc
 # (all at once, one PASS or FAIL line build-NAME each, the compiler's output in
 # $LOGS/build-NAME.log). Sourced by tests/gpu/run.sh, whose main calls it before the sections; not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/lib/common.sh: the helpers of the GPU suite's sections: the PASS/FAIL/INFO lines and
 # their counters, the time budget, running a program in a mode (raw, shim, shim:CONF, disable) with
 # its log shown, the verdicts and the preload check, and the checks several sections share (same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/alloc_basic.sh: the GPU suite's section alloc_basic: the programs
 # alloc_basic_static, _shared and _ptds (three cudart builds): checked alloc/free pairs under the
 # shim and without it, NVML showing the memory kept cached under the shim, and CUDAPOOL_DISABLE=1

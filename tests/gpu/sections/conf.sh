@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/conf.sh: the GPU suite's section conf: the pool's settings on the real driver
 # (CONFS, described below). Reuses the logs errors-raw and torch_train-raw-nocache of the sections
 # errors and torch when they ran, else makes them. Sourced by tests/gpu/run.sh (which sets the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/contexts.sh: the GPU suite's section contexts: the programs contexts and
 # reset_memory: contexts the program makes and destroys, and 270 cudaDeviceReset calls in a row
 # (described below). Sourced by tests/gpu/run.sh (which sets the variables and runs test_contexts

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/cross_stream.sh: the GPU suite's section cross_stream: the programs
 # cross_stream and cross_stream_ptds: blocks freed while a kernel on another stream still uses them,
 # under reuse_fence auto (explicit and default; frees must stay fast) and sync, with blocking

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/driver_api.sh: the GPU suite's section driver_api: cuMemAlloc/cuMemFree pairs
 # under the shim (the memory kept cached, by NVML) and without it. Sourced by tests/gpu/run.sh
 # (which sets the variables and runs test_driver_api when GPU_TESTS_ONLY names driver_api, or by

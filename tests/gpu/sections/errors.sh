@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/errors.sh: the GPU suite's section errors: the programs errors, odd_uses and
 # ipc_check: error paths and legal but unusual uses, whose answers (RESULT lines) must read as
 # without the shim; the explained out-of-memory; IPC exports. Sourced by tests/gpu/run.sh (which

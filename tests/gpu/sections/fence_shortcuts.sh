@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/fence_shortcuts.sh: the GPU suite's section fence_shortcuts: the programs
 # fence_shortcuts and fence_shortcuts_ptds: the shortcuts of reuse_fence:auto (described below),
 # under the shim, under none and without the shim. Sourced by tests/gpu/run.sh (which sets the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/hostile.sh: the GPU suite's section hostile: issue 26's defects on the real
 # driver, with a real PyTorch training loop (torch_train.py, its cache off) as the user's program:
 # the log and summary under `ulimit -f` and into a FIFO whose reader stopped reading, the metrics

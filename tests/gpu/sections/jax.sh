@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/jax.sh: the GPU suite's section jax: jax_check.py (XLA's platform allocator)
 # under the shim and without it. Sourced by tests/gpu/run.sh (which sets the variables and runs
 # test_jax when GPU_TESTS_ONLY names jax, or by default); not a script to run alone, and not where

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/late_stream.sh: the GPU suite's section late_stream: a freed block handed out
 # again to a stream made after the free (or to the per-thread stream), two sizes, four modes.
 # Sourced by tests/gpu/run.sh (which sets the variables and runs test_late_stream when

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/libraries.sh: the GPU suite's section libraries: cuBLAS, cuFFT, Thrust and CUB
 # under the shim (described below). Sourced by tests/gpu/run.sh (which sets the variables and runs
 # test_libraries when GPU_TESTS_ONLY names libraries, or by default); not a script to run alone, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/logs.sh: the GPU suite's section logs: the allocation log of real programs
 # (described below), checked by tests/log_check.py and replayed by cudapool-replay. Sourced by
 # tests/gpu/run.sh (which sets the variables and runs test_logs when GPU_TESTS_ONLY names logs, or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/oom_snapshot.sh: the GPU suite's section oom_snapshot: CUDAPOOL_OOM_SNAPSHOT
 # under PyTorch 2.11 (its cache off), the snapshot read back and drawn by torch.cuda._memory_viz
 # (tests/gpu/oom_snapshot.py, whose own PASS/FAIL lines show in the log). Sourced by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/other_allocs.sh: the GPU suite's section other_allocs: the allocation APIs the
 # shim passes through (described below). Sourced by tests/gpu/run.sh (which sets the variables and
 # runs test_other_allocs when GPU_TESTS_ONLY names other_allocs, or by default); not a script to run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/threads.sh: the GPU suite's section threads: allocations and frees from many
 # threads under the default, sync, none (data loss reported as EXPECTED-UNSAFE) and thread-cache
 # settings, and without the shim. Sourced by tests/gpu/run.sh (which sets the variables and runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/torch.sh: the GPU suite's section torch: torch_train.py's 50 losses
 # bit-identical with and without the shim (PyTorch's cache off), the shim under PyTorch's own cache,
 # and CUDA graph capture (torch_graph.py) with and without PyTorch's cache. Sourced by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/sections/two_devices.sh: the GPU suite's section two_devices: a pool per GPU (described
 # below); one INFO line on a machine with one GPU. Sourced by tests/gpu/run.sh (which sets the
 # variables and runs test_two_devices when GPU_TESTS_ONLY names two_devices, or by default); not a
