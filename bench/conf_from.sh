@@ -13,7 +13,7 @@ set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${OUT:?set OUT}" "${PREFIX:?set PREFIX (an install: cmake --install build --prefix P)}"
 PY="${PYTHON:-python3}"
-C="$PREFIX/bin/cudapool"
+C="$(cd "$PREFIX" && pwd)/bin/cudapool"
 mkdir -p "$OUT"
 exec > >(tee "$OUT/conf-from.txt") 2>&1
 echo "conf_from: $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
