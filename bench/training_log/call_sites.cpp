@@ -42,7 +42,7 @@ std::uint64_t frame_in(Object o, std::size_t site, std::size_t depth) {
 CallSites::CallSites() {
   for (const Layout& l : kLayout) {
     std::string path = l.path[0] == '/' ? l.path : std::string(kLib) + l.path;
-    modules_.push_back(log::Module{l.base, l.base + l.size, std::move(path)});
+    modules_.push_back(log::Module{l.base, l.base + l.size, std::move(path), 0, ""});
   }
   for (std::size_t s = 0; s < kSites; ++s) {
     auto& f = frames_[s];

@@ -294,7 +294,7 @@ TEST_CASE("log fields: header and summary lines, optional parts off and on, matc
       leak.frames = {0x401000};
       s.leaks.assign(cudapool::log::kMaxSummaryLeaks + 2, leak);
       s.leaks[1].symbols = {"0x401000 /bin/x(main+0x1)"};
-      s.modules = {{0x400000, 0x500000, "/bin/x"}};
+      s.modules = {{0x400000, 0x500000, "/bin/x", 0, ""}};
     } else {
       s.leaks = {leak};
     }

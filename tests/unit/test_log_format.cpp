@@ -421,8 +421,8 @@ TEST_CASE("log: summary line shape") {
   CHECK(!j.at("leaks")[2].contains("backtrace"));
   CHECK(j.at("log_errors") == json({{"write_failed", false}, {"records_lost", 0}}));
   CHECK(!j.contains("modules"));  // none: not written
-  s.modules = {Module{0x400000, 0x401000, "/usr/bin/prog"},
-               Module{0x7f0000000000, 0x7f0000200000, "/lib/libx \"1\".so"}};
+  s.modules = {Module{0x400000, 0x401000, "/usr/bin/prog", 0, ""},
+               Module{0x7f0000000000, 0x7f0000200000, "/lib/libx \"1\".so", 0, ""}};
   const json m = parse_line(format_summary(s));
   CHECK(m.at("modules") ==
         json::array({{{"base", "0x400000"}, {"end", "0x401000"}, {"path", "/usr/bin/prog"}},
