@@ -64,9 +64,7 @@ print(r["why"].replace("\n", " "))') || { say_run "--conf-from: cudapool tune $*
 log_problem=0
 run_checks() {
   case "${CUDAPOOL_DISABLE:-}" in "" | 0 | false | False) ;; *) return 0 ;; esac
-  # The checks' own commands run with the LD_PRELOAD the caller had: not the shim's.
-  local -x LD_PRELOAD=${LD_PRELOAD#*"$lib"}
-  LD_PRELOAD=${LD_PRELOAD#:}
+  # The checks' own commands run with the LD_PRELOAD the caller had: COMMAND alone gets the shim's.
   local level=${CUDAPOOL_LOG_LEVEL:-warn} config="" out rc=0 from line problem
   case "$level" in off | error) ;; *) level=warn ;; esac
   if [ "$installed" -eq 1 ]; then config="$prefix/bin/cudapool-config"
@@ -139,7 +137,7 @@ run_child() {
   # A non-interactive shell starts a background command with SIGINT and SIGQUIT ignored: env
   # gives them back (coreutils 8.31+; without it COMMAND runs in the foreground, TERM not passed).
   if env --default-signal=INT true 2>/dev/null; then
-    env --default-signal=INT,QUIT -- "$@" <&0 &
+    env --default-signal=INT,QUIT -- LD_PRELOAD="$shim_preload" "$@" <&0 &
     child=$!
     trap 'kill -TERM "$child" 2>/dev/null' TERM
     trap 'kill -HUP "$child" 2>/dev/null' HUP
@@ -153,7 +151,7 @@ run_child() {
     done
     trap - TERM HUP INT QUIT
   else
-    "$@" || rc=$?
+    LD_PRELOAD=$shim_preload "$@" || rc=$?
   fi
   if [ "$log_problem" -eq 0 ] && [ "${CUDAPOOL_LOG_LEVEL:-warn}" != off ] &&
      [ "${CUDAPOOL_LOG_LEVEL:-warn}" != error ] && ! logged "$before"; then
@@ -193,13 +191,16 @@ run_command() {
   fi
   local runtime
   runtime=$(sanitizer_runtime "$lib")
-  export LD_PRELOAD="${runtime:+$runtime:}$lib${LD_PRELOAD:+:$LD_PRELOAD}"
+  # COMMAND's LD_PRELOAD: given to COMMAND alone, so that the launcher's own commands around a
+  # child COMMAND (run_child's file lists) run without the shim (or a sanitizer's runtime).
+  shim_preload="${runtime:+$runtime:}$lib${LD_PRELOAD:+:$LD_PRELOAD}"
   [ "$conf_set" -eq 1 ] && export CUDAPOOL_CONF="$conf"
   [ "$log_set" -eq 1 ] && export CUDAPOOL_LOG="$log"
   [ "$summary_set" -eq 1 ] && export CUDAPOOL_SUMMARY="$summary"
   [ "$disable" -eq 1 ] && export CUDAPOOL_DISABLE=1
   run_checks || exit 1
-  case "${CUDAPOOL_DISABLE:-}" in "" | 0 | false | False) ;; *) exec "$@" ;; esac
+  case "${CUDAPOOL_DISABLE:-}" in "" | 0 | false | False) ;; *) export LD_PRELOAD=$shim_preload; exec "$@" ;; esac
   [ -z "${CUDAPOOL_LOG:-}" ] || run_child "$@"
+  export LD_PRELOAD=$shim_preload
   exec "$@"
 }
