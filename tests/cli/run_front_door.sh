@@ -101,18 +101,20 @@ assert cuda.cuCtxSetCurrent(ctx) == 0
 p = ctypes.c_uint64()
 assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(1 << 20)) == 0
 assert cuda.cuMemFree_v2(p) == 0'
+  # /usr/bin/python3, not the python3 on PATH: that may be a shell script (pyenv's), which under
+  # the sanitizer runtime COMMAND gets would report its own leaks
   asan="${ASAN_OPTIONS:-}:detect_leaks=0"
-  run --log 'cuda-%p.jsonl' -- env LD_LIBRARY_PATH="$fake" ASAN_OPTIONS="$asan" python3 -c "$cuda_program"
+  run --log 'cuda-%p.jsonl' -- env LD_LIBRARY_PATH="$fake" ASAN_OPTIONS="$asan" /usr/bin/python3 -c "$cuda_program"
   [ $rc -eq 0 ] || fail "a CUDA program: exit $rc: $(cat "$io/err")"
   ! grep -q "made no CUDA call" <<<"$err" || fail "a CUDA program: said no CUDA call: $err"
   ls "$tmp"/cuda-*.jsonl >/dev/null 2>&1 || fail "a CUDA program: no log: $(ls "$tmp")"
   # a log from a child of COMMAND (sh starts python3) counts: %p is the child's
-  run --log 'child-%p.jsonl' -- sh -c 'env LD_LIBRARY_PATH="$1" ASAN_OPTIONS="$2" python3 -c "$3"' sh \
+  run --log 'child-%p.jsonl' -- sh -c 'env LD_LIBRARY_PATH="$1" ASAN_OPTIONS="$2" /usr/bin/python3 -c "$3"' sh \
     "$fake" "$asan" "$cuda_program"
   [ $rc -eq 0 ] && ! grep -q "made no CUDA call" <<<"$err" || fail "a CUDA child: exit $rc: $err"
   # the same name again: the shim writes NAME.1, which counts as this run's
   : >"$tmp/again.jsonl"
-  run --log again.jsonl -- env LD_LIBRARY_PATH="$fake" ASAN_OPTIONS="$asan" python3 -c "$cuda_program"
+  run --log again.jsonl -- env LD_LIBRARY_PATH="$fake" ASAN_OPTIONS="$asan" /usr/bin/python3 -c "$cuda_program"
   [ -s "$tmp/again.jsonl.1" ] && ! grep -q "made no CUDA call" <<<"$err" || fail "NAME.1: $err"
 else
   echo "run_front_door: the fake driver is not built: the CUDA program is not run"
