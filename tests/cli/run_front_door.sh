@@ -52,10 +52,10 @@ run --log 'run-%p.jsonl' -- sh -c 'echo no cuda; exit 3'
 [ "$err" = "cudapool run: sh made no CUDA call under the shim: nothing was logged (CUDAPOOL_LOG=run-%p.jsonl)" ] ||
   fail "no CUDA call: stderr: $(cat "$io/err")"
 [ -z "$(ls -A "$tmp" | grep -v script.sh)" ] || fail "no CUDA call: files: $(ls "$tmp")"
-# the same through CUDAPOOL_LOG, and with python3 (README's example)
-CUDAPOOL_LOG="$tmp/env-%p-%r.jsonl.zst" run -- python3 -c 'print(1)'
+# the same through CUDAPOOL_LOG, and with python3 (README's example; /usr/bin/python3: see below)
+CUDAPOOL_LOG="$tmp/env-%p-%r.jsonl.zst" run -- /usr/bin/python3 -c 'print(1)'
 [ $rc -eq 0 ] && [ "$out" = 1 ] &&
-  [ "$err" = "cudapool run: python3 made no CUDA call under the shim: nothing was logged (CUDAPOOL_LOG=$tmp/env-%p-%r.jsonl.zst)" ] ||
+  [ "$err" = "cudapool run: /usr/bin/python3 made no CUDA call under the shim: nothing was logged (CUDAPOOL_LOG=$tmp/env-%p-%r.jsonl.zst)" ] ||
   fail "CUDAPOOL_LOG, python3: exit $rc: $(cat "$io/err")"
 # a name already there (no %p): the shim would write NAME.1; none written: said
 : >"$tmp/fixed.jsonl"
