@@ -9,6 +9,9 @@ directory; and, for `cudapool top` finding none, the processes of the user's und
     environ_of(pid)            -> the environment it started with (dict), or None
     why_no_socket(pid, path, dir_, waited)  -> the message (one line)
     shim_processes(skip)       -> [(pid, the reason it has no socket in the directory)]
+    descendants(pid)           -> the processes below pid, children first
+    program_of_launcher(pid, dir_, suffix) -> (pid, socket) of the one process below the launcher
+                                  `cudapool run` with a socket, or None
 
 Linux only (/proc). The environment read is the one the process started with
 (/proc/PID/environ): a variable the program set itself later is not seen. Not here: the

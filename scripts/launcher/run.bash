@@ -199,8 +199,10 @@ run_command() {
   [ "$summary_set" -eq 1 ] && export CUDAPOOL_SUMMARY="$summary"
   [ "$disable" -eq 1 ] && export CUDAPOOL_DISABLE=1
   run_checks || exit 1
-  case "${CUDAPOOL_DISABLE:-}" in "" | 0 | false | False) ;; *) export LD_PRELOAD=$shim_preload; exec "$@" ;; esac
-  [ -z "${CUDAPOOL_LOG:-}" ] || run_child "$@"
+  # With a log (and the shim on) COMMAND runs as run's child, for the note when nothing was logged.
+  case "${CUDAPOOL_DISABLE:-}" in
+    "" | 0 | false | False) [ -z "${CUDAPOOL_LOG:-}" ] || run_child "$@" ;;
+  esac
   export LD_PRELOAD=$shim_preload
   exec "$@"
 }
