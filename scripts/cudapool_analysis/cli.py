@@ -40,9 +40,10 @@ from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .inputs import LogError
 from .verdict import AUTO_TUNE_EVENTS, verdict
+from .version import add_version
 from .text import several_text, text_report
 from .tools import ToolError
-from .exportcli import add_version, export, export_parser
+from .exportcli import export, export_parser
 from .controlcli import COMMANDS as CONTROL_COMMANDS, control_parsers, run as run_control
 
 

@@ -11,7 +11,7 @@ import math
 import sys
 
 from . import control
-from .version import VERSION
+from .version import add_version
 
 USAGE = {
     "stats": "%(prog)s PID [--json | --prometheus | --csv] [--timeout S] [--dir DIR]",
@@ -81,8 +81,7 @@ def seconds(text):
 def command(commands, name, **kwargs):
     p = commands.add_parser(name, usage=USAGE[name], **kwargs)
     p.__class__ = ControlParser           # argparse makes the subparsers of the main one's class
-    p.add_argument("--version", action="version", version="cudapool " + VERSION,
-                   help="print the version (cudapool %s) and exit" % VERSION)
+    add_version(p)
     p.set_defaults(parser=p)
     return p
 

@@ -29,16 +29,9 @@ from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .export import ExportError
 from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
-from .version import VERSION
+from .version import add_version
 from .terminal import MAX_NOTE, cut
 from .tools import ToolError
-
-
-def add_version(p):
-    """--version: "cudapool VERSION" on stdout, exit 0 (argparse's version action); report's
-    too (cli.py)."""
-    p.add_argument("--version", action="version", version="cudapool %s" % VERSION,
-                   help="print the version (cudapool %s) and exit" % VERSION)
 
 
 def export_parser(commands):
