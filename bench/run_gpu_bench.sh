@@ -24,6 +24,13 @@
 #    can land in a slow spell.
 # 6. torch_rounds (only when BENCH_TABLES names it): table 4's churn and training loop with PyTorch's
 #    cache and with it off under the shim, ROUNDS times interleaved, medians over rounds.
+# 7. floor (only when BENCH_TABLES names it): the floor of interposition, ROUNDS interleaved rounds
+#    of the static-cudart cudaMalloc+cudaFree loop under libcudapool_floor.so (the shim whose two
+#    pooled hooks hand back a fixed pointer, shim/CMakeLists.txt), libcudapool_floor_ctx.so (the
+#    same after asking the driver for the context id), the shim (default settings, no log; and the
+#    CUDAPOOL_LIB_BASELINE build if given), raw cudaMalloc, cudaMallocAsync and PyTorch's
+#    raw_alloc; the same through the driver entry points (--driver) for the floor and the shim.
+#    Each column's median and minimum over rounds and its ratio to the floor's.
 # BENCH_TABLES picks the tables and their order (default "latency threads log torch"). PIN_CPU=N
 # runs every latency process of tables 1 and 5 (anchors included) under `taskset -c N`: on a
 # shared host an unpinned process may land on a slow CPU (docs/benchmarks.md). Not pinned: the
@@ -46,6 +53,9 @@ set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
 # Another build of the shim (an earlier commit) for a "baseline" column of the rounds table.
+# The floor builds for the floor table (ninja cudapool_floor cudapool_floor_ctx).
+FLOOR="${CUDAPOOL_LIB_FLOOR:-$(dirname "$SHIM")/libcudapool_floor.so}"
+FLOOR_CTX="${CUDAPOOL_LIB_FLOOR_CTX:-$(dirname "$SHIM")/libcudapool_floor_ctx.so}"
 BASELINE="${CUDAPOOL_LIB_BASELINE:-}"
 WORK="${WORK:-/tmp/cudapool-bench}"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
@@ -89,6 +99,8 @@ bench_run() {
     shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
     shimlog:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shimlog:}" "CUDAPOOL_LOG=$LOG_DIR/$name-%p.jsonl") ;;
     base:*) e+=("LD_PRELOAD=$BASELINE" "CUDAPOOL_CONF=${mode#base:}") ;;
+    floor) e+=("LD_PRELOAD=$FLOOR") ;;
+    floorctx) e+=("LD_PRELOAD=$FLOOR_CTX") ;;
   esac
   local t0=$SECONDS rc
   timeout -k 10 "$tmo" "${e[@]}" "$@" >"$LOGS/$name.log" 2>&1
@@ -267,6 +279,52 @@ table_rounds() {
     want=$(awk '$1 ~ /^size=/ { for (i = 1; i <= NF; i++) if ($i ~ /^iters=/) { sub("iters=", "", $i); n += $i + 8 } } END { print n + 0 }' "$LOGS/rounds-log-$r.log" 2>/dev/null)
     echo "- round $r: pairs $want, alloc events $(count "rounds-log-$r" allocs), $(cat "$LOGS/rounds-log-$r.count" 2>/dev/null)"
   done
+}
+
+table_floor() {
+  local rounds="${ROUNDS:-5}" r c s
+  local -a cols=(floor floorctx shim raw async torch floordrv shimdrv)
+  [ -n "$BASELINE" ] && cols+=(baseline)
+  echo
+  echo "## The floor of interposition, $rounds interleaved rounds (ns per cudaMalloc+cudaFree pair)"
+  echo
+  if [ ! -x "$BIN/alloc_latency" ] || [ ! -f "$FLOOR" ] || [ ! -f "$FLOOR_CTX" ]; then
+    note "floor: needs alloc_latency, $FLOOR and $FLOOR_CTX (ninja cudapool_floor cudapool_floor_ctx)"
+    return
+  fi
+  local have_torch=0 lat=("${PIN[@]}" "$BIN/alloc_latency" --budget-s "$LAT_BUDGET")
+  "$PY" -c 'import torch' >/dev/null 2>&1 && have_torch=1
+  for ((r = 1; r <= rounds; r++)); do
+    bench_run "floor-floor-$r" 120 floor "${lat[@]}"
+    bench_run "floor-floorctx-$r" 120 floorctx "${lat[@]}"
+    bench_run "floor-shim-$r" 120 shim: "${lat[@]}"
+    bench_run "floor-raw-$r" 180 raw "${lat[@]}"
+    bench_run "floor-async-$r" 120 raw "${lat[@]}" --async
+    ((have_torch)) && bench_run "floor-torch-$r" 300 raw "${PIN[@]}" "$PY" "$REPO/bench/torch_raw_alloc.py" --build-dir "$WORK/torch-ext" --budget-s "$LAT_BUDGET"
+    bench_run "floor-floordrv-$r" 120 floor "${lat[@]}" --driver
+    bench_run "floor-shimdrv-$r" 120 shim: "${lat[@]}" --driver
+    [ -n "$BASELINE" ] && bench_run "floor-baseline-$r" 120 base: "${lat[@]}"
+  done
+  echo "| size | column | rounds (ns) | median | min | median / floor's | min / floor's |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  local vals med min fmed fmin base
+  median_of() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  for s in "${SIZES[@]}"; do
+    for c in "${cols[@]}"; do
+      vals=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/floor-$c-$r.log" "$s"; done)
+      [ -z "$vals" ] && continue
+      # The driver-API columns against the floor through the driver API, the rest against cudart's.
+      base=floor
+      [ "$c" = shimdrv ] && base=floordrv
+      fmed=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/floor-$base-$r.log" "$s"; done | median_of)
+      fmin=$(for ((r = 1; r <= rounds; r++)); do median_ns "$LOGS/floor-$base-$r.log" "$s"; done | sort -g | head -n 1)
+      med=$(echo "$vals" | median_of)
+      min=$(echo "$vals" | sort -g | head -n 1)
+      echo "| $(fmt_size "$s") | $c | $(echo "$vals" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $1 }') | $(fmt_ns "$med") | $(fmt_ns "$min") | $(awk -v a="$med" -v b="$fmed" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }') | $(awk -v a="$min" -v b="$fmin" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }') |"
+    done
+  done
+  echo
+  echo "Columns: floor = cudaMalloc+cudaFree from static cudart under libcudapool_floor.so (the shim's dlsym and cuGetProcAddress path to hooks that hand back a fixed pointer); floorctx = the same, the hooks first asking the driver for the context id (cuCtxGetId); shim = libcudapool.so, default settings, no log; raw = no shim; async = cudaMallocAsync+cudaFreeAsync on one stream, no shim; torch = PyTorch's raw_alloc+raw_delete from C++, no shim; floordrv and shimdrv = cuMemAlloc_v2+cuMemFree_v2 through cudaGetDriverEntryPointByVersion (no cudart bookkeeping) under the floor and the shim (their ratio is to floordrv); baseline = CUDAPOOL_LIB_BASELINE, default settings. Each process lands at one of the host's speeds: the min over rounds compares the fast spells."
 }
 
 table_torch_rounds() {
@@ -455,8 +513,8 @@ main() {
   local t
   for t in ${BENCH_TABLES:-latency threads log torch}; do
     case $t in
-      latency | threads | threads_streams | log | torch | rounds | torch_rounds) "table_$t" ;;
-      *) note "BENCH_TABLES: no table '$t' (latency, threads, threads_streams, log, torch, rounds, torch_rounds)" ;;
+      latency | threads | threads_streams | log | torch | rounds | torch_rounds | floor) "table_$t" ;;
+      *) note "BENCH_TABLES: no table '$t' (latency, threads, threads_streams, log, torch, rounds, torch_rounds, floor)" ;;
     esac
   done
   if [ -n "${OUT:-}" ]; then

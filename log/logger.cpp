@@ -313,8 +313,8 @@ std::uint64_t Logger::append(LogRecord r) {
   return seq;
 }
 
-void Logger::on_pool_event(const pool::PoolEvent& event) {
-  append(record_of(event));
+std::uint64_t Logger::on_pool_event(const pool::PoolEvent& event) {
+  return append(record_of(event));
 }
 
 void Logger::report_stall() {

@@ -93,8 +93,8 @@ class Logger : public pool::EventSink {
   std::uint64_t append(LogRecord r);
 
   // pool::EventSink: the event as a LogRecord (device, action, ptr, size, block_size, segment,
-  // stream, cache_hit), appended.
-  void on_pool_event(const pool::PoolEvent& event) override;
+  // stream, cache_hit), appended; returns its seq (as append()).
+  std::uint64_t on_pool_event(const pool::PoolEvent& event) override;
 
   // Once (later calls return at once): stops accepting; the writer writes every queued record,
   // then the summary line (seq, t_ns and events filled in when 0; write_failed and records_lost

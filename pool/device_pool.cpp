@@ -89,14 +89,15 @@ bool DevicePool::gc_active() const {
   return allowed_memory_.has_value() && options_.garbage_collection_threshold > 0.0;
 }
 
-void DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
-                      std::uintptr_t segment, std::uintptr_t stream, bool cache_hit) {
-  if (sink_ == nullptr) return;
+std::uint64_t DevicePool::emit(Action action, std::uintptr_t ptr, std::size_t size,
+                               std::size_t block_size, std::uintptr_t segment,
+                               std::uintptr_t stream, bool cache_hit) {
+  if (sink_ == nullptr) return 0;
   PoolEvent event = event_of(action, device_, size, block_size, stream);
   event.ptr = ptr;
   event.segment = segment;
   event.cache_hit = cache_hit;
-  sink_->on_pool_event(event);
+  return sink_->on_pool_event(event);
 }
 
 Block* DevicePool::new_block(std::uintptr_t ptr, std::size_t size, std::uintptr_t stream,
@@ -168,7 +169,11 @@ AllocResult DevicePool::malloc(std::size_t requested, std::uintptr_t stream, con
 
   const bool split = should_split(r.block, r.size, r.expandable_active);
   Block* block = take_found_block(r, requested, split, tag);
-  emit(Action::kAlloc, block->ptr, requested, block->size, block->segment, stream, cache_hit);
+  // The sink's number for the event names the block, unless the caller gave one (a replay: the
+  // source log's seq).
+  const std::uint64_t seq =
+      emit(Action::kAlloc, block->ptr, requested, block->size, block->segment, stream, cache_hit);
+  if (block->alloc_seq == 0) block->alloc_seq = seq;
   result.ptr = block->ptr;
   result.block_size = block->size;
   result.cache_hit = cache_hit;

@@ -153,10 +153,6 @@ class DevicePool {
   const Block* find_allocated(std::uintptr_t ptr) const { return active_.find(ptr); }
   // Whether the pool lists `block` among its allocated blocks (for check_invariants).
   bool lists_allocated(const Block* block) const { return active_.holds(block); }
-  // Sets the allocation seq of the allocated block at ptr (the log's seq, known after malloc).
-  void set_alloc_seq(std::uintptr_t ptr, std::uint64_t seq) {
-    if (Block* b = active_.find(ptr)) b->alloc_seq = seq;
-  }
   // Sets the holder word of the allocated block at ptr (see Block::holder).
   void set_holder(std::uintptr_t ptr, std::uintptr_t holder) {
     if (Block* b = active_.find(ptr)) b->holder = holder;
@@ -239,8 +235,9 @@ class DevicePool {
     fn(static_cast<std::size_t>(StatType::kAll));
     fn(static_cast<std::size_t>(pool.is_small ? StatType::kSmallPool : StatType::kLargePool));
   }
-  void emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
-            std::uintptr_t segment, std::uintptr_t stream, bool cache_hit = false);
+  // The event to the sink; returns the sink's number for it (0: no sink, or it keeps none).
+  std::uint64_t emit(Action action, std::uintptr_t ptr, std::size_t size, std::size_t block_size,
+                     std::uintptr_t segment, std::uintptr_t stream, bool cache_hit = false);
   // Records last_oom_ for a failed request and emits kOom with it.
   void out_of_memory(std::size_t requested, std::size_t rounded, std::size_t segment_size,
                      std::uintptr_t stream);

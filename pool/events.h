@@ -51,10 +51,13 @@ inline PoolEvent event_of(Action action, int device, std::size_t size, std::size
   return event;
 }
 
+// Where a pool's events go. on_pool_event returns the event's number in the sink's record (a log's
+// seq), or 0 when it keeps none: the pool keeps an alloc event's number in its block (Block::
+// alloc_seq, named by snapshots), so the sink hands it back once, to the pool that made the event.
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  virtual void on_pool_event(const PoolEvent& event) = 0;
+  virtual std::uint64_t on_pool_event(const PoolEvent& event) = 0;
 };
 
 }  // namespace cudapool::pool

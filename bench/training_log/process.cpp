@@ -132,7 +132,7 @@ void SimulatedProcess::library_stream(Thread thread) {
   }
 }
 
-void SimulatedProcess::on_pool_event(const pool::PoolEvent& event) {
+std::uint64_t SimulatedProcess::on_pool_event(const pool::PoolEvent& event) {
   switch (event.action) {
     case pool::Action::kSegmentAlloc:
     case pool::Action::kSegmentMap:
@@ -156,7 +156,7 @@ void SimulatedProcess::on_pool_event(const pool::PoolEvent& event) {
   }
   const bool alloc = event.action == pool::Action::kAlloc;
   const bool request = alloc || event.action == pool::Action::kFreeRequested;
-  if (settings_.requests_only && !request) return;
+  if (settings_.requests_only && !request) return 0;
   log::LogRecord r = log::record_of(event);
   r.seq = ++seq_;
   r.t_ns = now_;
@@ -172,9 +172,10 @@ void SimulatedProcess::on_pool_event(const pool::PoolEvent& event) {
   }
   if (settings_.requests_only) {
     write_request(r);
-    return;
+    return r.seq;
   }
   out_.wrote(log::format_event(r, out_.reserve(log::kMaxEventLine), log::kMaxEventLine));
+  return r.seq;
 }
 
 // {"seq":N,"t_ns":N,"tid":N,"dev":0,"action":"alloc","ptr":"0x...","size":N} and the backtrace.

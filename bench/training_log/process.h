@@ -57,7 +57,7 @@ class SimulatedProcess final : public Program, private pool::EventSink {
   std::uint64_t events() const { return seq_; }
 
  private:
-  void on_pool_event(const pool::PoolEvent& event) override;
+  std::uint64_t on_pool_event(const pool::PoolEvent& event) override;
   void write_request(const log::LogRecord& r);  // a requests-only line
   std::uint64_t tid(Thread thread) const { return thread == Thread::kMain ? kPid : kPid + 41; }
 

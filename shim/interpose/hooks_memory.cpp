@@ -13,7 +13,7 @@
 #include "shim/interpose/real_driver.h"
 #include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
-#include "shim/pools/pool_lock.h"
+#include "shim/pools/pooled_alloc.h"
 #include "shim/pools/pooled_free.h"
 #include "shim/pools/thread_cache.h"
 #include "shim/recording/clock.h"
@@ -63,6 +63,51 @@ PooledPlace locate_pooled(std::uintptr_t ptr, std::uintptr_t* base, std::size_t*
 
 }  // namespace
 
+#if defined(CUDAPOOL_FLOOR_HOOKS)
+// The floor of interposition (shim/CMakeLists.txt, bench/): the benchmark's libcudapool_floor*.so
+// replace the two pooled hooks by these, which reach the same place through the same dlsym and
+// cuGetProcAddress path and do nothing but hand back one fixed address (level 2: after asking the
+// driver for the current context's id, as the pooled hook does). Never in libcudapool.so.
+namespace {
+constexpr CUdeviceptr kFloorPointer = 0x7f0000000000ULL;
+inline void floor_context_id() {
+  if constexpr (CUDAPOOL_FLOOR_HOOKS >= 2) {
+    unsigned long long id = 0;
+    if (load_real_driver() && real().cuCtxGetId != nullptr) real().cuCtxGetId(nullptr, &id);
+  }
+}
+}  // namespace
+
+CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  floor_context_id();
+  *dptr = kFloorPointer;
+  return CUDA_SUCCESS;
+}
+
+CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  floor_context_id();
+  return dptr == kFloorPointer || dptr == 0 ? CUDA_SUCCESS : CUDAPOOL_PASS(cuMemFree_v2, dptr);
+}
+#else
+namespace {
+
+// What the program hears of an allocation the pool could not serve: the OOM report (and
+// CUDAPOOL_OOM_SNAPSHOT), or the device's refusal.
+[[gnu::cold]] CUresult say_alloc_failure(const ContextPool& p, const AllocFailure& failure) {
+  if (failure.status == cudapool::pool::AllocStatus::kOutOfMemory) {
+    report_oom(failure.oom, p.device);
+    if (!reporting().oom_snapshot.empty()) write_oom_snapshot(failure.oom, p.device);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  report_refusal(failure.refusal, p.device);
+  return failure.error != CUDA_SUCCESS ? failure.error : CUDA_ERROR_UNKNOWN;
+}
+
+}  // namespace
+
+// The cached path: the context's pool (context_registry.cpp, current_pool), then the thread's
+// cache or the pool (pooled_alloc.h); everything else is behind a call that is not taken.
 CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -74,57 +119,13 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   CUresult error = CUDA_SUCCESS;
   ContextPool* p = current_pool(&error);
   if (p == nullptr) return error != CUDA_SUCCESS ? error : real().cuMemAlloc_v2(dptr, bytesize);
-  CacheMiss miss;
-  if (std::uintptr_t cached = 0; thread_cache_alloc(*p, bytesize, &cached, &miss)) {
-    *dptr = static_cast<CUdeviceptr>(cached);
-    return CUDA_SUCCESS;
+  std::uintptr_t ptr = 0;
+  AllocFailure failure;
+  if (!alloc_pooled(*p, bytesize, python_stack, &ptr, &failure)) [[unlikely]] {
+    return say_alloc_failure(*p, failure);
   }
-  cudapool::pool::AllocTag tag;
-  const bool report = reporting().any();
-  if (report) {
-    tag = {0, monotonic_ns(), thread_id(), python_stack};
-    CallInfo& call = current_call();
-    call.start_ns = tag.t_ns;
-    call.seq = 0;
-    capture_backtrace(python_stack);
-  }
-  cudapool::pool::AllocResult r;
-  cudapool::pool::OomState oom;
-  cudapool::pool::DeviceRefusal refusal;
-  {
-    PoolLock lock(*p);
-    r = p->pool.malloc(bytesize, 0, tag);
-    // Blocks kept by threads' caches are the last memory to try before out-of-memory.
-    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory && !p->thread_caches.empty() &&
-        thread_cache_flush_all(*p)) {
-      r = p->pool.malloc(bytesize, 0, tag);
-    }
-    if (r.status == cudapool::pool::AllocStatus::kOutOfMemory) oom = p->pool.last_oom();
-    if (r.status == cudapool::pool::AllocStatus::kBackendError) refusal = p->pool.last_refusal();
-    if (miss.cache != nullptr && r.status == cudapool::pool::AllocStatus::kOk) {
-      thread_cache_track(*p, miss, r.ptr, r.block_size);
-    }
-    if (report && r.status == cudapool::pool::AllocStatus::kOk) {
-      const CallInfo& call = current_call();
-      if (call.seq != 0) p->pool.set_alloc_seq(r.ptr, call.seq);
-      if (call.frames > 0) {
-        p->backtraces[r.ptr].assign(call.backtrace, call.backtrace + call.frames);
-      }
-    }
-  }
-  switch (r.status) {
-    case cudapool::pool::AllocStatus::kOk:
-      *dptr = static_cast<CUdeviceptr>(r.ptr);
-      return CUDA_SUCCESS;
-    case cudapool::pool::AllocStatus::kOutOfMemory:
-      report_oom(oom, p->device);
-      if (!reporting().oom_snapshot.empty()) write_oom_snapshot(oom, p->device);
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    case cudapool::pool::AllocStatus::kBackendError:
-      report_refusal(refusal, p->device);
-      return static_cast<CUresult>(r.backend_error);
-  }
-  return CUDA_ERROR_UNKNOWN;
+  *dptr = static_cast<CUdeviceptr>(ptr);
+  return CUDA_SUCCESS;
 }
 
 CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
@@ -143,6 +144,8 @@ CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
             0, r);
   return r;
 }
+
+#endif  // CUDAPOOL_FLOOR_HOOKS
 
 CUDAPOOL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemGetInfo_v2, free, total);

@@ -129,9 +129,9 @@ log::Logger* logger() {
 
 }  // namespace
 
-void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
+std::uint64_t PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
   log::Logger* l = logger();
-  if (l == nullptr) return;
+  if (l == nullptr) return 0;
   log::LogRecord r = log::record_of(event);
   r.ctx = ctx_;
   r.tid = thread_id();
@@ -149,8 +149,7 @@ void PoolLogSink::on_pool_event(const pool::PoolEvent& event) {
     r.requested_by = static_cast<std::uint32_t>(call.requested_by);
   }
   if (event.action == pool::Action::kAllocFailed) r.error = event.error;
-  const std::uint64_t seq = l->append(r);
-  if (event.action == pool::Action::kAlloc) call.seq = seq;
+  return l->append(r);
 }
 
 CallInfo& current_call() {

@@ -22,7 +22,7 @@ namespace cudapool::shim {
 class PoolLogSink final : public pool::EventSink {
  public:
   explicit PoolLogSink(std::uint8_t ctx) : ctx_(ctx) {}
-  void on_pool_event(const pool::PoolEvent& event) override;
+  std::uint64_t on_pool_event(const pool::PoolEvent& event) override;  // the log's seq, or 0
 
  private:
   std::uint8_t ctx_;  // the pool's context number (the log's "ctx")
@@ -40,7 +40,6 @@ struct CallInfo {
   std::uint8_t frames = 0;
   std::uint64_t backtrace[log::kMaxBacktrace] = {};
   std::uint32_t python_stack = 0;  // CUDAPOOL_BACKTRACE=python: the stack's id in the log, or 0
-  std::uint64_t seq = 0;           // out: the log's seq of the alloc event
   // The process that asked for the empty_cache the pool is about to emit, from outside (the
   // control endpoint, shim/control/); 0: the program itself.
   std::uint64_t requested_by = 0;

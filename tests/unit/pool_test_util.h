@@ -29,7 +29,6 @@ inline std::uint64_t splitmix(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-
 using cudapool::config::Options;
 using cudapool::pool::AllocResult;
 using cudapool::pool::AllocStatus;
@@ -61,17 +60,19 @@ inline void require_consistent(const DevicePool& pool, const SimulatedBackend& b
 // Every statistic by its torch.cuda.memory_stats() name.
 inline std::map<std::string, std::int64_t> stat_map(const DevicePool& pool) {
   std::map<std::string, std::int64_t> out;
-  cudapool::pool::for_each_stat(pool.stats(),
-                                [&](std::string_view name, std::int64_t value) {
-                                  out.emplace(std::string(name), value);
-                                });
+  cudapool::pool::for_each_stat(pool.stats(), [&](std::string_view name, std::int64_t value) {
+    out.emplace(std::string(name), value);
+  });
   return out;
 }
 
 // Records every pool event, for tests of the order of steps.
 class EventLog : public cudapool::pool::EventSink {
  public:
-  void on_pool_event(const cudapool::pool::PoolEvent& event) override { events.push_back(event); }
+  std::uint64_t on_pool_event(const cudapool::pool::PoolEvent& event) override {
+    events.push_back(event);
+    return events.size();
+  }
   // The action names, in order, e.g. {"segment_free", "segment_alloc", "alloc"}.
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -147,9 +148,8 @@ struct Harness {
   // Number of idle (free, backed, no pending fence) blocks in the pool.
   std::size_t idle_blocks() const {
     std::size_t n = 0;
-    pool.for_each_block([&](const Block& b) {
-      n += (!b.allocated && b.mapped && b.fence == 0) ? 1 : 0;
-    });
+    pool.for_each_block(
+        [&](const Block& b) { n += (!b.allocated && b.mapped && b.fence == 0) ? 1 : 0; });
     return n;
   }
 

@@ -58,8 +58,8 @@ void PoolLogWriter::write(const char* data, std::size_t bytes) {
   }
 }
 
-void PoolLogWriter::on_pool_event(const pool::PoolEvent& event) {
-  if ((file_ == nullptr && sink_ == nullptr) || failed_ || !started_) return;
+std::uint64_t PoolLogWriter::on_pool_event(const pool::PoolEvent& event) {
+  if ((file_ == nullptr && sink_ == nullptr) || failed_ || !started_) return 0;
   log::LogRecord r = log::record_of(event);
   r.seq = ++seq_;
   r.t_ns = t_ns_;
@@ -67,11 +67,12 @@ void PoolLogWriter::on_pool_event(const pool::PoolEvent& event) {
   r.ctx = static_cast<std::uint8_t>(ctx_);
   if (sink_ != nullptr) {
     sink_->record(r);
-    return;
+    return r.seq;
   }
   char line[log::kMaxEventLine];
   const std::size_t n = log::format_event(r, line, sizeof line);
   if (n > 0) write(line, n);
+  return r.seq;
 }
 
 bool PoolLogWriter::close(log::Summary summary, std::string* error) {

@@ -51,7 +51,7 @@ class PoolLogWriter : public pool::EventSink {
     tid_ = source.tid;
     ctx_ = source.ctx;
   }
-  void on_pool_event(const pool::PoolEvent& event) override;
+  std::uint64_t on_pool_event(const pool::PoolEvent& event) override;
   // Writes the summary line and closes the file; false with *error set when a write failed (a
   // regular file is then removed: never a log that looks whole and is not).
   bool close(log::Summary summary, std::string* error);
