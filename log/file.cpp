@@ -16,8 +16,6 @@ namespace cudapool::log {
 
 namespace {
 
-constexpr int kMaxSuffix = 99;
-
 // "log PATH" or "summary PATH": how every message names the file.
 std::string label(FileKind kind, const std::string& path) {
   return (kind == FileKind::kLog ? "log " : "summary ") + path;

@@ -30,6 +30,9 @@
 
 namespace cudapool::log {
 
+// The last of the numbered names create_log_file tries when NAME is taken: NAME.1 ... NAME.99.
+constexpr int kMaxSuffix = 99;
+
 // What the file is, for the messages: "log PATH: ...", "summary PATH: ...".
 enum class FileKind { kLog, kSummary };
 

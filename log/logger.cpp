@@ -140,6 +140,28 @@ TemplateCheck check_log_template(const std::string& path_template, const EnvLook
   return out;
 }
 
+std::vector<std::string> log_file_globs(const std::string& path_template, std::string* error) {
+  const ExpandedPath glob = path_template_glob(path_template);
+  if (!glob.ok()) {
+    *error = template_warning(path_template, glob.error);
+    return {};
+  }
+  error->clear();
+  std::vector<std::string> names = {glob.path};
+  // The pattern ends in the template's own last bytes: ".zst" there when the expanded name's is.
+  if (compression_of(glob.path) != Compression::kNone) {
+    names.push_back(without_compression_extension(glob.path));
+  }
+  static_assert(kMaxSuffix == 99, "the numbered names' patterns below: .1 to .99");
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    out.push_back(name);
+    out.push_back(name + ".[1-9]");
+    out.push_back(name + ".[1-9][0-9]");
+  }
+  return out;
+}
+
 Logger::Logger(int fd, std::string path, std::size_t ring_capacity, std::uint32_t stall_ms,
                std::unique_ptr<Compressor> compressor)
     : path_(std::move(path)),

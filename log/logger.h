@@ -58,6 +58,13 @@ struct TemplateCheck {
 TemplateCheck check_log_template(const std::string& path_template, const EnvLookup& env,
                                  std::uint64_t pid, std::string host = {});
 
+// The glob(3) patterns (backslash escapes) of every file Logger::start can write for the template,
+// for any pid, rank and host (path_template_glob): the name, its numbered names when it is taken
+// (NAME.1 to NAME.99, file.h) and, for a .zst or .gz name, the plain name written when the
+// library is missing (without_compression_extension), numbered too. Empty, with *error set (the
+// template's warning, as check_log_template gives it), when the template cannot expand.
+std::vector<std::string> log_file_globs(const std::string& path_template, std::string* error);
+
 class Logger : public pool::EventSink {
  public:
   // Expands path_template (env: getenv's shape, for %r), opens the destination (file.h: a new

@@ -43,6 +43,43 @@ std::string rank_from_env(const EnvLookup& env) {
   return r.name != nullptr ? std::move(r.value) : std::string("0");
 }
 
+namespace {
+
+// Walks the template: on_literal(c) for each byte that stands for itself (%% for a '%'),
+// on_field(spec) for %p, %r and %h, which returns "" or the error that ends the walk. Returns ""
+// or the error: an unknown %x, a lone % at the end, or on_field's. The one reading of the syntax,
+// for the expansion and the glob.
+template <typename Literal, typename Field>
+std::string walk_template(std::string_view tmpl, Literal on_literal, Field on_field) {
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    const char c = tmpl[i];
+    if (c != '%') {
+      on_literal(c);
+      continue;
+    }
+    if (i + 1 == tmpl.size()) return "a lone % at the end (write %% for a percent sign)";
+    const char spec = tmpl[++i];
+    switch (spec) {
+      case 'p':
+      case 'r':
+      case 'h': {
+        std::string error = on_field(spec);
+        if (!error.empty()) return error;
+        break;
+      }
+      case '%':
+        on_literal('%');
+        break;
+      default:
+        return "unknown " + describe(spec) + " at offset " + std::to_string(i - 1) +
+               " (known: %p %r %h %%)";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,
                                   std::string_view host) {
   ExpandedPath out;
@@ -50,56 +87,54 @@ ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, s
     out.error = "empty log path";
     return out;
   }
-  for (std::size_t i = 0; i < tmpl.size(); ++i) {
-    const char c = tmpl[i];
-    if (c != '%') {
-      out.path.push_back(c);
-      continue;
-    }
-    if (i + 1 == tmpl.size()) {
-      out.error = "a lone % at the end (write %% for a percent sign)";
-      out.path.clear();
-      return out;
-    }
-    const char spec = tmpl[++i];
-    switch (spec) {
-      case 'p':
-        out.path += std::to_string(pid);
-        break;
-      case 'r': {
-        const RankVariable rank = rank_variable(env);
-        if (rank.name == nullptr) {
-          out.path.push_back('0');
-          break;
+  out.error = walk_template(
+      tmpl, [&](char c) { out.path.push_back(c); },
+      [&](char spec) -> std::string {
+        if (spec == 'p') {
+          out.path += std::to_string(pid);
+        } else if (spec == 'r') {
+          const RankVariable rank = rank_variable(env);
+          if (rank.name == nullptr) {
+            out.path.push_back('0');
+          } else if (!plain_rank(rank.value)) {
+            return std::string(rank.name) + " " + json_string(rank.value) +
+                   " is not a rank for %r (letters, digits, '_' and '-' only)";
+          } else {
+            out.path += rank.value;
+          }
+        } else {
+          if (host == "." || host == "..") {
+            return "the host name " + json_string(host) + " cannot be a part of a path (%h)";
+          }
+          for (const char h : host) out.path.push_back(h == '/' ? '_' : h);
         }
-        if (!plain_rank(rank.value)) {
-          out.error = std::string(rank.name) + " " + json_string(rank.value) +
-                      " is not a rank for %r (letters, digits, '_' and '-' only)";
-          out.path.clear();
-          return out;
-        }
-        out.path += rank.value;
-        break;
-      }
-      case 'h':
-        if (host == "." || host == "..") {
-          out.error = "the host name " + json_string(host) + " cannot be a part of a path (%h)";
-          out.path.clear();
-          return out;
-        }
-        for (const char h : host) out.path.push_back(h == '/' ? '_' : h);
-        break;
-      case '%':
-        out.path.push_back('%');
-        break;
-      default:
-        out.error = "unknown " + describe(spec) + " at offset " + std::to_string(i - 1) +
-                    " (known: %p %r %h %%)";
-        out.path.clear();
-        return out;
-    }
+        return {};
+      });
+  if (!out.error.empty()) {
+    out.path.clear();
+  } else if (out.path.empty()) {
+    out.error = "the log path is empty once expanded";
   }
-  if (out.path.empty()) out.error = "the log path is empty once expanded";
+  return out;
+}
+
+ExpandedPath path_template_glob(std::string_view tmpl) {
+  ExpandedPath out;
+  if (tmpl.empty()) {
+    out.error = "empty log path";
+    return out;
+  }
+  out.error = walk_template(
+      tmpl,
+      [&](char c) {
+        if (c == '\\' || c == '*' || c == '?' || c == '[') out.path.push_back('\\');
+        out.path.push_back(c);
+      },
+      [&](char) -> std::string {
+        out.path.push_back('*');
+        return {};
+      });
+  if (!out.error.empty()) out.path.clear();
   return out;
 }
 

@@ -2,8 +2,9 @@
 // log/path_template.h: the log path template (CUDAPOOL_LOG's value): %p the process id, %r the
 // rank (RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID, else 0), %h the host name, %% a percent
 // sign. Any other %x, or a % at the end, is an error; so is a rank that is not made of letters,
-// digits, '_' and '-' (it could climb out of the log's folder: RANK=..). Pure: the environment and
-// the host come in as arguments. It does not create the file (file.h does).
+// digits, '_' and '-' (it could climb out of the log's folder: RANK=..). Also the glob of every
+// name a template can expand to (path_template_glob). Pure: the environment and the host come in
+// as arguments. It does not create the file (file.h does) or look for files (no glob(3) here).
 #pragma once
 
 #include <cstdint>
@@ -38,5 +39,11 @@ std::string rank_from_env(const EnvLookup& env);
 // never adds or climbs a directory. An empty template or an empty result is an error.
 ExpandedPath expand_path_template(std::string_view tmpl, const EnvLookup& env, std::uint64_t pid,
                                   std::string_view host);
+
+// A glob(3) pattern (backslash escapes, no GLOB_NOESCAPE) of the names the template expands to for
+// any pid, rank and host: %p, %r and %h as '*', %% as '%', every other byte as itself ('\\', '*',
+// '?' and '[' escaped). In path: the pattern; error: the template's own errors (those of
+// expand_path_template that do not depend on the environment or the host).
+ExpandedPath path_template_glob(std::string_view tmpl);
 
 }  // namespace cudapool::log

@@ -4,7 +4,8 @@
 # tune's recommendation as CUDAPOOL_CONF), the checks made before COMMAND starts (COMMAND found and
 # executable; what the shim would say of the settings and the log template), and, when a log was
 # asked for, the check after COMMAND ends that a log came from the run. Not here: the shim, the
-# tune, the template rules (cudapool-config --log-template: the shim's own code).
+# tune, the settings' and the template's rules (cudapool-config --launch-check and --log-files: the
+# shim's own code, answered in key=value lines).
 # shellcheck shell=bash disable=SC2154  # installed, prefix, root, lib: scripts/cudapool sets them
 
 say_run() { printf 'cudapool run: %s\n' "$*" >&2; }
@@ -56,84 +57,63 @@ print(r["why"].replace("\n", " "))') || { say_run "--conf-from: cudapool tune $*
 }
 
 # run_checks: what the shim would say at its first CUDA call, said before COMMAND starts (a program
-# that never touches CUDA would hear nothing), as the shim says it: the conf string's diagnostics
-# (cudapool-config's exit status and stderr), strict:True refusing (return 1: exit 1, COMMAND not
-# run), a bad CUDAPOOL_LOG (cudapool-config --log-template: the template and destination rules of
-# log/, nothing created; sets log_problem=1). Nothing when the shim is disabled;
+# that never touches CUDA would hear nothing), as the shim says it: cudapool-config --launch-check
+# (the shim's own reading of the environment, in key=value lines; its stderr, the shim's words: the
+# conf string's diagnostics, a bad CUDAPOOL_LOG, nothing created), then strict:True refusing
+# (return 1: exit 1, COMMAND not run). Sets config_tool (cudapool-config, "" when there is none) and
+# log_problem=1 when the shim would open no log. Nothing when the shim is disabled;
 # CUDAPOOL_LOG_LEVEL=error keeps only the refusal, off says nothing.
-log_problem=0
+config_tool="" log_problem=0
 run_checks() {
   case "${CUDAPOOL_DISABLE:-}" in "" | 0 | false | False) ;; *) return 0 ;; esac
   # The checks' own commands run with the LD_PRELOAD the caller had: COMMAND alone gets the shim's.
-  local level=${CUDAPOOL_LOG_LEVEL:-warn} config="" out rc=0 from line problem
+  local level=${CUDAPOOL_LOG_LEVEL:-warn} answer rc=0 key value refuse=0 from=""
   case "$level" in off | error) ;; *) level=warn ;; esac
-  if [ "$installed" -eq 1 ]; then config="$prefix/bin/cudapool-config"
-  else config=$(tool cudapool-config 2>/dev/null) || config=""; fi
-  if [ -x "$config" ]; then
-    out=$("$config" 2>/dev/null) || rc=$?
-    if [ "$rc" -eq 1 ]; then
-      if [ "$level" = warn ]; then
-        while IFS= read -r line; do
-          case "$line" in "cudapool: "*) printf '%s\n' "$line" >&2 ;; *) say "$line" ;; esac
-        done < <("$config" 2>&1 >/dev/null)
-      fi
-      if printf '%s\n' "$out" | grep -qE '^strict +True '; then
-        from=$(printf '%s\n' "$out" | sed -n '1s/.* (from \(.*\))$/\1/p')
-        [ "$from" = "nothing set" ] && from=""
-        [ "$level" = off ] ||
-          say "strict:True and the settings in ${from:-the environment} have errors: refusing to start"
-        return 1
-      fi
-    fi
-  fi
-  if [ -n "${CUDAPOOL_LOG:-}" ] && [ -x "$config" ]; then
-    # The shim's own expansion and file rules (log/), for this pid (exec keeps it; a child's
-    # differs only in its digits).
-    problem=$("$config" --log-template "$CUDAPOOL_LOG" --pid $$ 2>&1 >/dev/null) || log_problem=1
-    [ -z "$problem" ] || [ "$level" != warn ] || printf '%s\n' "$problem" >&2
+  if [ "$installed" -eq 1 ]; then config_tool="$prefix/bin/cudapool-config"
+  else config_tool=$(tool cudapool-config 2>/dev/null) || config_tool=""; fi
+  [ -x "$config_tool" ] || { config_tool=""; return 0; }
+  # %p for this pid (exec keeps it; a child's differs only in its digits).
+  if [ "$level" = warn ]; then answer=$("$config_tool" --launch-check --pid $$) || rc=$?
+  else answer=$("$config_tool" --launch-check --pid $$ 2>/dev/null) || rc=$?; fi
+  [ "$rc" -le 1 ] || return 0  # (2: a usage error, said; no answer to read)
+  while IFS='=' read -r key value; do
+    case "$key" in
+      refuse) refuse=$value ;;
+      conf_from) from=$value ;;
+      log_ok) [ "$value" = 1 ] || log_problem=1 ;;
+    esac
+  done <<<"$answer"
+  if [ "$refuse" = 1 ]; then
+    [ "$level" = off ] ||
+      say "strict:True and the settings in ${from:-the environment} have errors: refusing to start"
+    return 1
   fi
   return 0
 }
 
-# log_files TEMPLATE: the files (one a line) that the template names for any pid, rank and host
-# (%p, %r and %h as *), with the numbered names the shim takes when one is taken (NAME.1 ...).
-log_files() {
-  local t=$1 glob="" c q i
-  for ((i = 0; i < ${#t}; i++)); do
-    c=${t:i:1}
-    if [ "$c" = % ]; then
-      i=$((i + 1))
-      case "${t:i:1}" in p | r | h) glob+='*' ;; *) glob+='%' ;; esac
-    else
-      printf -v q '%q' "$c"
-      glob+=$q
-    fi
-  done
-  local -a found=()
-  local restore
-  restore=$(shopt -p nullglob) || true  # (its status is 1 when the option is off)
-  shopt -s nullglob
-  eval "found=( $glob $glob.* )"
-  eval "$restore"
-  [ "${#found[@]}" -eq 0 ] || printf '%s\n' "${found[@]}"
-}
+# log_files: the files that CUDAPOOL_LOG can name for any pid, rank and host, one a line (file=NAME,
+# or stream=NAME for a device or FIFO written as it is; names escaped to one line): cudapool-config
+# --log-files, the shim's template and file-naming rules (NAME.1 ..., the uncompressed name).
+log_files() { "$config_tool" --log-files "$CUDAPOOL_LOG" 2>/dev/null || true; }
 
 # logged BEFORE: true when a file the template names is not in BEFORE (the list from before
 # COMMAND started), or is a FIFO or device (written as it is: whether it was cannot be told).
 logged() {
-  local f
-  while IFS= read -r f; do
-    [ -n "$f" ] || continue
-    if [ ! -f "$f" ] || ! grep -qxF -- "$f" <<<"$1"; then return 0; fi
-  done < <(log_files "$CUDAPOOL_LOG")
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      stream=*) return 0 ;;
+      file=*) grep -qxF -- "$line" <<<"$1" || return 0 ;;
+    esac
+  done < <(log_files)
   return 1
 }
 
 # run_child COMMAND...: COMMAND as run's child (the terminal's ^C reaches it, TERM and HUP sent to
 # run are passed on), then the log check; exits with COMMAND's status.
 run_child() {
-  local before child rc=0
-  before=$(log_files "$CUDAPOOL_LOG")
+  local before="" child rc=0
+  [ -z "$config_tool" ] || before=$(log_files)
   # A non-interactive shell starts a background command with SIGINT and SIGQUIT ignored: env
   # gives them back (coreutils 8.31+; without it COMMAND runs in the foreground, TERM not passed).
   if env --default-signal=INT true 2>/dev/null; then
@@ -153,8 +133,10 @@ run_child() {
   else
     LD_PRELOAD=$shim_preload "$@" || rc=$?
   fi
-  if [ "$log_problem" -eq 0 ] && [ "${CUDAPOOL_LOG_LEVEL:-warn}" != off ] &&
-     [ "${CUDAPOOL_LOG_LEVEL:-warn}" != error ] && ! logged "$before"; then
+  # (without cudapool-config, which names the files, nothing is said)
+  if [ -n "$config_tool" ] && [ "$log_problem" -eq 0 ] &&
+     [ "${CUDAPOOL_LOG_LEVEL:-warn}" != off ] && [ "${CUDAPOOL_LOG_LEVEL:-warn}" != error ] &&
+     ! logged "$before"; then
     say_run "$1 made no CUDA call under the shim: nothing was logged (CUDAPOOL_LOG=$CUDAPOOL_LOG)"
   fi
   exit "$rc"

@@ -13,9 +13,11 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "log/file.h"
 #include "log/json_text.h"
+#include "log/logger.h"
 #include "log/path_template.h"
 #include "tests/unit/catch.h"
 #include "tests/unit/log_test_util.h"
@@ -25,6 +27,8 @@ using cudapool::log::CreatedFile;
 using cudapool::log::EnvLookup;
 using cudapool::log::expand_path_template;
 using cudapool::log::ExpandedPath;
+using cudapool::log::log_file_globs;
+using cudapool::log::path_template_glob;
 using cudapool::log::rank_from_env;
 
 namespace {
@@ -123,6 +127,30 @@ TEST_CASE("log path: unknown conversions, a trailing % and empty templates are e
   CHECK(expand_error("") == "empty log path");
   const ExpandedPath empty_host = expand_path_template("%h", env_of({}), 1, "");
   CHECK(!empty_host.ok());
+}
+
+TEST_CASE("log path: the glob of every name a template expands to, its own bytes escaped") {
+  CHECK(path_template_glob("/tmp/run-%p-%r-%h.jsonl").path == "/tmp/run-*-*-*.jsonl");
+  CHECK(path_template_glob("100%%-%p%%").path == "100%-*%");
+  CHECK(path_template_glob("%%p").path == "%p");
+  CHECK(path_template_glob("a b*?[x]\\$(y)\n'\"").path == "a b\\*\\?\\[x]\\\\$(y)\n'\"");
+  // the template's own errors, as the expansion gives them; none that depend on the environment
+  CHECK(path_template_glob("log-%x").error == expand_error("log-%x"));
+  CHECK(path_template_glob("a%").error == expand_error("a%"));
+  CHECK(path_template_glob("").error == "empty log path");
+  CHECK(path_template_glob("x%r").ok());
+}
+
+TEST_CASE("log path: log_file_globs names the numbered and the uncompressed names too") {
+  std::string error = "stale";
+  CHECK(log_file_globs("run-%p.jsonl", &error) ==
+        std::vector<std::string>{"run-*.jsonl", "run-*.jsonl.[1-9]", "run-*.jsonl.[1-9][0-9]"});
+  CHECK(error.empty());
+  CHECK(log_file_globs("r.jsonl.zst", &error) ==
+        std::vector<std::string>{"r.jsonl.zst", "r.jsonl.zst.[1-9]", "r.jsonl.zst.[1-9][0-9]",
+                                 "r.jsonl", "r.jsonl.[1-9]", "r.jsonl.[1-9][0-9]"});
+  CHECK(log_file_globs("r-%q", &error).empty());
+  CHECK(error == "log path \"r-%q\": unknown %q at offset 2 (known: %p %r %h %%): no log");
 }
 
 TEST_CASE("log file: created new with mode 0600") {

@@ -13,6 +13,19 @@
 #include "config/terminal_text.h"
 #include "log/logger.h"
 
+std::string pid_arguments(int argc, char** argv, const char* after, std::uint64_t* pid) {
+  if (argc == 0) return {};
+  if (argc == 1 && std::string_view(argv[0]) == "--pid") return "--pid needs a value";
+  if (argc == 2 && std::string_view(argv[0]) == "--pid") {
+    char* end = nullptr;
+    const std::uint64_t value = std::strtoull(argv[1], &end, 10);
+    if (argv[1][0] == '\0' || *end != '\0') return std::string("not a pid: ") + argv[1];
+    *pid = value;
+    return {};
+  }
+  return std::string("unexpected arguments after ") + after;
+}
+
 int check_log_template_command(int argc, char** argv) {
   const auto usage = [](const std::string& why) {
     return cudapool::cli::usage_error(kConfigCommand, why);
@@ -21,13 +34,8 @@ int check_log_template_command(int argc, char** argv) {
   const std::string path_template = argv[0];
   // %p: the process that will start the log (`cudapool run` execs it, keeping its own pid).
   std::uint64_t pid = static_cast<std::uint64_t>(getpid());
-  if (argc == 3 && std::string_view(argv[1]) == "--pid") {
-    char* end = nullptr;
-    pid = std::strtoull(argv[2], &end, 10);
-    if (argv[2][0] == '\0' || *end != '\0') return usage(std::string("not a pid: ") + argv[2]);
-  } else if (argc != 1) {
-    return usage("unexpected arguments after the template");
-  }
+  const std::string why = pid_arguments(argc - 1, argv + 1, "the template", &pid);
+  if (!why.empty()) return usage(why);
   const cudapool::log::TemplateCheck check = cudapool::log::check_log_template(
       path_template, [](const char* name) { return std::getenv(name); }, pid);
   if (!check.path.empty()) {

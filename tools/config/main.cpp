@@ -2,7 +2,8 @@
 // tools/config/main.cpp: cudapool-config, which shows the allocator settings a conf string puts
 // in force and everything wrong with it. Parsing is config/'s; this file only chooses the
 // string, formats, prints and picks the exit status (0 clean, 1 diagnostics, 2 usage error).
-// --log-template checks a CUDAPOOL_LOG template instead (log_template.h). --help, --version and
+// --log-template checks a CUDAPOOL_LOG template instead (log_template.h); --launch-check and
+// --log-files answer `cudapool run` in key=value lines (launch_check.h). --help, --version and
 // usage errors as every tool's (tools/cli_common.h).
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "config/parse.h"
 #include "config/terminal_text.h"
 #include "tools/cli_common.h"
+#include "tools/config/launch_check.h"
 #include "tools/config/log_template.h"
 
 namespace {
@@ -35,6 +37,15 @@ void print_usage(std::ostream& out) {
          "--help, --version: this text; the version.\n"
          "With --log-template: the file a CUDAPOOL_LOG template names for process PID (default:\n"
          "this one), and the shim's warning when it would open no log there (exit status 1).\n"
+         "For scripts (cudapool run), lines of key=value (names escaped to one line):\n"
+         "--launch-check [--pid PID]: what the shim would make of this environment at its\n"
+         "first CUDA call: strict=0|1, errors=N (the conf's diagnostics), refuse=0|1 (strict\n"
+         "with errors: it would not start), conf_from=VARIABLE (empty: none set) and, with\n"
+         "CUDAPOOL_LOG set, log=PATH (expanded for PID) and log_ok=0|1. The shim's messages\n"
+         "on stderr (the log's only when it would start); exit status 1 when it would say any.\n"
+         "--log-files TEMPLATE: the files there are now that the template can name for any\n"
+         "pid, rank and host (NAME.1 ... and a .zst or .gz log's plain name too): file=NAME\n"
+         "for a regular file, stream=NAME for a device or FIFO the log is written to as it is.\n"
          "\n"
          "keys (key:value pairs separated by ','):\n";
   for (const cfg::KeyInfo& key : cfg::key_table()) {
@@ -69,6 +80,12 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string_view(argv[1]) == "--log-template") {
     return check_log_template_command(argc - 2, argv + 2);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "--launch-check") {
+    return launch_check_command(argc - 2, argv + 2);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "--log-files") {
+    return log_files_command(argc - 2, argv + 2);
   }
   if (argc > 2) {
     return cudapool::cli::usage_error(kConfigCommand,
