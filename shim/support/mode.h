@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// shim/support/mode.h: the shim's mode, the flag every hook and a thread's exit read: pooling, or
+// passing every call straight through (CUDAPOOL_DISABLE=1, a child after fork). Here, below the
+// pools, so that they read it too (the flag is defined in mode.cpp). What sets it is the
+// lifecycle's (lifecycle/startup.cpp: lazy initialization on the first hooked call, where the
+// settings are read once, settings.h, their diagnostics printed once, jemalloc style, and the
+// at-exit report is armed when something is to be reported; the fork handler; CUDAPOOL_DISABLE),
+// which defines initialize_mode(): the one call from a lower room up to a higher one, at link
+// level only (no include). Not here: the settings themselves (settings.h), the pools
+// (pools/context_registry.h), what is reported at exit (reports/exit_report.h), the hooks.
+#pragma once
+
+#include <atomic>
+
+namespace cudapool::shim {
+
+enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
+
+namespace detail {
+extern std::atomic<int> g_mode;
+Mode initialize_mode();  // lifecycle/startup.cpp
+}  // namespace detail
+
+// Initializes on first use; afterwards one relaxed atomic load, inlined. kPassThrough when
+// CUDAPOOL_DISABLE=1 or in a child after fork. Reads no CUDA state.
+inline Mode mode() {
+  const int m = detail::g_mode.load(std::memory_order_relaxed);
+  if (m != static_cast<int>(Mode::kUninitialized)) [[likely]]
+    return static_cast<Mode>(m);
+  return detail::initialize_mode();
+}
+
+}  // namespace cudapool::shim
