@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // shim/support/exit_signals.h: what the shim does when the process ends without its atexit
 // handlers: killed by a signal whose default action ends it (SIGHUP, SIGINT, SIGQUIT, SIGTERM),
-// ended by _exit/_Exit (lifecycle/immediate_exit.cpp), or replaced by an exec
-// (lifecycle/exec_hooks.cpp). The log's writer thread would die with everything still queued in the
-// ring, and the control socket and the metrics file would stay behind. Each of those registers an
-// end action here (the log's wait until every queued event is in the file; the control endpoint's
-// removal of its files, with its undo for an exec that failed). The first registration installs the
-// shim's handler for each of those signals the program left at its default action: the handler runs
-// the end actions, then ends the process by the same signal, as the default action would have (same
-// exit status, a core for SIGQUIT). Not here: a summary line or CUDAPOOL_SUMMARY (they need the
-// pools' locks, which the interrupted thread may hold: the log ends without a summary line, as a
-// killed process's does), signals the program handles or ignores (left alone; a handler the program
+// ended by _exit/_Exit (immediate_exit.cpp), or replaced by an exec (exec_hooks.cpp). The log's
+// writer thread would die with everything still queued in the ring, and the control socket and
+// the metrics file would stay behind. Each of those registers an end action here (the log's wait
+// until every queued event is in the file; the control endpoint's removal of its files, with its
+// undo for an exec that failed). The first registration installs the shim's handler for each of
+// those signals the program left at its default action: the handler runs the end actions, then
+// ends the process by the same signal, as the default action would have (same exit status, a
+// core for SIGQUIT). Not here: a summary line or CUDAPOOL_SUMMARY (they need the pools' locks,
+// which the interrupted thread may hold: the log ends without a summary line, as a killed
+// process's does), signals the program handles or ignores (left alone; a handler the program
 // installs later replaces the shim's), crash signals, the actions themselves
-// (recording/event_log.h, control/control.h). In support/, below the rooms that register: it
-// depends on nothing of the shim, and lifecycle/ (above) runs the actions at _exit and exec.
+// (recording/event_log.h, control/control.h). In support/, below the rooms that register (it
+// depends on nothing of the shim); lifecycle/immediate_exit.cpp and exec_hooks.cpp run them.
 #pragma once
 
 namespace cudapool::shim {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/support/mode.h: the shim's mode, the flag every hook and a thread's exit read: pooling, or
-// passing every call straight through (CUDAPOOL_DISABLE=1, a child after fork). Here, below the
-// pools, so that they read it too (the flag is defined in mode.cpp). What sets it is the
-// lifecycle's (lifecycle/startup.cpp: lazy initialization on the first hooked call, where the
-// settings are read once, settings.h, their diagnostics printed once, jemalloc style, and the
-// at-exit report is armed when something is to be reported; the fork handler; CUDAPOOL_DISABLE),
-// which defines initialize_mode(): the one call from a lower room up to a higher one, at link
-// level only (no include). Not here: the settings themselves (settings.h), the pools
+// shim/support/mode.h: the shim's mode (pooling, or every call passed straight through), read by
+// every hook and by a thread's exit (pools/thread_cache.cpp): here, below the pools; the flag is
+// defined in mode.cpp. It is set by the lifecycle (lifecycle/startup.cpp, which defines
+// initialize_mode(): the one call from a lower room up to a higher one, at link level only).
+// Lazy initialization on the first hooked call
+// (the settings are read once, settings.h, their diagnostics printed once, jemalloc style; the
+// at-exit report is armed when something is to be reported), the fork handler (a child never
+// pools), CUDAPOOL_DISABLE. Not here: the settings themselves (settings.h), the pools
 // (pools/context_registry.h), what is reported at exit (reports/exit_report.h), the hooks.
 #pragma once
 
