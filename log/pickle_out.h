@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // log/pickle_out.h: a small writer of Python pickles (protocol 2), for the memory_viz snapshot the
-// shim writes at an out-of-memory (CUDAPOOL_OOM_SNAPSHOT, shim/recording/oom_snapshot.h): plain
+// shim writes at an out-of-memory (CUDAPOOL_OOM_SNAPSHOT, shim/reports/oom_snapshot.h): plain
 // dicts, lists, 2-tuples, str, int, float, bool and None, the values of PyTorch's
 // torch.cuda.memory._snapshot(), which Python's pickle.load and memory_viz's own pickle reader
 // (protocols 2 to 4) take. Opcodes: PROTO, EMPTY_DICT/SETITEMS, EMPTY_LIST/APPENDS, MARK/TUPLE,
 // BINUNICODE, BININT1/BININT2/BININT/LONG1, BINFLOAT, NONE, NEWTRUE/NEWFALSE, STOP; no memo (every
 // object is written once), no classes, no framing. Strings that are not valid UTF-8 have each bad
 // byte replaced with U+FFFD (pickle would refuse them). Builds in memory; prints and throws
-// nothing. Not here: what the snapshot holds (shim/recording/oom_snapshot_pickle.h), the file
+// nothing. Not here: what the snapshot holds (shim/reports/oom_snapshot_pickle.h), the file
 // (whole_file.h).
 #pragma once
 

@@ -9,7 +9,7 @@
 // holds no pool lock while it waits on a socket. All signals are blocked on the thread. The wake-up
 // pipe carries two requests: stop (at exit), and make the socket and the metrics file again after
 // an exec that failed (the exec hook removed them first, as a handled signal and _exit do: the end
-// action below, exit_signals.h).
+// action below, support/exit_signals.h).
 #include "shim/control/control.h"
 
 #include <fcntl.h>
@@ -31,12 +31,12 @@
 #include "shim/control/control_commands.h"
 #include "shim/control/control_socket.h"
 #include "shim/control/metrics_file.h"
-#include "shim/lifecycle/exit_signals.h"
-#include "shim/lifecycle/settings.h"
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/exit_signals.h"
 #include "shim/support/guard.h"
 #include "shim/support/never_destroyed.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 
@@ -298,7 +298,7 @@ void close_after_fork_child() {
   g_wake[0] = g_wake[1] = -1;
 }
 
-// The end action (exit_signals.h): at a handled signal, in _exit and before an exec, in the
+// The end action (support/exit_signals.h): at a handled signal, in _exit and before an exec, in the
 // process that made them only, the socket's name and the metrics file removed, each only while it
 // is still this process's own. Armed before either exists. Async-signal-safe; the control thread
 // runs on (an exec may fail).

@@ -5,7 +5,7 @@
 // socket (control_socket.h) and starts one thread, the control thread, which serves the socket
 // and rewrites the metrics file; it registers its own stop at exit, an end action (a handled
 // signal, _exit and exec remove the socket and the metrics file; a failed exec has them made
-// again: lifecycle/exit_signals.h) and a fork handler (a child has no thread, closes the socket's
+// again: support/exit_signals.h) and a fork handler (a child has no thread, closes the socket's
 // descriptors and removes nothing). Without either variable:
 // no thread, no socket, no file. Nothing here is on a hook's path. Not here: what is answered
 // (control_commands.h), the socket's rules (control_socket.h), the file (metrics_file.h).

@@ -13,13 +13,13 @@
 #include "pool/bytes_text.h"
 #include "pool/summary.h"
 #include "shim/control/control_json.h"
-#include "shim/control/pool_readings.h"
 #include "shim/control/prometheus_text.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
 #include "shim/pools/stream_capture.h"
 #include "shim/pools/thread_cache.h"
 #include "shim/recording/event_log.h"
+#include "shim/reports/pool_readings.h"
+#include "shim/support/settings.h"
 
 #ifndef CUDAPOOL_VERSION
 #define CUDAPOOL_VERSION "0.0.0"

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "log/json_text.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/stream_capture.h"
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
+#include "shim/support/settings.h"
 
 #ifndef CUDAPOOL_VERSION
 #define CUDAPOOL_VERSION "0.0.0"

@@ -4,15 +4,16 @@
 // torch.cuda.memory_stats() names with what is fenced, idle and in threads' caches right now) and
 // `snapshot` (schema cudapool.control.snapshot/1: every block of every pool, which
 // scripts/cudapool_analysis/control.py turns into a memory_viz snapshot). docs/control.md
-// describes both. Formatting only, from copies made under the pools' locks (pool_readings.h). Not
-// here: the text answers (control_commands.cpp), Prometheus (prometheus_text.h).
+// describes both. Formatting only, from copies made under the pools' locks
+// (reports/pool_readings.h). Not here: the text answers (control_commands.cpp), Prometheus
+// (prometheus_text.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "shim/control/pool_readings.h"
 #include "shim/control/request_context.h"
+#include "shim/reports/pool_readings.h"
 
 namespace cudapool::shim {
 

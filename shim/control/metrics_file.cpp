@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "log/path_template.h"
-#include "shim/control/pool_readings.h"
 #include "shim/control/prometheus_text.h"
+#include "shim/reports/pool_readings.h"
 
 namespace cudapool::shim {
 

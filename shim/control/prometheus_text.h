@@ -9,14 +9,14 @@
 //   COUNTER m cudapool_m_total (a counter) when its combine is sum; cudapool_m (a gauge) otherwise
 // every sample labelled pid="P",device="D"; and the process's own figures (fenced, idle, threads'
 // caches, the read's time). docs/control.md lists them. Formatting only: the numbers come from
-// pool_readings.h. Not here: the file (metrics_file.h), the socket (control_socket.h).
+// reports/pool_readings.h. Not here: the file (metrics_file.h), the socket (control_socket.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "shim/control/pool_readings.h"
+#include "shim/reports/pool_readings.h"
 
 namespace cudapool::shim {
 

@@ -4,8 +4,8 @@
 
 #include <ctime>
 
-#include "shim/lifecycle/settings.h"
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 

@@ -6,7 +6,7 @@
 // caller's return address. Handle-scoped "cu..." lookups go to cudapool_dlsym_handle
 // (proc_address.cpp), which may swap the answer for a hook. One unversioned definition catches
 // references to both dlsym@GLIBC_2.34 and dlsym@GLIBC_2.2.5. Not here: finding the real dlsym
-// (real_driver.cpp), the hooks.
+// (driver/real_driver.cpp), the hooks.
 //
 // The early path. dlsym is called before anything of the shim is ready: a sanitizer runtime
 // preloaded ahead of the shim (ASan, TSan) resolves its interceptors with dlsym(RTLD_NEXT, ...)
@@ -16,14 +16,14 @@
 // other libraries' constructors run before the shim's. So the path that forwards a lookup needs
 // nothing that is initialised at run time: this stub is assembly (the compiler adds nothing to
 // it: no instrumentation), reads the real dlsym from a plain zero-initialized global, and when
-// that is still null calls cudapool_resolve_real_dlsym (real_driver.cpp), which is built without
-// any sanitizer instrumentation by attribute, touches no function-local static, TLS or
+// that is still null calls cudapool_resolve_real_dlsym (driver/real_driver.cpp), which is built
+// without any sanitizer instrumentation by attribute, touches no function-local static, TLS or
 // std::atomic, and only calls dlvsym. That is why no build flag is needed for this file or for
-// real_driver.cpp (the sanitizer builds of .ci/run compile both instrumented, which checks it).
-// A sanitizer runtime never looks up a "cu..." name in a handle, so the one branch into C++ that
-// may need the runtime (cudapool_dlsym_handle: settings, the hook table, tracing) is reached only
-// by lookups that come after the runtime's start-up.
-#include "shim/interpose/real_driver.h"
+// driver/real_driver.cpp (the sanitizer builds of .ci/run compile both instrumented, which checks
+// it). A sanitizer runtime never looks up a "cu..." name in a handle, so the one branch into C++
+// that may need the runtime (cudapool_dlsym_handle: settings, the hook table, tracing) is reached
+// only by lookups that come after the runtime's start-up.
+#include "shim/driver/real_driver.h"
 
 // RTLD_DEFAULT is 0 and RTLD_NEXT is -1 in glibc. On entry %rsp is 8 mod 16; the two pushes and
 // the 8 bytes below keep the call to the resolver 16-byte aligned, and restore the arguments for

@@ -3,13 +3,13 @@
 // on the driver's handle, cuGetProcAddress) is answered with a hook only when the pointer the
 // driver returned IS one of the real functions below (looked up by exact versioned name): never by
 // guessing from the requested name, whose version suffix the driver resolves itself. The hooked
-// functions are the CUDAPOOL_DRIVER_HOOKED lines of driver_functions.def.
+// functions are the CUDAPOOL_DRIVER_HOOKED lines of driver/driver_functions.def.
 #include <array>
 #include <atomic>
 #include <mutex>
 #include <utility>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
 
@@ -20,7 +20,7 @@ namespace {
 #define CUDAPOOL_DRIVER_CALLED(name, ret, params)
 #define CUDAPOOL_DRIVER_HOOKED(name, ret, params) +1
 constexpr int kHooks = 0
-#include "shim/interpose/driver_functions.def"
+#include "shim/driver/driver_functions.def"
     ;
 #undef CUDAPOOL_DRIVER_HOOKED
 
@@ -40,7 +40,7 @@ bool build() {
   int i = 0;
 #define CUDAPOOL_DRIVER_HOOKED(name, ret, params) \
   g_pairs[i++] = Pair{reinterpret_cast<void*>(real().name), reinterpret_cast<void*>(&::name)};
-#include "shim/interpose/driver_functions.def"
+#include "shim/driver/driver_functions.def"
 #undef CUDAPOOL_DRIVER_HOOKED
 #undef CUDAPOOL_DRIVER_CALLED
   g_built.store(true, std::memory_order_release);

@@ -4,16 +4,16 @@
 // the real function, or CUDA_ERROR_NOT_INITIALIZED when the process has no driver loaded.
 #pragma once
 
-#include "shim/interpose/export.h"
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/startup.h"
+#include "shim/driver/export.h"
+#include "shim/driver/real_driver.h"
 #include "shim/support/guard.h"
+#include "shim/support/mode.h"
 
-// The hooks of driver_functions.def, declared from it: each definition (hooks_*.cpp,
+// The hooks of driver/driver_functions.def, declared from it: each definition (hooks_*.cpp,
 // proc_address.cpp) must match its line.
 #define CUDAPOOL_DRIVER_CALLED(name, ret, params)
 #define CUDAPOOL_DRIVER_HOOKED(name, ret, params) CUDAPOOL_EXPORT ret name params;
-#include "shim/interpose/driver_functions.def"
+#include "shim/driver/driver_functions.def"
 #undef CUDAPOOL_DRIVER_HOOKED
 #undef CUDAPOOL_DRIVER_CALLED
 

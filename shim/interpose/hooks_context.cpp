@@ -9,7 +9,7 @@
 // tests/fakecuda/fault_sweep.sh). The log records each dropped pool.
 #include <vector>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/pools/context_registry.h"
 

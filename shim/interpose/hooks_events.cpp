@@ -6,7 +6,7 @@
 // fork work onto side streams and join it back this way), or a non-blocking stream made to follow
 // legacy-ordered work (a fork). The calls themselves always go to the driver unchanged; the notes
 // are made after the record or wait was queued.
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
 #include "shim/pools/context_registry.h"

@@ -8,20 +8,20 @@
 #include <algorithm>
 #include <mutex>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
+#include "shim/driver/real_driver.h"
 #include "shim/interpose/hooks.h"
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
 #include "shim/pools/pooled_alloc.h"
 #include "shim/pools/pooled_free.h"
 #include "shim/pools/thread_cache.h"
-#include "shim/recording/clock.h"
 #include "shim/recording/event_log.h"
 #include "shim/recording/oom_report.h"
-#include "shim/recording/oom_snapshot.h"
+#include "shim/reports/oom_snapshot.h"
+#include "shim/support/clock.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
+#include "shim/support/settings.h"
 
 using namespace cudapool::shim;
 

@@ -8,7 +8,7 @@
 // cuMemFree_v2 refuses it.
 #include <mutex>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/pools/context_registry.h"
 #include "shim/pools/pooled_free.h"

@@ -3,13 +3,13 @@
 // reuse fences of their context, stream_registry.h, and logged) and stream capture begin/end (while
 // a capture runs, the shim records and waits on nothing). The calls themselves always go to the
 // driver unchanged. Event records and waits: hooks_events.cpp.
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/context_registry.h"
 #include "shim/pools/stream_capture.h"
 #include "shim/recording/event_log.h"
+#include "shim/support/settings.h"
 
 using namespace cudapool::shim;
 

@@ -5,11 +5,11 @@
 // with the caller's arguments and swaps the answer for a hook only when it is a hooked function.
 #include <cstring>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
-#include "shim/lifecycle/settings.h"
-#include "shim/lifecycle/startup.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/mode.h"
+#include "shim/support/settings.h"
 
 using namespace cudapool::shim;
 

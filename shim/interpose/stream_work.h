@@ -11,7 +11,7 @@
 
 #include <atomic>
 
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 #include "shim/pools/reuse_fence.h"
 #include "shim/pools/stream_registry.h"
 

@@ -11,12 +11,12 @@
 #include <mutex>
 #include <type_traits>
 
-#include "shim/interpose/export.h"
+#include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
 #include "shim/interpose/stream_work.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/recording/event_log.h"
 #include "shim/support/guard.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 namespace {

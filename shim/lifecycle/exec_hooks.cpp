@@ -3,23 +3,23 @@
 // execl, execle, execlp, fexecve, execveat). An exec replaces the process's image and keeps its
 // pid: no atexit handler runs, the log's writer thread is gone with what it had queued, and the
 // control socket and metrics file of a pid that lives on would stay for good. So the hook first
-// runs the end actions (exit_signals.h: every queued event written to the log; the socket and
-// the metrics file removed, each only while it is still the process's own), then the C library's
-// exec; when that returns (the exec failed), the actions' undo runs (the socket and the metrics
-// file are made again by the control thread) and errno is the exec's. In a child after fork or
-// vfork the actions do nothing (they check the pid), and the hook only adds a call. Async-signal-
-// safe, as exec is: nothing here allocates or locks (but the lookup of an exec called before the
-// shim's constructor ran). Not here: the actions (control/control.h, recording/event_log.h),
-// _exit (immediate_exit.cpp).
+// runs the end actions (support/exit_signals.h: every queued event written to the log; the socket
+// and the metrics file removed, each only while it is still the process's own), then the C
+// library's exec; when that returns (the exec failed), the actions' undo runs (the socket and the
+// metrics file are made again by the control thread) and errno is the exec's. In a child after fork
+// or vfork the actions do nothing (they check the pid), and the hook only adds a call.
+// Async-signal- safe, as exec is: nothing here allocates or locks (but the lookup of an exec called
+// before the shim's constructor ran). Not here: the actions (control/control.h,
+// recording/event_log.h), _exit (immediate_exit.cpp).
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <unistd.h>
 
-#include "shim/interpose/export.h"
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/exit_signals.h"
+#include "shim/driver/export.h"
+#include "shim/driver/real_driver.h"
+#include "shim/support/exit_signals.h"
 
 extern char** environ;
 

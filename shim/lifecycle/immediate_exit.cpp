@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // shim/lifecycle/immediate_exit.cpp: the exported _exit and _Exit. They end the process without
 // atexit handlers (Python's os._exit, a program skipping its teardown), so the at-exit report
-// (exit_report.h) never runs, the log's writer thread dies with whatever is still queued, and the
-// control socket and metrics file would stay. The hook first runs the end actions
-// (exit_signals.h, the ones the exit signals' handler runs, all async-signal-safe: _exit may be
-// called from a signal handler): the log's bounded wait until the writer has put every queued
-// event in the file, the removal of the control socket and the metrics file; then it calls the
-// next _exit. Not here: a summary line or CUDAPOOL_SUMMARY (they need the pools' locks and
+// (reports/exit_report.h) never runs, the log's writer thread dies with whatever is still queued,
+// and the control socket and metrics file would stay. The hook first runs the end actions
+// (support/exit_signals.h, the ones the exit signals' handler runs, all async-signal-safe: _exit
+// may be called from a signal handler): the log's bounded wait until the writer has put every
+// queued event in the file, the removal of the control socket and the metrics file; then it calls
+// the next _exit. Not here: a summary line or CUDAPOOL_SUMMARY (they need the pools' locks and
 // memory allocation, which a signal handler calling _exit may not take: the log ends as a killed
-// process's does), exit() (exit_report.h), signals (exit_signals.h), exec (exec_hooks.cpp).
+// process's does), exit() (reports/exit_report.h), signals (support/exit_signals.h), exec
+// (exec_hooks.cpp).
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim/interpose/export.h"
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/exit_signals.h"
+#include "shim/driver/export.h"
+#include "shim/driver/real_driver.h"
+#include "shim/support/exit_signals.h"
 
 namespace {
 

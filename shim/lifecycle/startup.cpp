@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/startup.cpp: see startup.h.
-#include "shim/lifecycle/startup.h"
+// shim/lifecycle/startup.cpp: the shim's start: the mode's initialization (support/mode.h) on the
+// first hooked call, the fork handler, the at-exit report's arming.
+#include "shim/support/mode.h"
 
 #include <pthread.h>
 
@@ -9,18 +10,14 @@
 #include <mutex>
 
 #include "shim/control/control.h"
-#include "shim/lifecycle/exit_report.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/stream_registry.h"
 #include "shim/recording/event_log.h"
+#include "shim/reports/exit_report.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
-
-namespace detail {
-std::atomic<int> g_mode{static_cast<int>(Mode::kUninitialized)};
-}  // namespace detail
 
 namespace {
 

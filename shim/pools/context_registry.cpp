@@ -7,11 +7,11 @@
 
 #include <memory>
 
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/settings.h"
+#include "shim/driver/real_driver.h"
 #include "shim/pools/stream_registry.h"
 #include "shim/recording/event_log.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "pool/device_pool.h"
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 #include "shim/pools/cuda_backend.h"
 #include "shim/pools/pool_reach.h"
 #include "shim/pools/pool_slots.h"

@@ -4,8 +4,8 @@
 // whose current context is another one). Restores the previous one at the end of the scope.
 #pragma once
 
-#include "shim/interpose/cuda_api.h"
-#include "shim/interpose/real_driver.h"
+#include "shim/driver/cuda_api.h"
+#include "shim/driver/real_driver.h"
 
 namespace cudapool::shim {
 

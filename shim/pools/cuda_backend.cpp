@@ -2,7 +2,7 @@
 // shim/pools/cuda_backend.cpp: see cuda_backend.h.
 #include "shim/pools/cuda_backend.h"
 
-#include "shim/interpose/real_driver.h"
+#include "shim/driver/real_driver.h"
 #include "shim/pools/context_scope.h"
 #include "shim/pools/stream_capture.h"
 #include "shim/support/diagnostics.h"

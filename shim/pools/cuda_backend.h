@@ -12,7 +12,7 @@
 
 #include "config/options.h"
 #include "pool/backend.h"
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 #include "shim/pools/reuse_fence.h"
 
 namespace cudapool::shim {

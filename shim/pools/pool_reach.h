@@ -36,7 +36,7 @@
 // no longer in use.
 #pragma once
 
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 
 namespace cudapool::shim {
 

@@ -2,10 +2,10 @@
 // shim/pools/pooled_alloc.cpp: see pooled_alloc.h.
 #include "shim/pools/pooled_alloc.h"
 
-#include "shim/lifecycle/settings.h"
 #include "shim/pools/pool_lock.h"
-#include "shim/recording/clock.h"
 #include "shim/recording/event_log.h"
+#include "shim/support/clock.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 

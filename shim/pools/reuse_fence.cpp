@@ -10,11 +10,11 @@
 
 #include <algorithm>
 
-#include "shim/interpose/real_driver.h"
+#include "shim/driver/real_driver.h"
 #include "shim/pools/context_scope.h"
 #include "shim/pools/pool_slots.h"
 #include "shim/pools/stream_capture.h"
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
 
 namespace cudapool::shim {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "config/options.h"
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 #include "shim/pools/stream_registry.h"
 
 namespace cudapool::shim {

@@ -17,7 +17,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 
 namespace cudapool::shim {
 

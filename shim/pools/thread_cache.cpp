@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "pool/rounding.h"
-#include "shim/lifecycle/startup.h"
 #include "shim/pools/pool_lock.h"
 #include "shim/support/guard.h"
+#include "shim/support/mode.h"
 
 namespace cudapool::shim {
 

@@ -19,13 +19,13 @@
 #include "config/describe.h"
 #include "log/format.h"
 #include "log/logger.h"
-#include "shim/interpose/real_driver.h"
-#include "shim/lifecycle/exit_signals.h"
-#include "shim/lifecycle/settings.h"
-#include "shim/recording/clock.h"
+#include "shim/driver/real_driver.h"
 #include "shim/recording/loaded_modules.h"
 #include "shim/recording/python_stack.h"
+#include "shim/support/clock.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/exit_signals.h"
+#include "shim/support/settings.h"
 
 #ifndef CUDAPOOL_VERSION
 #define CUDAPOOL_VERSION "0.0.0"
@@ -88,7 +88,7 @@ log::HeaderInfo header_info() {
   return h;
 }
 
-// The log's end action (exit_signals.h): at a handled signal, in _exit and before an exec.
+// The log's end action (support/exit_signals.h): at a handled signal, in _exit and before an exec.
 void wait_for_log_at_exit_signal() {
   wait_for_log_before_exit(kExitStallMs);
 }

@@ -4,8 +4,8 @@
 // devices); pool events reach it through a sink that adds what only the hook knows (thread, time,
 // latency, backtrace); pass-through and error events are logged by the hooks directly; at exit it
 // writes the summary line it is given. Not here: the file, the ring and the formatting (log/), what
-// the summary line holds (lifecycle/exit_report.cpp, from the exit snapshot), the exit signals'
-// handler, _exit and exec (lifecycle/exit_signals.h: the log adds its wait as an end action).
+// the summary line holds (reports/exit_report.cpp, from the exit snapshot), the exit signals'
+// handler, _exit and exec (support/exit_signals.h: the log adds its wait as an end action).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,7 @@ std::uint32_t take_python_stack();
 // The table the Python stack ids name: the log's, else (CUDAPOOL_OOM_SNAPSHOT with
 // CUDAPOOL_BACKTRACE=python and no log) the shim's own; nullptr when stacks are not taken.
 log::StackTable* python_stack_table();
-// Makes the shim's own table when it is needed; once, from initialization (startup.cpp).
+// Makes the shim's own table when it is needed; once, from initialization (lifecycle/startup.cpp).
 void make_python_stack_table();
 // Captures the caller's native backtrace into current_call() when CUDAPOOL_BACKTRACE asks for it,
 // with the Python stack take_python_stack() gave.
@@ -74,8 +74,8 @@ void log_stream_event(log::LogAction action, std::uint64_t stream, std::uint64_t
 // Whether this process writes a log now (started and not forgotten after fork). Never starts it.
 bool log_open();
 
-// At exit (exit_report.h): writes the summary line, the leaks' frames named (dladdr) and, with
-// CUDAPOOL_BACKTRACE, the loaded objects added, then closes the file. Nothing without a log.
+// At exit (reports/exit_report.h): writes the summary line, the leaks' frames named (dladdr) and,
+// with CUDAPOOL_BACKTRACE, the loaded objects added, then closes the file. Nothing without a log.
 void finish_log(log::Summary summary);
 
 // From a signal handler, _exit or an exec about to end the process (or its image): waits until the

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "shim/interpose/real_driver.h"
+#include "shim/driver/real_driver.h"
 #include "shim/support/diagnostics.h"
 
 namespace cudapool::shim {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "shim/interpose/real_driver.h"
+#include "shim/driver/real_driver.h"
 
 namespace cudapool::shim {
 

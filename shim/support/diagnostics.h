@@ -5,7 +5,7 @@
 // effective settings (info) and each driver lookup (debug). CUDAPOOL_LOG_LEVEL sets what is shown:
 // off, error, warn (the default), info, debug, trace; read once, at the first message. Never on
 // the hot path: every caller is a cold path (start, a bad setting, an out-of-memory, exit).
-// Not here: the allocation log (recording/event_log.h), the exit report (lifecycle/exit_report.h).
+// Not here: the allocation log (recording/event_log.h), the exit report (reports/exit_report.h).
 #pragma once
 
 #include <atomic>

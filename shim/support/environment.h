@@ -3,7 +3,8 @@
 // grammar, range, what it does), and their readers: every CUDAPOOL_* variable the shim reads is
 // read through here (tests/cli/shim_environment.sh checks that, and that docs/shim.md names each
 // one). The conf string's variables (CUDAPOOL_CONF, PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF)
-// are config/'s (config/environment.h). Not here: what the settings do (settings.h, startup.h).
+// are config/'s (config/environment.h). Not here: what the settings do (settings.h,
+// lifecycle/startup.cpp).
 #pragma once
 
 namespace cudapool::shim {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/fakecuda/exit_signal.sh: the allocation log when a signal ends the program
-# (shim/lifecycle/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
+# (shim/support/exit_signals.h). signal_producer allocates and frees in a tight loop, faster than the log's
 # writer formats, and counts its pairs in a shared file. (1) SIGTERM at its default action: the
 # process still dies by SIGTERM (status 143), and every pair counted before the signal is in the
 # log (each line whole JSON, seq 1..N without a gap). (2) A program with its own SIGTERM handler

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/unit/test_shim_clock.cpp: the hooks' clock (shim/recording/clock.cpp) against CLOCK_MONOTONIC, across
-// its calibrations (the first after 50 ms, the refined one after 5 s): never back, never far.
+// tests/unit/test_shim_clock.cpp: the hooks' clock (shim/support/clock.cpp) against
+// CLOCK_MONOTONIC, across its calibrations (the first after 50 ms, the refined one after 5 s):
+// never back, never far.
 #include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
 #include "tests/unit/catch.h"
 
 namespace {

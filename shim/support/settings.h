@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/settings.h: the settings the shim runs with, read once at initialization
-// (startup.h) and never changed afterwards: the conf string's Options (config/; from CUDAPOOL_CONF,
-// PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF) and what the user asked to be reported
-// (CUDAPOOL_LOG, CUDAPOOL_SUMMARY, CUDAPOOL_BACKTRACE, CUDAPOOL_TRACE_LOOKUPS,
+// shim/support/settings.h: the settings the shim runs with, read once at initialization
+// (lifecycle/startup.cpp) and never changed afterwards: the conf string's Options (config/; from
+// CUDAPOOL_CONF, PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF) and what the user asked to be
+// reported (CUDAPOOL_LOG, CUDAPOOL_SUMMARY, CUDAPOOL_BACKTRACE, CUDAPOOL_TRACE_LOOKUPS,
 // CUDAPOOL_LOG_BUFFER), plus whether CUDAPOOL_DISABLE turns the shim off. Both are held in
 // constant-initialized storage that no static initializer overwrites (the shim may start before
 // its own initializers ran, never_destroyed.h) and are read without a lock. Not here: when they are
-// read and what follows from them (startup.h: the mode, strict:True's refusal, the at-exit report),
-// the conf grammar (config/).
+// read and what follows from them (lifecycle/startup.cpp: the mode, strict:True's refusal, the
+// at-exit report), the conf grammar (config/).
 #pragma once
 
 #include <cstddef>
@@ -27,7 +27,7 @@ const config::Options& options();
 // What the user asked to be reported, read once with the settings: CUDAPOOL_LOG (a path template),
 // CUDAPOOL_SUMMARY (stderr or a path), CUDAPOOL_BACKTRACE (return addresses per allocation),
 // CUDAPOOL_TRACE_LOOKUPS (a diagnostic: one stderr line per driver-function lookup),
-// CUDAPOOL_OOM_SNAPSHOT (shim/recording/oom_snapshot.h).
+// CUDAPOOL_OOM_SNAPSHOT (shim/reports/oom_snapshot.h).
 struct Reporting {
   std::string log_template;
   std::string summary_target;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/oom_snapshot_pickle.cpp: see oom_snapshot_pickle.h.
-#include "shim/recording/oom_snapshot_pickle.h"
+// shim/reports/oom_snapshot_pickle.cpp: see oom_snapshot_pickle.h.
+#include "shim/reports/oom_snapshot_pickle.h"
 
 #include <dlfcn.h>
 

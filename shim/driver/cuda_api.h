@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/interpose/cuda_api.h: the CUDA driver declarations the shim needs, from the toolkit's
+// shim/driver/cuda_api.h: the CUDA driver declarations the shim needs, from the toolkit's
 // cuda.h, plus the few entry points cuda.h only declares under macros (per-thread-stream `_ptsz`
 // variants and the 4-argument cuGetProcAddress). Types only: the shim links neither libcuda nor
 // libcudart.

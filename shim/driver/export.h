@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/interpose/export.h: how a hook is exported. Everything else in the shim is hidden.
+// shim/driver/export.h: how a hook is exported. Everything else in the shim is hidden.
 #pragma once
 
 #define CUDAPOOL_EXPORT extern "C" __attribute__((visibility("default")))

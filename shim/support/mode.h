@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/startup.h: the shim's lifecycle. Lazy initialization on the first hooked call
+// shim/support/mode.h: the shim's mode (pooling, or every call passed straight through), read by
+// every hook and by a thread's exit (pools/thread_cache.cpp): here, below the pools; the flag is
+// defined in mode.cpp. It is set by the lifecycle (lifecycle/startup.cpp, which defines
+// initialize_mode(): the one call from a lower room up to a higher one, at link level only).
+// Lazy initialization on the first hooked call
 // (the settings are read once, settings.h, their diagnostics printed once, jemalloc style; the
 // at-exit report is armed when something is to be reported), the fork handler (a child never
 // pools), CUDAPOOL_DISABLE. Not here: the settings themselves (settings.h), the pools
-// (pools/context_registry.h), what is reported at exit (exit_report.h), the hooks.
+// (pools/context_registry.h), what is reported at exit (reports/exit_report.h), the hooks.
 #pragma once
 
 #include <atomic>
@@ -14,7 +18,7 @@ enum class Mode : int { kUninitialized = 0, kPooling = 1, kPassThrough = 2 };
 
 namespace detail {
 extern std::atomic<int> g_mode;
-Mode initialize_mode();
+Mode initialize_mode();  // lifecycle/startup.cpp
 }  // namespace detail
 
 // Initializes on first use; afterwards one relaxed atomic load, inlined. kPassThrough when

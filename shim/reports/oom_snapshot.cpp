@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/oom_snapshot.cpp: see oom_snapshot.h.
-#include "shim/recording/oom_snapshot.h"
+// shim/reports/oom_snapshot.cpp: see oom_snapshot.h.
+#include "shim/reports/oom_snapshot.h"
 
 #include <unistd.h>
 
@@ -13,11 +13,11 @@
 
 #include "log/path_template.h"
 #include "log/whole_file.h"
-#include "shim/control/pool_readings.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/recording/event_log.h"
-#include "shim/recording/oom_snapshot_pickle.h"
+#include "shim/reports/oom_snapshot_pickle.h"
+#include "shim/reports/pool_readings.h"
 #include "shim/support/diagnostics.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 

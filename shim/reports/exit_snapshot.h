@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/exit_snapshot.h: what the pools hold when the process exits, read once for every
+// shim/reports/exit_snapshot.h: what the pools hold when the process exits, read once for every
 // report made then (exit_report.h: the CUDAPOOL_SUMMARY table, its leak report and the log's
 // summary line all read the same snapshot). Per live pool: its device, its statistics, its reuse
 // fences' counters and the blocks still allocated, with their return addresses when
 // CUDAPOOL_BACKTRACE recorded them. Each pool is read under its lock; no CUDA call, no symbol
-// lookup. Not here: what is made of it (exit_report.cpp), the frames' symbol names (event_log.cpp).
+// lookup. Not here: what is made of it (exit_report.cpp), the frames' symbol names
+// (recording/event_log.cpp).
 #pragma once
 
 #include <cstdint>

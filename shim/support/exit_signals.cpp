@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/exit_signals.cpp: see exit_signals.h.
-#include "shim/lifecycle/exit_signals.h"
+// shim/support/exit_signals.cpp: see exit_signals.h.
+#include "shim/support/exit_signals.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/interpose/real_driver.h: the real driver's entry points, looked up once by exact versioned
+// shim/driver/real_driver.h: the real driver's entry points, looked up once by exact versioned
 // name in the libcuda.so.1 the process has loaded (never loaded by the shim itself). Every call the
 // shim makes to CUDA goes through this table, so no internal call can land on one of the shim's own
 // exported hooks. Also the C library's own dlsym, which the table's lookups and the exported dlsym
 // use (found on first use, safe before anything is initialised). Not thread-unsafe: load() is
-// idempotent and guarded. Not here: the exported dlsym (dlsym_hook.cpp), the hooks.
+// idempotent and guarded. Not here: the exported dlsym (interpose/dlsym_hook.cpp), the hooks.
 #pragma once
 
 #include <atomic>
 
-#include "shim/interpose/cuda_api.h"
+#include "shim/driver/cuda_api.h"
 
 namespace cudapool::shim {
 
@@ -17,7 +17,7 @@ namespace cudapool::shim {
 struct RealDriver {
 #define CUDAPOOL_DRIVER_CALLED(name, ret, params) ret(*name) params = nullptr;
 #define CUDAPOOL_DRIVER_HOOKED CUDAPOOL_DRIVER_CALLED
-#include "shim/interpose/driver_functions.def"
+#include "shim/driver/driver_functions.def"
 #undef CUDAPOOL_DRIVER_HOOKED
 #undef CUDAPOOL_DRIVER_CALLED
 };
@@ -54,8 +54,9 @@ void* real_dlsym(void* handle, const char* name);
 extern "C" {
 // glibc's own dlsym (dlsym@GLIBC_2.34, else @GLIBC_2.2.5, through dlvsym, which is not hooked), or
 // nullptr: looked up on first use and kept in cudapool_real_dlsym_ptr, which the exported dlsym's
-// assembly reads (dlsym_hook.cpp). Safe before anything is initialised, a sanitizer runtime
-// included: uninstrumented, no function-local static, no TLS (dlsym_hook.cpp, "The early path").
+// assembly reads (interpose/dlsym_hook.cpp). Safe before anything is initialised, a sanitizer
+// runtime included: uninstrumented, no function-local static, no TLS (interpose/dlsym_hook.cpp,
+// "The early path").
 __attribute__((visibility("hidden"))) void* cudapool_resolve_real_dlsym();
 __attribute__((visibility("hidden"))) extern void* cudapool_real_dlsym_ptr;
 }

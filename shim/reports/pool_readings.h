@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/control/pool_readings.h: the running process's pools as the control endpoint and the
+// shim/reports/pool_readings.h: the running process's pools as the control endpoint and the
 // metrics file report them. Per device: its pools' statistics summed (as the log's summary line
 // sums a device's contexts), what is behind reuse fences, idle in the cache and kept in threads'
 // caches right now, the largest free cached block, the reuse fences' counters; and, for a
 // memory_viz snapshot (the control endpoint's, the OOM snapshot's), every block of every pool. Each
 // pool is copied under its lock and nothing else is done there: no formatting, no I/O, no driver
-// call. Not here: the formats (control_commands.h, control_snapshot.h, prometheus_text.h), the
-// state at exit (lifecycle/exit_snapshot.h), changing anything (empty-cache: control_commands.cpp).
+// call. Not here: the formats (control/control_commands.h, control_snapshot.h,
+// control/prometheus_text.h), the state at exit (reports/exit_snapshot.h), changing anything
+// (empty-cache: control/control_commands.cpp).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,8 @@ struct BlockReading {
   bool expandable = false;     // in an expandable segment
   bool thread_cached = false;  // allocated to the pool, freed by the program into a thread's cache
   // With read_blocks(true), of an allocated or fenced block: who asked for it (CUDAPOOL_BACKTRACE),
-  // its return addresses and its Python stack's id (event_log.h's python_stack_table(); 0: none).
+  // its return addresses and its Python stack's id (recording/event_log.h's python_stack_table();
+  // 0: none).
   std::uint32_t python_stack = 0;
   std::vector<std::uint64_t> frames;
 };

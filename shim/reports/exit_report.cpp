@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/exit_report.cpp: see exit_report.h.
-#include "shim/lifecycle/exit_report.h"
+// shim/reports/exit_report.cpp: see exit_report.h.
+#include "shim/reports/exit_report.h"
 
 #include <unistd.h>
 
@@ -14,11 +14,11 @@
 #include "log/file.h"
 #include "log/format.h"
 #include "pool/summary.h"
-#include "shim/lifecycle/exit_snapshot.h"
-#include "shim/lifecycle/settings.h"
 #include "shim/recording/event_log.h"
+#include "shim/reports/exit_snapshot.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
+#include "shim/support/settings.h"
 
 namespace cudapool::shim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/oom_snapshot.h: CUDAPOOL_OOM_SNAPSHOT=PATH: at the first out-of-memory the shim
+// shim/reports/oom_snapshot.h: CUDAPOOL_OOM_SNAPSHOT=PATH: at the first out-of-memory the shim
 // answers, a memory_viz snapshot of every pool (oom_snapshot_pickle.h: PyTorch 2.11's schema, the
 // failed request as an "oom" trace entry) written to PATH, a template like CUDAPOOL_LOG's (%p the
 // process id, %r the rank, %h the host, %%), so that the processes of a job (and a program run
@@ -11,7 +11,7 @@
 // it; a file that cannot be written gives one warning instead. The out-of-memory answer itself is
 // the caller's and is never changed. Called from the allocation hook after the pool's lock is
 // released. Not here: the pickle's content (oom_snapshot_pickle.h), the explanation on stderr
-// (oom_report.h).
+// (recording/oom_report.h).
 #pragma once
 
 #include "pool/oom.h"

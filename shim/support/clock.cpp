@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/clock.cpp: see clock.h. Until calibrated (and always where the TSC is not
+// shim/support/clock.cpp: see clock.h. Until calibrated (and always where the TSC is not
 // invariant) a read is clock_gettime(CLOCK_MONOTONIC). The first read also notes the TSC; a read at
 // least 50 ms later measures the TSC's rate against CLOCK_MONOTONIC over that span and publishes a
 // calibration, from then on used with one rdtsc. After 5 s the rate is measured again over the
@@ -10,7 +10,7 @@
 // machine, CI's sanitizer runs) would otherwise pair values microseconds apart, and over 50 ms that
 // is a rate off by 10^-4, a millisecond in the first 5 s. Left: the error of the second rate (parts
 // per 10^8, under a millisecond a day) accumulates against CLOCK_MONOTONIC.
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
 
 #include <time.h>
 #include <unistd.h>

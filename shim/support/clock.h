@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/clock.h: what the hooks stamp on an event besides its content: the time
+// shim/support/clock.h: what the hooks stamp on an event besides its content: the time
 // (CLOCK_MONOTONIC nanoseconds) and the calling thread (its kernel id). The time is read up to five
 // times per logged alloc+free pair, so it is cheap: on an x86-64 CPU whose time-stamp counter is
 // invariant it is the TSC scaled to CLOCK_MONOTONIC (measured on the H200 guest: 20 ns a read

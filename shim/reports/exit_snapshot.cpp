@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/exit_snapshot.cpp: see exit_snapshot.h.
-#include "shim/lifecycle/exit_snapshot.h"
+// shim/reports/exit_snapshot.cpp: see exit_snapshot.h.
+#include "shim/reports/exit_snapshot.h"
 
 #include <mutex>
 
@@ -28,7 +28,7 @@ std::vector<PoolAtExit> exit_snapshot() {
           .t_ns = b.alloc_t_ns,
           .tid = b.alloc_tid,
           .frames = frames != p.backtraces.end() ? frames->second : std::vector<std::uint64_t>{},
-          .symbols = {},  // named by the log (event_log.h, finish_log)
+          .symbols = {},  // named by the log (recording/event_log.h, finish_log)
       });
     });
     return false;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/recording/oom_snapshot_pickle.h: the memory_viz snapshot of the pools at an out-of-memory
+// shim/reports/oom_snapshot_pickle.h: the memory_viz snapshot of the pools at an out-of-memory
 // (CUDAPOOL_OOM_SNAPSHOT, oom_snapshot.h), as the bytes of a pickle (log/pickle_out.h) with the
 // schema of PyTorch 2.11's torch.cuda.memory._snapshot() that `cudapool export --memory-viz`
 // writes (docs/exports.md, scripts/cudapool_analysis/memviz_snapshot.py):
@@ -22,7 +22,7 @@
 
 #include "config/describe.h"
 #include "log/stack_table.h"
-#include "shim/control/pool_readings.h"
+#include "shim/reports/pool_readings.h"
 
 namespace cudapool::shim {
 

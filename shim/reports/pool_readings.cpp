@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/control/pool_readings.cpp: see pool_readings.h.
-#include "shim/control/pool_readings.h"
+// shim/reports/pool_readings.cpp: see pool_readings.h.
+#include "shim/reports/pool_readings.h"
 
 #include <algorithm>
 #include <mutex>

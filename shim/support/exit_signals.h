@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/exit_signals.h: what the shim does when the process ends without its atexit
+// shim/support/exit_signals.h: what the shim does when the process ends without its atexit
 // handlers: killed by a signal whose default action ends it (SIGHUP, SIGINT, SIGQUIT, SIGTERM),
 // ended by _exit/_Exit (immediate_exit.cpp), or replaced by an exec (exec_hooks.cpp). The log's
 // writer thread would die with everything still queued in the ring, and the control socket and
@@ -12,7 +12,8 @@
 // which the interrupted thread may hold: the log ends without a summary line, as a killed
 // process's does), signals the program handles or ignores (left alone; a handler the program
 // installs later replaces the shim's), crash signals, the actions themselves
-// (recording/event_log.h, control/control.h).
+// (recording/event_log.h, control/control.h). In support/, below the rooms that register (it
+// depends on nothing of the shim); lifecycle/immediate_exit.cpp and exec_hooks.cpp run them.
 #pragma once
 
 namespace cudapool::shim {

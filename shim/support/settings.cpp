@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/lifecycle/settings.cpp: see settings.h.
-#include "shim/lifecycle/settings.h"
+// shim/support/settings.cpp: see settings.h.
+#include "shim/support/settings.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include "config/describe.h"
 #include "config/environment.h"
 #include "config/parse.h"
-#include "shim/recording/clock.h"
+#include "shim/support/clock.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/environment.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// shim/interpose/real_driver.cpp: see real_driver.h.
-#include "shim/interpose/real_driver.h"
+// shim/driver/real_driver.cpp: see real_driver.h.
+#include "shim/driver/real_driver.h"
 
 #include <dlfcn.h>
 
@@ -8,9 +8,10 @@
 #include <mutex>
 
 // No sanitizer instrumentation in a function, whatever the build flags: the early path of the
-// exported dlsym runs before a preloaded sanitizer runtime has initialised itself (dlsym_hook.cpp).
-// clang's disable_sanitizer_instrumentation also drops TSan's function entry and exit calls, which
-// no_sanitize("thread") keeps there; GCC's no_sanitize leaves the function bare.
+// exported dlsym runs before a preloaded sanitizer runtime has initialised itself
+// (interpose/dlsym_hook.cpp). clang's disable_sanitizer_instrumentation also drops TSan's function
+// entry and exit calls, which no_sanitize("thread") keeps there; GCC's no_sanitize leaves the
+// function bare.
 #if defined(__has_attribute)
 #if __has_attribute(disable_sanitizer_instrumentation)
 #define CUDAPOOL_UNINSTRUMENTED \
@@ -83,7 +84,7 @@ bool load_real_driver_slow() {
 #define CUDAPOOL_DRIVER_CALLED(name, ret, params) \
   g_real.name = reinterpret_cast<ret(*) params>(real_driver_function(#name));
 #define CUDAPOOL_DRIVER_HOOKED CUDAPOOL_DRIVER_CALLED
-#include "shim/interpose/driver_functions.def"
+#include "shim/driver/driver_functions.def"
 #undef CUDAPOOL_DRIVER_HOOKED
 #undef CUDAPOOL_DRIVER_CALLED
   if (g_real.cuMemAlloc_v2 == nullptr || g_real.cuMemFree_v2 == nullptr ||
