@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // shim/support/mode.h: the shim's mode (pooling, or every call passed straight through), read by
 // every hook and by a thread's exit (pools/thread_cache.cpp): here, below the pools; the flag is
-// defined in mode.cpp. It is set by the lifecycle (lifecycle/startup.cpp, which defines
-// initialize_mode(): the one call from a lower room up to a higher one, at link level only).
-// Lazy initialization on the first hooked call
-// (the settings are read once, settings.h, their diagnostics printed once, jemalloc style; the
-// at-exit report is armed when something is to be reported), the fork handler (a child never
-// pools), CUDAPOOL_DISABLE. Not here: the settings themselves (settings.h), the pools
-// (pools/context_registry.h), what is reported at exit (reports/exit_report.h), the hooks.
+// defined in mode.cpp. The lifecycle sets it (lifecycle/startup.cpp defines initialize_mode(): the
+// one call from a lower room up to a higher one, at link level only): on the first hooked call
+// (the settings read once, their diagnostics printed once, the at-exit report armed), by
+// CUDAPOOL_DISABLE, and in a child after fork (which never pools). Not here: the settings
+// (settings.h), the pools (pools/context_registry.h), the exit report (reports/exit_report.h).
 #pragma once
 
 #include <atomic>
