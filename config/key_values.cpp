@@ -323,6 +323,27 @@ void check_backend(const RawValue& value, Options&, Problems& problems) {
   }
 }
 
+void apply_idle_release_ms(const RawValue& value, Options& options, Problems& problems) {
+  std::size_t v = 0;
+  std::string error;
+  if (!read_unsigned(value.word, v, error)) {
+    problems.push_back(error);
+  } else if (v > kMaxIdleReleaseMs) {
+    problems.emplace_back();
+  } else {
+    options.idle_release_ms = v;
+  }
+}
+
+std::string render_idle_release_ms(const Options& options) {
+  return options.idle_release_ms == 0 ? "off" : number_text(options.idle_release_ms);
+}
+
+void apply_idle_release_floor(const RawValue& value, Options& options, Problems& problems) {
+  std::size_t bytes = 0;
+  if (read_mebibytes(value, 0, bytes, problems)) options.idle_release_floor = bytes;
+}
+
 void check_register_threads(const RawValue& value, Options&, Problems& problems) {
   std::size_t v = 0;
   std::string error;

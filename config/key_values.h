@@ -48,6 +48,13 @@ std::string render_mebibytes(const Options& options) {
   return bytes == kSizeMax ? "unlimited" : number_text(bytes / kMiB);
 }
 
+// idle_release_ms: a whole number of milliseconds from 0 (off) to kMaxIdleReleaseMs (an hour);
+// idle_release_floor_mb: any whole number of MiB (0: no floor).
+inline constexpr std::uint64_t kMaxIdleReleaseMs = 3600000;
+void apply_idle_release_ms(const RawValue& value, Options& options, Problems& problems);
+std::string render_idle_release_ms(const Options& options);
+void apply_idle_release_floor(const RawValue& value, Options& options, Problems& problems);
+
 // --- booleans, fractions, choices --------------------------------------------------------------
 
 template <bool Options::*Field>

@@ -53,6 +53,10 @@ constexpr KeyInfo kKeys[] = {
      render_choice<&Options::thread_cache, kThreadCacheWords>, true},
     {"strict", "", ValueKind::kBool, kTrueFalse, "False", false, apply_bool<&Options::strict>,
      render_bool<&Options::strict>, true},
+    {"idle_release_ms", "", ValueKind::kCount, "an integer from 0 (off) to 3600000 (milliseconds)",
+     "off", false, apply_idle_release_ms, render_idle_release_ms, true},
+    {"idle_release_floor_mb", "", ValueKind::kMebibytes, "an integer >= 0 (MiB)", "0", false,
+     apply_idle_release_floor, render_mebibytes<&Options::idle_release_floor>, true},
     // PyTorch-only keys (default_text is PyTorch's default).
     {"backend", "", ValueKind::kChoice, "native or cudaMallocAsync", "native", true, check_backend,
      render_ignored},

@@ -42,6 +42,11 @@ struct Options {
   ReuseFence reuse_fence = ReuseFence::kAuto;
   ThreadCacheMode thread_cache = ThreadCacheMode::kAuto;
   bool strict = false;  // a diagnostic makes the shim refuse to start instead of keeping defaults
+  // Idle release (docs/pool-policy.md, "Idle release"): cached memory unused for this many
+  // milliseconds goes back to the device (whole idle segments; with expandable segments, unused
+  // pages); 0 turns it off. The pool keeps at least idle_release_floor bytes reserved.
+  std::uint64_t idle_release_ms = 0;
+  std::size_t idle_release_floor = 0;
 
   bool operator==(const Options&) const = default;
 };

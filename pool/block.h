@@ -36,6 +36,9 @@ struct Block {
   bool mapped = true;  // false only for unbacked address space of an expandable segment
   std::uint32_t slot =
       0;  // while allocated in a pool tracked by handle: its slot (allocated_blocks.h)
+  // While cached: the pool's idle-release tick count when the block was last cached (its bytes
+  // last used); idle release measures idleness in ticks from it (device_pool_idle.cpp).
+  std::uint32_t idle_tick = 0;
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
   std::uintptr_t end() const { return ptr + size; }

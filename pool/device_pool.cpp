@@ -116,6 +116,7 @@ void DevicePool::delete_block(Block* block) {
 
 void DevicePool::insert_cached(BlockPool& pool, Block* block) {
   block->gc_count_base = pool.lookups;
+  block->idle_tick = idle_ticks_;
   pool.blocks.insert(block);
 }
 
@@ -303,6 +304,7 @@ Block* DevicePool::take_found_block(Request& r, std::size_t requested, bool spli
     remaining->size -= r.size;
     if (remainder_in_place) {
       remaining->gc_count_base = pool.lookups;
+      remaining->idle_tick = idle_ticks_;
     } else {
       insert_cached(pool, remaining);
     }

@@ -106,6 +106,15 @@ struct AllocResult {
 
 enum class FreeStatus : std::uint8_t { kOk, kNotOwned };
 
+// Idle release: a cached block goes back once it was unused for more than kIdleTicks ticks of the
+// pool's idle clock, which ticks every idle_release_ms / kIdleTicks (at least 1 ms): unused for
+// idle_release_ms to 1.25 idle_release_ms.
+inline constexpr std::uint32_t kIdleTicks = 4;
+inline std::uint64_t idle_tick_ns(const config::Options& options) {
+  const std::uint64_t ns = options.idle_release_ms * 1000000 / kIdleTicks;
+  return ns < 1000000 ? 1000000 : ns;
+}
+
 class DevicePool {
  public:
   // tracking: how the user frees, by address (free) or by malloc's handle (free_handle).
@@ -130,6 +139,19 @@ class DevicePool {
   // segment. For a request from outside the program (the shim's control endpoint), which must not
   // keep the pool's lock while the device finishes work. Emits kEmptyCache too.
   void release_idle_segments();
+  // Idle release (idle_release_ms; docs/pool-policy.md, "Idle release"). Its clock ticks every
+  // idle_tick_ns(options) (the shim's release thread; the replay at the log's ticks or at
+  // simulated ones). One tick settles the reuse fences that passed (polled, never waited for),
+  // counts one tick, then gives back the cached memory unused for more than kIdleTicks ticks
+  // (whole segments, and the whole unused pages of expandable segments), the longest unused first,
+  // as long as reserved memory stays at or above idle_release_floor; and emits kIdleRelease (size:
+  // the bytes given back, maybe 0). A pool with no cached block does not tick (returns false, emits
+  // nothing): a block's idleness counts only ticks it lived through. Off (idle_release_ms 0): no
+  // tick either. The caller makes sure the device is done with the memory it may release: the
+  // shim synchronizes first when idle_release_due() says a tick would release something.
+  bool release_idle_tick();
+  // Whether the next release_idle_tick() would give memory back. Cheap: O(cached blocks).
+  bool idle_release_due() const;
   // The device memory behind the pool is gone (its context was destroyed or reset): forgets every
   // block and segment without asking the backend, and gives the bookkeeping's memory back to the
   // heap. The pool is as new afterwards, statistics included.
@@ -249,6 +271,10 @@ class DevicePool {
   // Completes last_refusal_ for a failed request and emits kAllocFailed with it.
   void refused(std::size_t requested, std::size_t rounded, std::uintptr_t stream);
   bool gc_active() const;
+  // Idle release: the bytes a cached block would give back (a whole segment, or the whole pages
+  // of an expandable segment's free range); whether it has been unused long enough at tick `now`.
+  std::size_t idle_releasable_bytes(const Block* block) const;
+  bool idle_long_enough(const Block* block, std::uint32_t now) const;
 
   config::Options options_;
   Backend& backend_;
@@ -270,7 +296,8 @@ class DevicePool {
   std::uint64_t fence_wait_gave_up_ = 0;  // the oldest pending fence when a wait last ran out
   std::vector<ExpandableSegment*> expandable_segments_;
 
-  std::size_t reserved_ = 0;  // PyTorch's total_allocated_memory
+  std::size_t reserved_ = 0;      // PyTorch's total_allocated_memory
+  std::uint32_t idle_ticks_ = 0;  // ticks of the idle-release clock (release_idle_tick)
   std::optional<std::size_t> allowed_memory_;
   BackendResult backend_failure_;  // a non-OOM failure inside an expandable-segment step
   // Bytes of the last device request (or segment checked against the cap) refused with

@@ -150,6 +150,7 @@ void DevicePool::unmap_block(Block* block) {
     head->segment = block->segment;
     splice(head, block->prev, block);
     insert_cached(pool, head);
+    head->idle_tick = block->idle_tick;  // what is left of an unused range stays as unused
   }
   const std::size_t after = block->size - (before + unmapped_size);
   if (after > 0) {
@@ -158,6 +159,7 @@ void DevicePool::unmap_block(Block* block) {
     tail->segment = block->segment;
     splice(tail, block, block->next);
     insert_cached(pool, tail);
+    tail->idle_tick = block->idle_tick;
   }
   block->ptr = unmapped_ptr;
   block->size = unmapped_size;

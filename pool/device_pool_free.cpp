@@ -152,6 +152,7 @@ Block* DevicePool::absorb_into_free_neighbour(Block* block, std::size_t* subsume
   *subsumed = survivor->size;
   take_over_range(survivor, block);
   survivor->gc_count_base = block->pool->lookups;
+  survivor->idle_tick = idle_ticks_;
   delete_block(block);
   return survivor;
 }

@@ -194,6 +194,9 @@ void set_kind(std::string_view action, std::uint64_t requested_by, LogEvent& e) 
     case log::LogAction::kSegmentRefused:
       e.kind = EventKind::kSegmentRefused;
       break;
+    case log::LogAction::kIdleRelease:
+      e.kind = EventKind::kIdleRelease;
+      break;
     default:
       break;  // the shim's other actions: nothing to replay
   }

@@ -49,6 +49,7 @@ enum class EventKind : std::uint8_t {
   kPoolOther,       // segment_free, segment_map, segment_unmap: the pool's own, nothing to replay
   kContextDropped,  // a context's pool was dropped with its context: a new one starts
   kSegmentRefused,  // the device refused a segment or pages of `size` bytes
+  kIdleRelease,     // a tick of the pool's idle-release clock (idle_release_ms)
   kOther
 };
 

@@ -54,6 +54,11 @@ void Replayer::settle_conf() {
   }
   const config::ParseResult parsed = config::parse_conf(conf_);
   options_ = parsed.options;
+  // The log's idle_release events are the ticks of a run with these idle settings.
+  const config::Options logged = config::parse_conf(header_.conf.value_or("")).options;
+  idle_from_log_ = options_.idle_release_ms != 0 &&
+                   logged.idle_release_ms == options_.idle_release_ms &&
+                   logged.idle_release_floor == options_.idle_release_floor;
   for (const auto& d : parsed.diagnostics) conf_diagnostics_.push_back(d.message());
   if (settings_.write_log != nullptr) settings_.write_log->start(written_header(parsed));
 }
@@ -155,6 +160,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
     drop_pool(key_of(e.device, e.ctx));
     return;
   }
+  advance_time(e.t_ns);
   Device& d = device(e.device, e.ctx);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
@@ -267,6 +273,13 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
         d.pool->release_idle_segments();
       } else {
         d.pool->empty_cache();
+      }
+      return;
+    case EventKind::kIdleRelease:
+      ++counts_.idle_release_events;
+      if (idle_from_log_) {
+        ++counts_.events_replayed;
+        d.pool->release_idle_tick();
       }
       return;
     case EventKind::kOther:

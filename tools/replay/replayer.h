@@ -83,6 +83,24 @@ struct ReplayCounts {
   std::uint64_t events_over_pool_limit = 0;      // skipped: their pool would be the 257th alive
   std::uint64_t reserved_pointer_allocs = 0;     // skipped: an alloc of 0xffffffffffffffff
   std::uint64_t address_space_refusals = 0;      // a pool's simulated address range was full
+  // Idle release: the log's ticks (idle_release events), and the ticks the replay made itself
+  // (simulated from the events' times, when the replayed idle settings differ from the log's).
+  std::uint64_t idle_release_events = 0;
+  std::uint64_t idle_ticks_simulated = 0;
+};
+
+// Memory held over the log's time span (the events' t_ns, first to last), summed over the pools:
+// the time-weighted mean of reserved bytes, besides the peak the statistics hold.
+struct HeldOverTime {
+  std::uint64_t first_t_ns = 0;
+  std::uint64_t last_t_ns = 0;
+  long double reserved_byte_ns = 0;  // the integral of reserved bytes over time
+  std::uint64_t span_ns() const { return last_t_ns - first_t_ns; }
+  // The mean reserved bytes over the span; reserved_now when the span is empty.
+  double mean_reserved(std::uint64_t reserved_now) const {
+    return span_ns() == 0 ? static_cast<double>(reserved_now)
+                          : static_cast<double>(reserved_byte_ns / span_ns());
+  }
 };
 
 class Replayer {
@@ -117,6 +135,12 @@ class Replayer {
   bool replayed_nothing() const { return events_applied_ == 0; }
 
   const ReplayCounts& counts() const;
+  const HeldOverTime& held() const { return held_; }
+  // Reserved bytes of every live pool now.
+  std::uint64_t reserved_now() const;
+  // Whether the replay ticks the idle clock at the log's idle_release events (its idle settings
+  // are the log's) rather than at times it simulates; known once the conf is settled.
+  bool idle_ticks_from_log() const { return idle_from_log_; }
   const std::vector<Problem>& problems() const { return problems_; }
   // The conf string in effect and where it came from ("--conf", "log header", "default").
   const std::string& conf() const { return conf_; }
@@ -175,6 +199,9 @@ class Replayer {
   Device* last_device_ = nullptr;
   PoolKey last_key_ = -1;
   void apply(std::uint64_t line_number, const LogEvent& event);
+  // Before an event at t_ns: the reserved bytes held since the last event, and the idle clock's
+  // simulated ticks due by t_ns (idle release on, and not ticked from the log).
+  void advance_time(std::uint64_t t_ns);
   // Recorded events, with the line problems among them (both in line order) kept in line order.
   void apply_recorded(const std::vector<RecordedEvent>& events,
                       const std::vector<Problem>& problems);
@@ -210,7 +237,12 @@ class Replayer {
   bool event_seen_ = false;  // an event line (any action) or the summary: a later header is ignored
   DefinedIds defined_;       // the ids of Python frames and stacks defined: a second one is listed
   std::uint64_t events_applied_ = 0;
-  std::uint64_t line_ = 0;  // the line of the event being applied
+  HeldOverTime held_;
+  bool time_started_ = false;
+  std::uint64_t reserved_total_ = 0;  // every pool's reserved bytes, kept by apply()
+  bool idle_from_log_ = false;
+  std::uint64_t next_idle_tick_ns_ = 0;  // the next simulated tick
+  std::uint64_t line_ = 0;               // the line of the event being applied
   std::bitset<kMaxPools> slots_;
   std::uint64_t dropped_address_refusals_ = 0;
   static constexpr std::size_t kNotNoted = ~std::size_t{0};

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/terminal_text.h"
+#include "pool/bytes_text.h"
 #include "pool/summary.h"
 
 namespace cudapool::replay {
@@ -57,7 +58,9 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"events_of_unlisted_devices", c.events_of_unlisted_devices},
                                 {"events_over_pool_limit", c.events_over_pool_limit},
                                 {"reserved_pointer_allocs", c.reserved_pointer_allocs},
-                                {"address_space_refusals", c.address_space_refusals}};
+                                {"address_space_refusals", c.address_space_refusals},
+                                {"idle_release_events", c.idle_release_events},
+                                {"idle_ticks_simulated", c.idle_ticks_simulated}};
 }
 
 }  // namespace
@@ -85,6 +88,11 @@ std::string json_report(const Replayer& r, double seconds) {
                                    {"stats", stats_json(r.stats(id))}};
   }
   out["devices"] = devices;
+  // Memory held over time: reserved bytes of all pools, time-weighted over the events' span.
+  const HeldOverTime& h = r.held();
+  out["held"] = {{"span_ns", h.span_ns()},
+                 {"mean_reserved_bytes", h.mean_reserved(r.reserved_now())},
+                 {"idle_ticks", r.idle_ticks_from_log() ? "log" : "simulated"}};
   // The first device's statistics, flat, for single-device logs.
   out["stats"] = stats_json(r.stats(r.devices().front()));
   return out.dump(2) + "\n";
@@ -111,6 +119,16 @@ std::string text_report(const Replayer& r, double seconds) {
   auto report = [&](const char* what, std::uint64_t n) {
     if (n != 0) out << "  " << what << ": " << n << "\n";
   };
+  {
+    const HeldOverTime& h = r.held();
+    out << "  reserved over the log's " << static_cast<double>(h.span_ns()) / 1e9 << " s: mean "
+        << pool::bytes_text(static_cast<std::uint64_t>(h.mean_reserved(r.reserved_now()))) << "\n";
+  }
+  if (c.idle_release_events != 0 || c.idle_ticks_simulated != 0) {
+    out << "  idle release: " << c.idle_release_events << " ticks in the log, "
+        << (r.idle_ticks_from_log() ? "replayed as logged" : "not replayed") << "; "
+        << c.idle_ticks_simulated << " ticks simulated from the events' times\n";
+  }
   report("allocations that ran out of memory", c.failed_allocs);
   report("frees of those (skipped)", c.frees_of_failed_allocs);
   report("frees of unknown pointers", c.unknown_frees);

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// pool/device_pool_idle.cpp: idle release (idle_release_ms, idle_release_floor_mb): one tick of the
+// pool's idle clock, and what it gives back. See device_pool.h (release_idle_tick) and
+// docs/pool-policy.md, "Idle release". Not here: who ticks the clock (the shim's release thread,
+// shim/pools/idle_release.h; the replay), the other ways memory goes back
+// (device_pool_release.cpp).
+#include <algorithm>
+#include <vector>
+
+#include "pool/device_pool.h"
+
+namespace cudapool::pool {
+
+std::size_t DevicePool::idle_releasable_bytes(const Block* block) const {
+  if (block->expandable == nullptr) return block->is_split() ? 0 : block->size;
+  const ExpandableSegment& es = *block->expandable;
+  const std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
+  const std::size_t end = (block->end() - es.base) / es.page_size;
+  return begin < end ? (end - begin) * es.page_size : 0;
+}
+
+bool DevicePool::idle_long_enough(const Block* block, std::uint32_t now) const {
+  // Ticks wrap after 2^32 (49 days at the shortest tick): the difference is still right.
+  return static_cast<std::uint32_t>(now - block->idle_tick) > kIdleTicks;
+}
+
+bool DevicePool::idle_release_due() const {
+  if (options_.idle_release_ms == 0 || reserved_ <= options_.idle_release_floor) return false;
+  const std::uint32_t next = idle_ticks_ + 1;
+  for (const BlockPool* pool : {&large_, &small_}) {
+    for (const Block* b : pool->blocks) {
+      if (idle_long_enough(b, next) && idle_releasable_bytes(b) > 0) return true;
+    }
+  }
+  return false;
+}
+
+bool DevicePool::release_idle_tick() {
+  if (options_.idle_release_ms == 0) return false;
+  process_fences();
+  if (small_.blocks.empty() && large_.blocks.empty()) return false;
+  idle_ticks_ += 1;
+
+  // The candidates, the longest unused first; ties in the free sets' order (large pool first),
+  // which the replay reproduces.
+  struct Candidate {
+    std::uint32_t idle_for;
+    std::size_t order;
+    Block* block;
+  };
+  std::vector<Candidate> candidates;
+  if (reserved_ > options_.idle_release_floor) {
+    for (BlockPool* pool : {&large_, &small_}) {
+      for (Block* b : pool->blocks) {
+        if (idle_long_enough(b, idle_ticks_) && idle_releasable_bytes(b) > 0) {
+          candidates.push_back({idle_ticks_ - b->idle_tick, candidates.size(), b});
+        }
+      }
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.idle_for != b.idle_for ? a.idle_for > b.idle_for : a.order < b.order;
+  });
+
+  const std::size_t before = reserved_;
+  for (const Candidate& c : candidates) {
+    Block* block = c.block;
+    const std::size_t bytes = idle_releasable_bytes(block);
+    if (reserved_ < options_.idle_release_floor + bytes) continue;  // the floor stays reserved
+    if (block->expandable == nullptr) {
+      release_block(block);
+    } else {
+      unmap_block(block);  // block is now the unbacked range, merged with its unbacked neighbours
+      if (!block->is_split() && !block->mapped) release_expandable_segment(block);
+    }
+  }
+  emit(Action::kIdleRelease, 0, before - reserved_, 0, 0, 0);
+  return true;
+}
+
+}  // namespace cudapool::pool
