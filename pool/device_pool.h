@@ -145,10 +145,11 @@ class DevicePool {
   // counts one tick, then gives back the cached memory unused for more than kIdleTicks ticks
   // (whole segments, and the whole unused pages of expandable segments), the longest unused first,
   // as long as reserved memory stays at or above idle_release_floor; and emits kIdleRelease (size:
-  // the bytes given back, maybe 0). A pool with no cached block does not tick (returns false, emits
-  // nothing): a block's idleness counts only ticks it lived through. Off (idle_release_ms 0): no
-  // tick either. The caller makes sure the device is done with the memory it may release: the
-  // shim synchronizes first when idle_release_due() says a tick would release something.
+  // the bytes given back, maybe 0). A pool with no cached block that could give memory back does
+  // not tick (returns false, emits nothing): such a block can only become one by a merge or new
+  // pages, which stamp it anew. Off (idle_release_ms 0): no tick either. The caller makes sure the
+  // device is done with the memory it may release: the shim synchronizes first when
+  // idle_release_due() says a tick would release something.
   bool release_idle_tick();
   // Whether the next release_idle_tick() would give memory back. Cheap: O(cached blocks).
   bool idle_release_due() const;

@@ -38,7 +38,19 @@ bool DevicePool::idle_release_due() const {
 bool DevicePool::release_idle_tick() {
   if (options_.idle_release_ms == 0) return false;
   process_fences();
-  if (small_.blocks.empty() && large_.blocks.empty()) return false;
+  // Only the age of a cached block that could give memory back counts: one that cannot (a piece
+  // of a split segment, or less than a page) becomes able to only by merging with a freed
+  // neighbour or by new pages, and both stamp it anew. With none, the clock need not tick (and the
+  // log of an idle program stays quiet).
+  const auto releasable_cached = [&] {
+    for (const BlockPool* pool : {&large_, &small_}) {
+      for (const Block* b : pool->blocks) {
+        if (idle_releasable_bytes(b) > 0) return true;
+      }
+    }
+    return false;
+  };
+  if (!releasable_cached()) return false;
   idle_ticks_ += 1;
 
   // The candidates, the longest unused first; ties in the free sets' order (large pool first),

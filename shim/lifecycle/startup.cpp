@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "shim/control/control.h"
+#include "shim/pools/idle_release.h"
 #include "shim/pools/stream_registry.h"
 #include "shim/recording/event_log.h"
 #include "shim/reports/exit_report.h"
@@ -60,7 +61,8 @@ Mode initialize() {
           errors.variable.empty() ? "the environment" : errors.variable.c_str());
       std::_Exit(1);
     }
-    start_control();  // CUDAPOOL_CONTROL, CUDAPOOL_METRICS: its thread, its own at-exit stop
+    start_control();       // CUDAPOOL_CONTROL, CUDAPOOL_METRICS: its thread, its own at-exit stop
+    start_idle_release();  // idle_release_ms: its thread, its own at-exit stop
   }
   g_mode.store(static_cast<int>(result), std::memory_order_release);
   return result;

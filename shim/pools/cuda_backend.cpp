@@ -156,7 +156,9 @@ pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes
 void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
   ContextScope scope(context_);
   // Unmapping does not wait for the device as cuMemFree does.
-  if (captures_in_progress().load(std::memory_order_relaxed) == 0) real().cuCtxSynchronize();
+  if (!device_done_ && captures_in_progress().load(std::memory_order_relaxed) == 0) {
+    real().cuCtxSynchronize();
+  }
   for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
     auto it = pages_.find(p);
     if (it == pages_.end()) continue;

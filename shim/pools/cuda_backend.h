@@ -46,6 +46,11 @@ class CudaBackend final : public pool::Backend {
   // (context_registry.cpp): the backend now serves `context` on `device`; the reuse fences too.
   void reuse_for(CUcontext context, CUdevice device);
 
+  // Set by the idle-release thread around a tick it synchronized the context for (idle_release.h):
+  // the pages it unmaps were freed before that synchronization, so unmap_pages need not wait
+  // again. Under the pool's lock.
+  void set_device_done(bool done) { device_done_ = done; }
+
   // Whether ptr lies in an address range reserved for an expandable segment.
   bool in_address_reservation(std::uintptr_t ptr) const;
 
@@ -59,6 +64,7 @@ class CudaBackend final : public pool::Backend {
   CUdevice device() const { return device_; }
 
  private:
+  bool device_done_ = false;  // set_device_done
   CUcontext context_;
   CUdevice device_;
   ReuseFence fence_;
