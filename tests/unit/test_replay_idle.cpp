@@ -214,3 +214,13 @@ TEST_CASE("replay idle: the mean counts what the simulated ticks released") {
   const Replayer off = run(log);
   CHECK(off.held().mean_reserved(off.reserved_now()) == Approx(30.0 * kMiB));
 }
+
+TEST_CASE("replay idle: a dropped context's memory counts in the mean up to its drop") {
+  // 1 GiB reserved from 0 until the context is dropped at 1 s; the log ends at 2 s.
+  const std::string log = header("") + alloc(0, 0x10, kGiB) +
+                          event(1000 * kMs, "context_dropped", 0, 0) + free_(2000 * kMs, 0xdead);
+  const Replayer r = run(log);
+  CHECK(r.counts().contexts_dropped == 1);
+  CHECK(r.held().span_ns() == 2000 * kMs);
+  CHECK(r.held().mean_reserved(r.reserved_now()) == Approx(0.5 * static_cast<double>(kGiB)));
+}
