@@ -155,12 +155,13 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
   if (!admitted(line_number, e)) return;
   ++events_applied_;
   line_ = line_number;
+  // Time first, for every event: the memory a dropped pool held counts up to its drop.
+  advance_time(e.t_ns);
   if (e.kind == EventKind::kContextDropped) {  // the device's pool, held free included, is gone
     ++counts_.contexts_dropped;
     drop_pool(key_of(e.device, e.ctx));
     return;
   }
-  advance_time(e.t_ns);
   Device& d = device(e.device, e.ctx);
   // Every pool event of the device settles a held free (pass-through events are kOther and never
   // come here: another thread's can fall between a free_requested and its free_completed).
