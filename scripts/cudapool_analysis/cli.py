@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/cli.py: the command line of the package,
 
-    python3 -m cudapool_analysis report [--json] LOG...     (PYTHONPATH=<repo>/scripts)
-    python3 -m cudapool_analysis report --html OUT.html [--force] [--tune] LOG...
+    python3 -m cudapool_analysis report [--json] [--level LEVEL] LOG...  (PYTHONPATH=<repo>/scripts)
+    python3 -m cudapool_analysis report --html OUT.html [--force] [--tune] [--level LEVEL] LOG...
     python3 -m cudapool_analysis export (--memory-viz OUT | --perfetto OUT) [--force] LOG...
     python3 -m cudapool_analysis stats|empty-cache|snapshot|top ...   (controlcli.py)
 
@@ -15,7 +15,9 @@ once, into a private copy (inputs.py), and every LOG is checked by the reader be
 work (reader.check_log). On a terminal each pass over a log draws a progress line on stderr
 (progress.py; the engine's own); --quiet: none. --no-symbols (report, export): native frames
 named library + offset, not from the libraries' own files (engine.SYMBOLS; docs/report.md, "Naming
-native frames"). export: one log as a PyTorch memory_viz snapshot
+native frames"). --level (report): the level of reserved bytes whose time above the report
+gives, a fraction of the peak or a size (held.py; docs/report.md, "Held over time"). export: one
+log as a PyTorch memory_viz snapshot
 (memviz.py), or logs as one Perfetto trace (perfetto.py). report --html: the logs as one
 self-contained HTML page (htmlreport.py), from one run of the engine too. OUT (of --html and
 export) follows outfile.py's rule: never an input or a log, written whole or not at all, mode
@@ -38,6 +40,7 @@ import sys
 from . import engine, progress
 from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
+from .held import level_arg
 from .inputs import LogError
 from .verdict import AUTO_TUNE_EVENTS, verdict
 from .version import add_version
@@ -77,6 +80,10 @@ def parser():
                    "verdict then names no setting)")
     r.add_argument("--quiet", action="store_true", help="no progress line (drawn on stderr only "
                    "when it is a terminal)")
+    r.add_argument("--level", metavar="LEVEL", type=level_arg, default=None,
+                   help="the level of reserved bytes whose time above the report gives: a "
+                   "fraction of the peak (default 0.5: half the peak reserved) or a size (10G, "
+                   "512MiB; G = GiB = 2^30 bytes)")
     r.add_argument("--no-symbols", action="store_true", help="name native frames as library + "
                    "offset only, not with the functions and source lines of the libraries' own "
                    "files (read where the log's build ids match)")
@@ -154,6 +161,8 @@ def main(argv=None):
         progress.ENABLED = False
     if getattr(args, "no_symbols", False):
         engine.SYMBOLS = False
+    if getattr(args, "level", None) is not None:
+        engine.LEVEL = args.level
     for s in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(s) == signal.SIG_DFL:
             signal.signal(s, exit_on)

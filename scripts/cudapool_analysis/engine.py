@@ -28,6 +28,9 @@ NAME = "cudapool report"
 # tools/analyze/symbolizer.h); --no-symbols of report and export turns it off (cli.py), as --quiet
 # turns off progress.ENABLED.
 SYMBOLS = True
+# The level of reserved bytes whose time above the report gives (--level of report: a fraction of
+# the peak or a size, held.py); None: the engine's default, half the peak.
+LEVEL = None
 
 
 class EngineError(Exception):
@@ -75,6 +78,8 @@ class EngineOptions:
             cmd.append("--quiet")
         if not SYMBOLS:
             cmd.append("--no-symbols")
+        if LEVEL is not None:
+            cmd += ["--level", LEVEL]
         return cmd + list(paths)
 
 

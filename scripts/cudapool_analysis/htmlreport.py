@@ -4,15 +4,17 @@ self-contained HTML file that opens offline in any browser and asks the network 
 
 The page is page/report.html with, inlined at write time: the charting library uPlot 1.6.32
 (pinned in web/package.json, installed by `npm ci --prefix web`, which scripts/cudapool's setup
-step runs; an install has it in page/uplot/), page/report.css and page/report.js (which draw
-everything: the timelines with uPlot, the segment maps on canvases of their own), and the data as
+step runs; an install has it in page/uplot/), page/report.css, page/held.js (the card "Held over
+time") and page/report.js (which draw everything else: the timelines with uPlot, the segment maps
+on canvases of their own), and the data as
 JSON in a <script type="application/json"> (every "<" escaped). The data comes from one run of
 the analysis engine (engine.run_engine, EngineOptions(page=True): cudapool-analyze reads each log
 once, plain or compressed, stdin and FIFOs included, says why a log cannot be read and draws the
 progress line):
 per log its `page` object, their charts on one time axis (timeaxis.one_clock(): several logs count
 from the earliest start among them); several logs add its cross-rank table (`ranks`, `notes`).
-Each log's page object gets its verdict (verdict.py), which the page shows first. cudapool tune
+Each log's page object gets its verdict (verdict.py), which the page shows first, and its bytes
+held over time (held.py page_held: the report's figures). cudapool tune
 --json of all the logs (the C++ tool, tools.py; when it fails, a note instead) runs by default
 after the engine when the logs are files short enough (verdict.auto_tune_why_not); --tune runs it
 whatever their length, beside the engine: an input readable once (stdin, a FIFO) is then read
@@ -34,6 +36,7 @@ import threading
 from . import vocabulary as v
 from .engine import EngineError, EngineOptions, LogsRefused, run_engine
 from .fanout import Fanout, needs_fanout
+from .held import page_held
 from .inputs import LogError, display_name
 from .outfile import OutputError, OutputRefused, check_output, write_output
 from .timeaxis import one_clock
@@ -90,9 +93,10 @@ def assets():
     out = {"UPLOT_JS": js, "UPLOT_CSS": read_text(os.path.join(d, UPLOT_FILES[1])),
            "UPLOT_LICENSE": license_text.replace("*/", "* /"),
            "REPORT_JS": read_text(os.path.join(PAGE_DIR, "report.js")),
+           "HELD_JS": read_text(os.path.join(PAGE_DIR, "held.js")),
            "REPORT_CSS": read_text(os.path.join(PAGE_DIR, "report.css")),
            "TEMPLATE": read_text(os.path.join(PAGE_DIR, "report.html"))}
-    for name in ("UPLOT_JS", "REPORT_JS", "UPLOT_CSS", "REPORT_CSS"):
+    for name in ("UPLOT_JS", "REPORT_JS", "HELD_JS", "UPLOT_CSS", "REPORT_CSS"):
         if re.search(r"</(script|style)", out[name], re.I):
             raise PageError("%s holds a closing tag: it cannot be inlined" % name)
     return out
@@ -237,6 +241,7 @@ def page_data(paths, tune=False, no_tune=False):
     logs = [x["page"] for x in doc["logs"]]
     for i, x in enumerate(doc["logs"]):
         x["page"]["verdict"] = verdict(x["report"], x["page"], tuning, i)
+        x["page"]["held"] = page_held(x["report"])
     multi = len(paths) > 1
     clock = one_clock(logs)
     return {"schema": PAGE_SCHEMA, "report_schema": v.REPORT_SCHEMA,

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """cudapool_analysis/text.py: the report (the engine's report object, engine.py) as text for
 people: the header, the statistics of each device (the engine's lines of the
-torch.cuda.memory_summary() table: pool/summary.h, the shim's own formatter), peaks,
-fragmentation, request sizes, oom events with the explanation the shim printed (the engine's lines:
-pool/oom.h), leaks, notes; for several logs the cross-rank table. A byte figure or count no device
-can have (the report's "impossible" list) is printed as "impossible", never as a size. Every
-string that comes from the log (paths, header fields, device names, actions, frames, problems,
-notes) is cut and escaped for the terminal (terminal.shown).
+torch.cuda.memory_summary() table: pool/summary.h, the shim's own formatter), peaks, the bytes
+held over time (held.py's lines), fragmentation, request sizes, oom events with the explanation
+the shim printed (the engine's lines: pool/oom.h), leaks, notes; for several logs the cross-rank
+table. A byte figure or count no device can have (the report's "impossible" list) is printed as
+"impossible", never as a size. Every string that comes from the log (paths, header fields, device
+names, actions, frames, problems, notes) is cut and escaped for the terminal (terminal.shown).
 
 Not here: any figure or line of text that is not in the report dict (the engine makes them all)."""
 
@@ -15,6 +15,7 @@ import shlex
 import textwrap
 
 from . import vocabulary as v
+from .held import held_lines
 from .terminal import MAX_NOTE, cut, shown
 
 TEXT_LEAKS = 100     # leaks listed in the text report (--json lists all)
@@ -148,6 +149,8 @@ def text_report(rep):
                                                      else "segment"))
             else:
                 w("  %-15s %s at %.6f s (seq %d)" % (name, human(p["bytes"]), p["time_s"], p["seq"]))
+        w("")
+        out.extend(held_lines(rep, dev))
         f, how = dr["fragmentation"], ""
         if f is None and rd is not None and rd["fragmentation"] is not None:
             f, how = rd["fragmentation"], ", as replayed"
@@ -157,6 +160,9 @@ def text_report(rep):
         else:
             out.extend(fragmentation_text(dev, f, how))
 
+    if len(rep["devices"]) > 1:
+        w("")
+        out.extend(held_lines(rep))
     w("")
     w("Most frequent request sizes (%d allocs, %d distinct sizes):"
       % (rep["allocs"], rep["distinct_request_sizes"]))

@@ -130,9 +130,10 @@ usage: cudapool COMMAND [ARGUMENTS...]
   tune [--device-memory SIZE] [--fraction F] [--try CONF]... [--json] LOG...
                        replay each log under a sweep of pool settings, rank them by peak
                        reserved memory and recommend a conf string
-  report [--json | --html OUT [--tune]] [--no-symbols] LOG...
-                       read allocation logs: statistics, peaks, fragmentation, request sizes,
-                       leaks, the answer first; --html: one self-contained page (docs/report.md)
+  report [--json | --html OUT [--tune]] [--level LEVEL] [--no-symbols] LOG...
+                       read allocation logs: statistics, peaks, memory held over time (--level:
+                       a fraction of the peak or a SIZE), fragmentation, request sizes, leaks,
+                       the answer first; --html: one self-contained page (docs/report.md)
   export --memory-viz OUT [--no-symbols] LOG | --perfetto OUT LOG...
                        a log as a snapshot for pytorch.org/memory_viz, or logs as one Perfetto
                        trace (docs/exports.md)
@@ -144,8 +145,8 @@ usage: cudapool COMMAND [ARGUMENTS...]
   top [--once]         every process of yours with a control socket, refreshed every second
   help [COMMAND]       this text; a command's --help
 
-SIZE (--device-memory): bytes, or a number with K, M, G or T, any case, B or iB optional (512M,
-80G, 2GB, 2gib, 1.5T): binary units, G = GiB = 2^30 bytes, as PyTorch and nvidia-smi count.
+SIZE (--device-memory, --level): bytes, or a number with K, M, G or T, any case, B or iB optional
+(512M, 80G, 2GB, 2gib, 1.5T): binary units, G = GiB = 2^30 bytes, as PyTorch and nvidia-smi count.
 Exit status of every command: 0 done, 1 a problem (a log that cannot be read, settings with
 errors), 2 a usage error (the message, then the command's usage line, on stderr); run: COMMAND's.
 USAGE

@@ -12,8 +12,11 @@
       (window error/unhandledrejection, console.error/warn, nor a CONSOLE line in Chromium's
       log); exactly the charts named in CHARTS (comma-separated ids), each drawn (pixels other
       than the background) and, where it has data, with ink of its main colour; the peak figures
-      shown equal `cudapool report --json`'s; each memory chart's highest point is the report's
-      peak (bytes and time), the replay's chart that of the replayed log's report
+      shown equal `cudapool report --json`'s; so do the figures held over time shown (the card
+      "Held over time", held.js: each device's mean allocated, mean reserved and time above the
+      level, all devices' when there are several, the replay's for a log of requests only); each
+      memory chart's highest point is the report's peak (bytes and time), the replay's chart that
+      of the replayed log's report
   large PAGE REPORT_JSON MAX_BYTES
       a page of a long log: at most MAX_BYTES, every timeline downsampled to at most
       2 * 4 * 4096 + 2 points, its peaks still the report's
@@ -125,6 +128,9 @@ def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
     shown = [(p["log"], p["dev"], p["kind"], p["bytes"]) for p in check["peaks"]]
     if sorted(shown) != sorted(expected):
         fail("peaks shown %s, report --json %s" % (sorted(shown), sorted(expected)))
+    held = sorted((h["log"], h["dev"], h["key"], h["value"]) for h in check["held"])
+    if held != sorted(held_expected(report)):
+        fail("held over time shown %s, report --json %s" % (held, sorted(held_expected(report))))
     replay = json.load(open(replay_path)) if replay_path else None
     tpeaks = {t["chart"]: t for t in check["timeline_peaks"]}
     for li, rep in enumerate(logs_of(report)):
@@ -143,7 +149,36 @@ def dom(dom_path, stderr_path, report_path, charts, replay_path=None):
                     if t[kind] != want:
                         fail("chart %s: highest %s point %s, report --json %s"
                              % (chart, kind, t[kind], want))
-    print("ok: %d charts drawn, %d peaks equal to the report's" % (len(ids), len(shown)))
+    print("ok: %d charts drawn, %d peaks and %d figures held over time equal to the report's"
+          % (len(ids), len(shown), len(held)))
+
+
+def held_expected(report):
+    """[(log, dev, key, value)] of the figures the card "Held over time" shows (page/held.js), from
+    `cudapool report --json`: per device its mean allocated and mean reserved bytes and the time
+    above the level (ns), "all" for all devices together when there are several, the replay's
+    reserved figures (keys ending in _replayed) where a log of requests only has none; nothing for
+    a log without a time span."""
+    out = []
+    for li, rep in enumerate(logs_of(report)):
+        if not rep["held"]["span_s"]:
+            continue
+        replay = rep.get("replay") or {}
+        parts = [(dev, dr["held"], (replay.get("devices") or {}).get(dev, {}).get("held"))
+                 for dev, dr in rep["devices"].items()]
+        if len(rep["devices"]) > 1:
+            parts.append(("all", rep["held"], replay.get("held")))
+        for dev, part, replayed in parts:
+            a, r, suffix = part["allocated"], part["reserved"], ""
+            if a is not None and a["mean"] is not None:
+                out.append((li, dev, "mean_allocated", a["mean"]))
+            if r is None and replayed and replayed["reserved"] is not None:
+                r, suffix = replayed["reserved"], "_replayed"
+            if r is not None:
+                if r["mean"] is not None:
+                    out.append((li, dev, "mean_reserved" + suffix, r["mean"]))
+                out.append((li, dev, "above_ns" + suffix, r["above_ns"]))
+    return out
 
 
 def shows(dom_path, stderr_path, *texts):

@@ -15,7 +15,9 @@
 # axis (since the earliest start, on the wall clock), one log's from its first event; frames named
 # library + offset from the summary's modules, each site by its first frame outside the runtime;
 # and of tests/cli/fixtures/python_stacks.jsonl: Python sites named by their first user frame, their
-# Python stacks shown. Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
+# Python stacks shown. Every page's figures held over time (the card "Held over time") equal
+# `cudapool report --json`'s; tests/cli/fixtures/held.jsonl's are the figures worked out by hand.
+# Fails (does not skip) without Chromium: install the Debian package chromium-headless-shell.
 set -euo pipefail
 src="$CUDAPOOL_SOURCE_DIR"
 build="$CUDAPOOL_BUILD_DIR"
@@ -134,6 +136,40 @@ python3 "$check" shows "$tmp/python.dom" "$tmp/python.err" \
   "frame 1: .../sources/models/layers.py:7 Block.__call__" \
   "> /home/me/train.py:41 Net.forward" \
   "Python stacks first" || fail "python stacks: the page in Chromium"
+
+# ---- held over time (issue 31): tests/cli/fixtures/held.jsonl, two devices whose means and time
+# above the level were worked out by hand (report_held.sh), with --level 0.25: the card "Held over
+# time" shows report --json's figures in the browser (check dom: every data-held cell), in words;
+# a log of one event: no time span, said so ------------------------------------------------------
+py report --html "$tmp/held.html" --level 0.25 "$fx/held.jsonl" 2>/dev/null || fail "held: exit $?"
+py report --json --level 0.25 "$fx/held.jsonl" >"$tmp/held.json"
+charts=""
+for d in 0 1; do
+  for c in memory unallocated map-peak; do charts="$charts,log0-dev$d-$c"; done
+done
+browse "$tmp/held.html" held
+python3 "$check" dom "$tmp/held.dom" "$tmp/held.err" "$tmp/held.json" "$charts" \
+  || fail "held: the page in Chromium"
+python3 - "$tmp/held.dom" <<'PY' || fail "held: the figures of the hand-made log"
+import html, json, re, sys
+dom = open(sys.argv[1]).read()
+check = json.loads(html.unescape(re.search(r'<pre id="cudapool-selfcheck"[^>]*>(.*?)</pre>', dom, re.S).group(1)))
+MiB, S = 1 << 20, 10 ** 9
+got = {(h["dev"], h["key"]): h["value"] for h in check["held"]}
+assert got == {("0", "mean_allocated"): 13841203, ("0", "mean_reserved"): 32 * MiB,
+               ("0", "above_ns"): 2 * S, ("1", "mean_allocated"): 3355443,
+               ("1", "mean_reserved"): 8 * MiB, ("1", "above_ns"): 2 * S,
+               ("all", "mean_allocated"): 17196646, ("all", "mean_reserved"): 40 * MiB,
+               ("all", "above_ns"): 3 * S}, got
+PY
+python3 "$check" shows "$tmp/held.dom" "$tmp/held.err" "Held over time" "20.0 MiB (0.25 of the peak)" \
+  "30.0 MiB (0.25 of the peak)" "30.0 %" "from its first event to its last: 10 s" \
+  "their reserved bytes added up, which peaked at 120 MiB (2 s)" >/dev/null || fail "held: the card's words"
+py report --html "$tmp/held-one.html" "$fx/held-one-event.jsonl" 2>/dev/null || fail "held, one event: exit $?"
+browse "$tmp/held-one.html" held-one
+python3 "$check" shows "$tmp/held-one.dom" "$tmp/held-one.err" \
+  "No time span: the log's first and last events are at the same time" >/dev/null \
+  || fail "held, one event: the page in Chromium"
 
 # ---- logs that lie, end early, carry terminal controls (issue 26 items 7, 9, 11): the page says
 # what the text report says (tests/cli/report_ending.sh, report_figures.sh) and draws them ------

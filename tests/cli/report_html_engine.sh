@@ -4,8 +4,9 @@
 # engine (cudapool-analyze; htmlreport.py, issue 27) and from nothing else: an engine whose document
 # is doctored shows in the page, and no replay runs for a log of requests only; the page's data is,
 # to the byte (key order included), what the Python passes gave before (the test oracles
-# tests/oracle/pagedata.py's log_data + timeaxis.one_clock) on logs of every kind: requests only
-# (the replay's maps), several ranks, ranks on one clock, a long log downsampled with marks. --tune
+# tests/oracle/pagedata.py's log_data + timeaxis.one_clock, the bytes held over time from the
+# oracle's report: held.page_held) on logs of every kind: requests only (the replay's maps), several
+# ranks, ranks on one clock, a long log downsampled with marks, two devices held over time. --tune
 # runs beside the engine; stdin, a FIFO and a zstd stdin are read once and handed to both
 # (fanout.py): both name the log as given; a tune that fails without reading its input still leaves
 # the page; a corrupt stdin is refused in the engine's words (exit 1, no page, no tune left
@@ -58,6 +59,7 @@ oracle() {      # oracle OUT LOG...: the page data's logs, clock, ranks as the P
   shift
   PYTHONPATH="$src/scripts:$src/tests" python3 - "$@" >"$out" <<'PY'
 import json, sys
+from cudapool_analysis.held import page_held
 from cudapool_analysis.timeaxis import one_clock
 from cudapool_analysis.verdict import verdict
 from oracle import pagedata, report
@@ -65,6 +67,7 @@ logs, reps, rows = [], [], []
 for i, path in enumerate(sys.argv[1:]):
     d, rep, row = pagedata.log_data(path, i)
     d["verdict"] = verdict(rep, d, None, i)   # the page's (--no-tune) from the oracle's figures
+    d["held"] = page_held(rep)                # and its bytes held over time
     logs.append(d); reps.append(rep); rows.append(row)
 clock = one_clock(logs)
 multi = report.several(reps, rows) if len(logs) > 1 else None
@@ -74,7 +77,7 @@ PY
 }
 n=0
 for set in "$ex" "$fx/normal.jsonl $fx/killed.jsonl" "$fx/viewers.jsonl $fx/viewers-rank1.jsonl" \
-    "$tmp/long.jsonl" "$fx/expandable.jsonl"; do
+    "$tmp/long.jsonl" "$fx/expandable.jsonl" "$fx/held.jsonl"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
   guard report --html "$tmp/same$n.html" --no-tune $set 2>"$tmp/err" || fail "$set: exit $?: $(cat "$tmp/err")"

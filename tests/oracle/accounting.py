@@ -2,8 +2,8 @@
 """tests/oracle/accounting.py: the report's first pass over a log: what its events imply per
 device (docs/log-format.md, "What the events imply"): torch.cuda.memory_stats()-style counters
 (pool "all"), the allocated and reserved peaks with their lines, the blocks still allocated, the
-request sizes, the oom events, seq gaps, and the problems of the events' sequence (a free of a
-block not allocated, ...).
+changes of the bytes held over time (held_pass.py), the request sizes, the oom events, seq gaps,
+and the problems of the events' sequence (a free of a block not allocated, ...).
 
 Reads the events through reader.LogReader, one pass, memory growing with what is live at a time.
 Not here: parsing (reader.py), the segments' layout (layout.py), the report's shape (report.py).
@@ -18,6 +18,7 @@ from cudapool_analysis import vocabulary as v
 from oracle.reader import LogReader, Malformed
 from cudapool_analysis.text import TOP
 
+from .held_pass import Changes
 from .oom import oom_figures
 
 # The actions the loop below acts on (the others are counted).
@@ -149,6 +150,7 @@ class Run:
         self.size_counts = {}
         self.largest = []         # heap of (size, -line, dev, seq, t_ns)
         self.ooms = []            # the first TOP: (dev, size, seq, t_ns, figures or None)
+        self.held = Changes()     # every change of the bytes held, with its time (held_pass.py)
 
     def seconds(self, t_ns):
         """t_ns as seconds since the log's first event (the report's time_s), or None."""
@@ -189,6 +191,7 @@ def first_pass(stream, observe=None, request_sizes=True):
     first_t = last_t = None
     last_seq = None
     skipped_seen = 0
+    held_after = run.held.after
     for line, seq, t_ns, tid, dev, ctx, action, ptr, size, block_size, segment, obj in reader:
         if dev != dev_id:
             d = run.device(dev)
@@ -333,6 +336,7 @@ def first_pass(stream, observe=None, request_sizes=True):
                     problem(line, "oom event: %s: its explanation is left out" % e)
                     figures = None
                 run.ooms.append((dev, size, seq, t_ns, figures))
+        held_after(d, t_ns, seq)
         if observe is not None:
             observe(d, line, seq, t_ns, ctx, action, ptr, size, block_size, segment, obj)
     run.cache_hits = cache_hits

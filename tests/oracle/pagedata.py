@@ -223,8 +223,9 @@ def requests_only(rep, replayed):
         "settings": rh.get("conf"), "settings_from": "the log's header",
         "cache_hits": replayed["cache_hits"], "allocs": replayed["allocs"],
         "devices": {dev: {k: dr[k] for k in ("stats_source", "stats", "events", "peak_allocated",
-                                             "peak_reserved", "fragmentation")}
-                    for dev, dr in replayed["devices"].items()}}
+                                             "peak_reserved", "fragmentation", "held")}
+                    for dev, dr in replayed["devices"].items()},
+        "held": replayed["held"]}
     if rep["allocs"]:
         rep["cache_hits"] = None
         rep["ending"] = requests_only_ending(rep["ending"])

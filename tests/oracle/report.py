@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/oracle/report.py: what `cudapool report` says about a log (docs/log-format.md, "Who
 reads what"), as one JSON-ready dict ("schema": "cudapool.report/1"): the header, line and event
-counts, per device the statistics (the summary line's, else what the events imply), the peaks and
-the fragmentation at the reserved peak, request sizes, oom events, leaks, problems and notes. For
+counts, per device the statistics (the summary line's, else what the events imply), the peaks,
+the fragmentation at the reserved peak and the bytes held over time (held_pass.py; and of all devices
+together), request sizes, oom events, leaks, problems and notes. For
 several logs (the ranks of one job) also the cross-rank table: per log its rank, host, devices,
 peaks, oom and event counts. Byte figures are exact sums; one that no 64-bit device can hold
 (2**64 or more, or negative: a log whose events or summary are inconsistent) is named as
@@ -22,6 +23,7 @@ from cudapool_analysis.inputs import ended_early
 from cudapool_analysis.rank import header_rank
 from oracle.reader import LogError, display_name, not_a_log, open_log
 
+from . import held_pass as held
 from .accounting import TOP, Device, first_pass
 from .ending import ending
 from .layout import second_pass
@@ -36,7 +38,7 @@ NOT_FIGURES = frozenset((v.stat("max_split_size"),))
 IMPOSSIBLE_SHOWN = 6   # impossible figures named in one device's note
 
 
-def read_log(path, index=0, hooks=None):
+def read_log(path, index=0, hooks=None, level=held.DEFAULT_LEVEL):
     """(report dict, its cross-rank row) of the log at path, '-' for stdin; index: its place in
     the order given. Raises LogError when it cannot be read or is not a log at all.
     hooks (the HTML page's, htmlreport.py), when given, rides along the two passes: hooks.first
@@ -62,13 +64,13 @@ def read_log(path, index=0, hooks=None):
     r = run.reader
     if r.lines == 0 or (r.header is None and r.events == 0 and r.summary is None):
         raise LogError(not_a_log(name, r.lines, run.problems))
-    rep = build_report(run, layouts, name, end)
+    rep = build_report(run, layouts, name, end, level)
     return rep, rank_row(rep, run, index)
 
 
-def build_report(run, layouts, name, end):
+def build_report(run, layouts, name, end, level=held.DEFAULT_LEVEL):
     """The report of one log as one JSON-ready dict; the text report is printed from it. end:
-    how the log ends (ending.ending())."""
+    how the log ends (ending.ending()); level: --level's text (the time above it, held_pass.py)."""
     r = run.reader
     problems = run.problems
     rep = {"schema": v.REPORT_SCHEMA, "log": name, "header": r.header,
@@ -106,6 +108,11 @@ def build_report(run, layouts, name, end):
     if unknown:
         notes.append("actions this report does not know, counted only: " + ", ".join(unknown))
     rep["devices"] = device_reports(run, layouts, notes)
+    for dev, dr in rep["devices"].items():
+        dr["held"], over = held.of_device(run.held, int(dev), level, dr)
+        notes.extend(held.overflow_notes("device " + dev, over))
+    rep["held"], over = held.whole(run.held, level, rep["devices"])
+    notes.extend(held.overflow_notes("all devices", over))
     rep["replay"] = None        # a log of requests only: pagedata.requests_only() sets it
 
     top = sorted(run.size_counts.items(), key=lambda kv: (-kv[1], -kv[0]))[:TOP]
@@ -137,6 +144,11 @@ def impossible(rep):
     def check(where, what, value):
         if type(value) is int and not v.fits(value, v.UINT):
             out.append({"where": where, "what": what, "value": value})
+
+    def check_means(where, h):
+        for key in ("allocated", "reserved"):
+            if h[key] is not None:
+                check(where, "mean " + key, h[key]["mean"])
     for dev, dr in rep["devices"].items():
         where = "device " + dev
         for name, value in (dr["stats"] or {}).items():
@@ -147,6 +159,8 @@ def impossible(rep):
         f = dr["fragmentation"] or {}
         for key in ("reserved", "allocated", "fenced", "free_cached"):
             check(where, "%s at the reserved peak" % key.replace("_", " "), f.get(key))
+        check_means(where, dr["held"])
+    check_means("all devices", rep["held"])
     lk = rep["leaks"]
     check("leaks", "bytes in blocks", lk["bytes"])
     check("leaks", "requested bytes", lk["requested_bytes"])

@@ -44,7 +44,10 @@ bool LogAnalysis::no_free_completed(int dev) const {
 Device& LogAnalysis::device(int dev) {
   if (dev == last_dev_) return *last_device_;
   auto& slot = devices_[dev];
-  if (!slot) slot = std::make_unique<Device>(dev);
+  if (!slot) {
+    slot = std::make_unique<Device>(dev);
+    slot->held.start(*first_t_);  // the device held nothing from the log's first event on
+  }
   last_dev_ = dev;
   last_device_ = slot.get();
   return *slot;
@@ -162,11 +165,16 @@ void LogAnalysis::summary_line(std::uint64_t line, JsonValue obj) {
 }
 
 void LogAnalysis::event(std::uint64_t line, const Event& e) {
+  if (!first_t_) {
+    first_t_ = e.t_ns;
+    clock_ = e.t_ns;
+    held_.sum.start(e.t_ns);
+  }
+  last_t_ = e.t_ns;
+  if (e.t_ns > clock_) clock_ = e.t_ns;
   Device& dv = device(e.dev);
   DeviceState& d = dv.state;
   ++d.events;
-  if (!first_t_) first_t_ = e.t_ns;
-  last_t_ = e.t_ns;
   if (last_seq_ && static_cast<Figure>(e.seq) != static_cast<Figure>(*last_seq_) + 1) {
     // Not a gap where events of devices not taken lie between the two (each is in the gap
     // after it).
@@ -234,6 +242,7 @@ void LogAnalysis::event(std::uint64_t line, const Event& e) {
   dv.layout.event(e, site);
   if (moved.new_reserved_peak) dv.layout.reserved_peak();
   if (moved.new_allocated_peak) dv.layout.allocated_peak();
+  held_.follow(dv.held, d.allocated_bytes.current, d.reserved_bytes.current, clock_, e.seq, e.t_ns);
 
   DeviceTimeline& tl = dv.timeline;
   tl.last_line = line;
@@ -253,6 +262,10 @@ void LogAnalysis::finish(const LastLine& last, const std::string& cut) {
     problems_.back().what = last_malformed_if_last_;
   }
   for (std::string& note : gate_.notes()) notes_.push_back(std::move(note));
+  if (first_t_) {  // the last figures hold until the last event
+    for (auto& [dev, d] : devices_) d->held.finish(clock_);
+    held_.sum.finish(clock_);
+  }
   ending_ =
       ending(last, lines_, summary_ ? std::optional<std::uint64_t>(summary_line_) : std::nullopt,
              gaps_, cut, requests_only_);

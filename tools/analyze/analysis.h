@@ -3,11 +3,12 @@
 // (feed()); what every output needs comes out at the end: the reader's tallies and problems
 // (tests/oracle/reader.py), the header and summary lines checked (line_checks.h), per
 // device the counters and peaks (accounting.h), the layout and its copies at the peaks
-// (device_layout.h), the timeline (timeline.h), and for the log the request sizes, oom events,
-// seq gaps, allocation sites and actions, and the Python frames and stacks its definition lines
-// give (python_stacks.h). Memory follows the live state (blocks and segments
-// alive, their copies at the peaks) and bounded tables, never the log's length. Not here: the
-// outputs (report_json.h, page_json.h), the replay of a log of requests (replayed.h).
+// (device_layout.h), the timeline (timeline.h), the bytes held over time (held.h), and for the
+// log the request sizes, oom events, seq gaps, allocation sites and actions, and the Python
+// frames and stacks its definition lines give (python_stacks.h). Memory follows the live state
+// (blocks and segments alive, their copies at the peaks) and bounded tables, never the log's
+// length. Not here: the outputs (report_json.h, page_json.h), the replay of a log of requests
+// (replayed.h).
 #pragma once
 
 #include <array>
@@ -28,6 +29,7 @@
 #include "tools/analyze/device_layout.h"
 #include "tools/analyze/ending.h"
 #include "tools/analyze/event_hook.h"
+#include "tools/analyze/held.h"
 #include "tools/analyze/json_value.h"
 #include "tools/analyze/log_line.h"
 #include "tools/analyze/oom_figures.h"
@@ -55,6 +57,7 @@ struct Device {
   DeviceState state;
   DeviceLayout layout;
   DeviceTimeline timeline;
+  HeldDevice held;  // its bytes over the log's time (held.h)
 };
 
 struct LargeRequest {
@@ -75,6 +78,8 @@ struct AnalysisOptions {
   // Or the memory_viz snapshot's (memviz_trace.h): each device's last memviz_entries (0: all).
   bool memviz = false;
   std::size_t memviz_entries = 100000;
+  // The level whose time above the report gives (held_report.h); by default half the peak.
+  HeldLevel level;
 };
 
 class LogAnalysis {
@@ -116,6 +121,10 @@ class LogAnalysis {
   std::map<std::string, std::uint64_t> unknown_actions_;
   std::uint64_t unknown_action_names_dropped_ = 0;
   std::optional<std::uint64_t> first_t_, last_t_, last_seq_;
+  // The log's clock for the bytes held over time: the latest t_ns so far (never back), and what
+  // all devices together held (held.h).
+  std::uint64_t clock_ = 0;
+  HeldRun held_;
   SeqGaps gaps_;
   std::uint64_t cache_hits_ = 0;
   // A log of requests only: allocs and no pool decision (analyze_log.cpp, before finish()). Its

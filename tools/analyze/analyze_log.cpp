@@ -29,7 +29,7 @@ std::unique_ptr<LogResult> analyze_log(const LogSource& source, const AnalysisOp
   std::istream in(&tap);
   // Until a pool decision shows in the first kScanLines lines, the log may be one of requests:
   // the replay reads along, and is dropped at the first decision.
-  auto replay = std::make_unique<RequestReplay>(source.path);
+  auto replay = std::make_unique<RequestReplay>(source.path, options.level);
   // The export follows the log, or its replay: each analysis owns the one that follows it, until
   // the log's kind is known and one of them goes.
   a.hook = export_hook(options);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // tools/analyze/main.cpp: cudapool-analyze, the command line of the analysis engine:
 //
-//   cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME]
+//   cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME] [--level LEVEL]
 //                    [--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...
 //
 // reads each log once (- for stdin, once; plain, gzip or zstd: log/read/input.h) and prints one
@@ -13,7 +13,8 @@
 // status: 0; 1 when a log cannot be read (a message on stderr for each, nothing on stdout);
 // 2 on a usage error. --as NAME: the name its messages start with (`cudapool report`, which runs it
 // for its figures: scripts/cudapool_analysis/engine.py). --no-symbols: native frames are never
-// named from the modules' own files (symbolizer.h; on by default where built with libdw). Not here:
+// named from the modules' own files (symbolizer.h; on by default where built with libdw).
+// --level: the level of reserved bytes whose time above the report gives (held_report.h). Not here:
 // the engine (analyze_log.h). --help, --version and usage errors as every tool's
 // (tools/cli_common.h).
 #include <algorithm>
@@ -29,6 +30,7 @@
 #include "config/terminal_text.h"
 #include "log/read/input.h"
 #include "tools/analyze/analyze_log.h"
+#include "tools/analyze/held_report.h"
 #include "tools/analyze/symbolizer.h"
 #include "tools/cli_common.h"
 #include "tools/replay/recorded_log.h"
@@ -37,7 +39,7 @@ namespace {
 
 const cudapool::cli::Command kCommand = {
     "cudapool-analyze",
-    "usage: cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME] "
+    "usage: cudapool-analyze [--no-page] [--quiet] [--no-symbols] [--as NAME] [--level LEVEL] "
     "[--perfetto POINTS,INSTANTS | --memory-viz ENTRIES] LOG...",
     "  Reads each cudapool.log/1 file once (plain, gzip or zstd; - for standard input) and\n"
     "  prints one JSON document:\n"
@@ -48,6 +50,8 @@ const cudapool::cli::Command kCommand = {
     "  --no-symbols  name native frames as library + offset, not from the libraries' own\n"
     "             files (their functions and source lines, where the log's build ids match)\n"
     "  --as NAME  begin the messages with NAME (default: cudapool-analyze)\n"
+    "  --level LEVEL  the level of reserved bytes whose time above is reported: a fraction\n"
+    "             of the peak (0.5, the default: half the peak) or a size (10G)\n"
     "  --perfetto POINTS,INSTANTS  also what `cudapool export --perfetto` draws: counters\n"
     "             downsampled to POINTS (at least 10) a device, INSTANTS instants a device and\n"
     "             action\n"
@@ -118,7 +122,14 @@ int main(int argc, char** argv) {
                      self.c_str(), cudapool::config::escape_for_terminal(argv[i]).c_str());
         return 2;
       }
-    } else if (arg == "--as" || arg == "--memory-viz" || arg == "--perfetto") {
+    } else if (arg == "--level" && i + 1 < argc) {
+      const std::string text = argv[++i];
+      if (!cudapool::analyze::parse_level(text, &options.level)) {
+        return usage_error(self, "--level: not a level: '" +
+                                     cudapool::config::escape_for_terminal(text) +
+                                     "': a level is " + cudapool::analyze::kLevelForms);
+      }
+    } else if (arg == "--as" || arg == "--memory-viz" || arg == "--perfetto" || arg == "--level") {
       return usage_error(self, arg + " needs a value");
     } else if (int status = 0; cudapool::cli::standard_option(kCommand, arg, &status)) {
       return status;

@@ -49,7 +49,10 @@ bool event_of_record(const log::LogRecord& r, Event* e) {
   return true;
 }
 
-RequestReplay::RequestReplay(const std::string& name) {
+RequestReplay::RequestReplay(const std::string& name, const HeldLevel& level) {
+  analysis_.options_.sites = false;
+  analysis_.options_.request_sizes = false;
+  analysis_.options_.level = level;
   writer_.attach(this);
   replay::ReplaySettings settings;
   settings.write_log = &writer_;

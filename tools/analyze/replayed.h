@@ -36,8 +36,8 @@ bool event_of_record(const log::LogRecord& r, Event* e);
 
 class RequestReplay : private replay::RecordSink {
  public:
-  // name: the log's, for the replay log's header.
-  explicit RequestReplay(const std::string& name);
+  // name: the log's, for the replay log's header; level: the report's (held_report.h).
+  explicit RequestReplay(const std::string& name, const HeldLevel& level = {});
   ~RequestReplay() override;
   RequestReplay(const RequestReplay&) = delete;
   RequestReplay& operator=(const RequestReplay&) = delete;
@@ -60,7 +60,7 @@ class RequestReplay : private replay::RecordSink {
 
   replay::PoolLogWriter writer_;
   std::unique_ptr<replay::Replayer> replayer_;
-  LogAnalysis analysis_{AnalysisOptions{false, false}};
+  LogAnalysis analysis_;  // no sites, no request sizes (the constructor)
   Report report_;
   std::uint64_t lines_ = 0;
   LastLine last_;

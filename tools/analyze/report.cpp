@@ -44,6 +44,43 @@ std::string text(Figure v) {
   return figure_text(v);
 }
 
+// The log's span for the bytes held over time: its first event to its last (held.h); none
+// without events.
+std::optional<std::uint64_t> held_span(const LogAnalysis& a) {
+  if (!a.first_t_) return std::nullopt;
+  return a.clock_ - *a.first_t_;
+}
+
+// All devices' bytes held over time, together.
+HeldLog held_log(const LogAnalysis& a, const std::vector<DeviceReport>& devices) {
+  HeldLog h;
+  h.level = a.options_.level;
+  if (a.first_t_) {
+    h.from_t_ns = *a.first_t_;
+    h.to_t_ns = a.clock_;
+  }
+  const HeldRun& run = a.held_;
+  if (run.peaked) h.peak_reserved = HeldPeak{run.peak, run.peak_seq, run.peak_t_ns};
+  bool allocated = false;
+  for (const DeviceReport& d : devices) allocated |= d.peak_allocated.has_value();
+  h.all = held_part(run.sum, h.level, run.peaked ? std::optional<Figure>(run.peak) : std::nullopt,
+                    allocated, held_span(a));
+  return h;
+}
+
+// A note for each mean that 128 bits could not hold (held_report.h).
+void overflow_notes(const std::string& where, const HeldPart& p, std::vector<std::string>& notes) {
+  const char* const what[] = {"allocated", "reserved"};
+  const bool over[] = {p.allocated && p.allocated->overflowed,
+                       p.reserved && p.reserved->overflowed};
+  for (int i = 0; i < 2; ++i) {
+    if (!over[i]) continue;
+    notes.push_back(where + ": the mean of its " + what[i] +
+                    " bytes over time is left out: bytes x time reached 2**127 (the log is "
+                    "inconsistent)");
+  }
+}
+
 DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry,
                            std::vector<std::string>& notes) {
   static const DeviceState kEmpty(0);
@@ -93,6 +130,10 @@ DeviceReport device_report(const LogAnalysis& a, int dev, const JsonValue* entry
                       "being active at free_requested");
     }
   }
+  static const HeldDevice kNothingHeld;
+  r.held = held_part(dv ? dv->held : kNothingHeld, a.options_.level,
+                     d.peak_reserved ? std::optional<Figure>(d.peak_reserved->bytes) : std::nullopt,
+                     d.peak_allocated.has_value(), held_span(a));
   if (d.peak_allocated) {
     const Peak& p = *d.peak_allocated;
     r.peak_allocated = PeakReport{p.bytes, p.seq, p.t_ns, a.seconds(p.t_ns)};
@@ -254,10 +295,19 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
                                  : nullptr;
     rep.devices.push_back(device_report(a, dev, entry, notes));
   }
+  rep.held = held_log(a, rep.devices);
+  for (const DeviceReport& d : rep.devices) {
+    overflow_notes("device " + std::to_string(d.dev), d.held, notes);
+  }
+  overflow_notes("all devices", rep.held.all, notes);
   rep.leaks = leak_report(a, notes);
   // Figures no device can have.
   const auto check = [&](const std::string& where, const std::string& what, Figure v) {
     if (!possible(v)) rep.impossible.push_back(Impossible{where, what, v});
+  };
+  const auto check_means = [&](const std::string& where, const HeldPart& p) {
+    if (p.allocated && p.allocated->mean) check(where, "mean allocated", *p.allocated->mean);
+    if (p.reserved && p.reserved->mean) check(where, "mean reserved", *p.reserved->mean);
   };
   for (const DeviceReport& d : rep.devices) {
     const std::string where = "device " + std::to_string(d.dev);
@@ -272,7 +322,9 @@ Report build_report(const LogAnalysis& a, const std::string& name) {
       check(where, "fenced at the reserved peak", d.fragmentation->fenced);
       check(where, "free cached at the reserved peak", d.fragmentation->free_cached);
     }
+    check_means(where, d.held);
   }
+  check_means("all devices", rep.held.all);
   check("leaks", "bytes in blocks", rep.leaks.bytes);
   check("leaks", "requested bytes", rep.leaks.requested_bytes);
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;

@@ -15,6 +15,7 @@
 
 #include "tools/analyze/analysis.h"
 #include "tools/analyze/figure.h"
+#include "tools/analyze/held_report.h"
 #include "tools/analyze/json_value.h"
 
 namespace cudapool::analyze {
@@ -56,6 +57,7 @@ struct DeviceReport {
   std::optional<PeakReport> peak_allocated, peak_reserved;
   std::optional<Fragmentation> fragmentation;
   std::uint64_t ooms;  // oom events (the cross-rank table)
+  HeldPart held{};     // its bytes held over time (held_report.h)
 };
 
 // A leak as listed: the fields as the summary (or the events) have them (null where missing or
@@ -119,6 +121,7 @@ struct Impossible {
 struct Report {
   std::string log;  // the name shown
   std::vector<DeviceReport> devices;
+  HeldLog held;  // all devices' bytes held over time, together (held_report.h)
   LeaksReport leaks;
   std::vector<Impossible> impossible;
   std::vector<std::string> notes;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// tools/analyze/report_json.cpp: see report_json.h.
+// tools/analyze/report_json.cpp: see report_json.h (its leaks are leaks_json.cpp's).
 #include "tools/analyze/report_json.h"
 
 #include <algorithm>
 #include <map>
 
-#include "tools/analyze/frames.h"
 #include "tools/analyze/oom_figures.h"
 #include "tools/analyze/replayed.h"
 #include "tools/analyze/stats_table.h"
@@ -61,15 +60,6 @@ void write_lines(JsonOut& out, const std::vector<std::string>& lines) {
 }
 
 namespace {
-
-void figures3(JsonOut& out, const std::optional<std::array<Figure, 3>>& v) {
-  if (!v) {
-    out.null();
-    return;
-  }
-  out.begin_object().key("count").num((*v)[0]).key("size").num((*v)[1]);
-  out.key("block_size").num((*v)[2]).end_object();
-}
 
 void ending_json(JsonOut& out, const Ending& e) {
   out.begin_object()
@@ -133,6 +123,8 @@ void write_devices(JsonOut& out, const Report& r) {
     write_peak(out, d.peak_reserved);
     out.key("fragmentation");
     write_fragmentation(out, d.fragmentation);
+    out.key("held");
+    write_held_part(out, d.held);
     out.key("summary_table");
     write_lines(out, summary_table(d));
     out.end_object();
@@ -156,43 +148,12 @@ void write_replay(JsonOut& out, const RequestReplay* replay) {
   out.key("settings_from").str("the log's header");
   out.key("cache_hits").num(ra.cache_hits_).key("allocs").num(allocs(ra));
   write_devices(out, replay->report());
+  out.key("held");
+  write_held_log(out, replay->report().held);
   out.end_object();
 }
 
 }  // namespace
-
-void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk,
-                        const Frames* frames) {
-  out.key("by_site").begin_object().key("rule").str(kAliveRule).key("kinds").begin_object();
-  for (std::size_t k = 0; k < 3; ++k) {
-    out.key(kAliveKinds[k]).begin_object().key("groups").num(lk.kinds.groups[k]);
-    out.key("blocks").num(lk.kinds.blocks[k]).key("bytes").num(lk.kinds.bytes[k]).end_object();
-  }
-  out.end_object().key("groups").begin_array();
-  for (std::size_t i = 0; i < lk.groups.size() && i < kAliveGroupsListed; ++i) {
-    const AliveGroup& g = lk.groups[i];
-    out.begin_object().key("dev").num(g.dev).key("block_size").num(g.block_size);
-    out.key("count").num(g.count).key("bytes").num(g.bytes).key("kind").str(g.kind);
-    out.key("first_seq").num(g.first_seq).key("last_seq").num(g.last_seq);
-    out.key("first_time_s").opt_real(a.seconds(g.first_t));
-    out.key("last_time_s").opt_real(a.seconds(g.last_t)).key("backtrace");
-    std::optional<JsonValue> bt;
-    if (g.backtrace != 0) bt = parse_json(a.backtraces_.text(g.backtrace));
-    if (!bt) {
-      out.begin_array().end_array();
-    } else if (frames == nullptr) {
-      out.value(*bt);
-    } else {
-      out.begin_array();
-      for (const JsonValue& f : bt->items) out.str(f.is_string() ? frames->text(f.text) : "?");
-      out.end_array();
-    }
-    out.end_object();
-  }
-  out.end_array().key("groups_listed");
-  out.num(static_cast<std::uint64_t>(std::min(lk.groups.size(), kAliveGroupsListed)));
-  out.key("group_count").num(static_cast<std::uint64_t>(lk.groups.size())).end_object();
-}
 
 void write_exited_normally(JsonOut& out, const Ending& e) {
   const std::optional<bool> x = exited_normally(e);
@@ -249,6 +210,8 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
     out.null();
   }
   write_devices(out, r);
+  out.key("held");
+  write_held_log(out, r.held);
   write_replay(out, replay);
   out.key("allocs").num(allocs(a));
   out.key("distinct_request_sizes").num(static_cast<std::uint64_t>(a.size_counts_.size()));
@@ -292,19 +255,8 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
     out.end_object();
   }
   out.end_array();
-  const LeaksReport& lk = r.leaks;
-  out.key("leaks").begin_object().key("source").str(lk.from_summary ? "summary" : "events");
-  out.key("last_seq").opt(lk.last_seq).key("count").num(lk.count).key("bytes").num(lk.bytes);
-  out.key("requested_bytes").num(lk.requested_bytes).key("entries").begin_array();
-  for (const LeakEntry& e : lk.entries) write_leak_entry(out, e);
-  out.end_array().key("listed").num(static_cast<std::uint64_t>(lk.entries.size()));
-  out.key("not_listed");
-  figures3(out, lk.not_listed);
-  out.key("omitted");
-  figures3(out, lk.omitted);
-  out.key("disagreements").num(lk.disagreements);
-  write_alive_groups(out, a, lk);
-  out.end_object();
+  out.key("leaks");
+  write_leaks(out, a, r.leaks);
   out.key("impossible").begin_array();
   for (const Impossible& x : r.impossible) {
     out.begin_object().key("where").str(x.where).key("what").str(x.what).key("value").num(x.value);
@@ -312,33 +264,6 @@ void write_report(JsonOut& out, const LogAnalysis& a, const Report& r,
   }
   out.end_array();
   write_notes(out, r);
-  out.end_object();
-}
-
-void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames) {
-  out.begin_object().key("dev").value(e.dev).key("ptr").value(e.ptr).key("size").value(e.size);
-  out.key("block_size").value(e.block_size).key("seq").value(e.seq).key("t_ns").value(e.t_ns);
-  out.key("time_s").opt_real(e.time_s).key("tid").value(e.tid);
-  out.key("backtrace");
-  if (frames == nullptr) {
-    out.value(e.backtrace);
-  } else {
-    out.begin_array();
-    for (const JsonValue& f : e.backtrace.items)
-      out.str(f.is_string() ? frames->text(f.text) : "?");
-    out.end_array();
-  }
-  if (e.checked) {
-    out.key("events");
-    if (!e.disagrees) {
-      out.null();
-    } else if (!e.counted) {
-      out.begin_object().key("why").str(e.why).key("counted").boolean(false).end_object();
-    } else {
-      out.begin_object().key("counted").boolean(true).key("size").num(e.events_size);
-      out.key("block_size").num(e.events_block_size).key("why").str(e.why).end_object();
-    }
-  }
   out.end_object();
 }
 

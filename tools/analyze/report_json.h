@@ -2,7 +2,8 @@
 // tools/analyze/report_json.h: the report of one log as the JSON object `cudapool report --json`
 // prints ("schema": "cudapool.report/1", docs/log-format.md "Who reads what"; field by field in
 // docs/analysis-format.md), its row of the cross-rank table, and for several logs the table's
-// notes (report.py several()). Not here: the figures (report.h, analysis.h).
+// notes (report.py several()); the bytes held over time are held_report.h's JSON, the leaks'
+// leaks_json.cpp's. Not here: the figures (report.h, analysis.h).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,8 @@ void write_alive_groups(JsonOut& out, const LogAnalysis& a, const LeaksReport& l
                         const Frames* frames = nullptr);
 // A leak entry; with frames, its backtrace as the frames' texts (frames.h).
 void write_leak_entry(JsonOut& out, const LeakEntry& e, const Frames* frames = nullptr);
+// The report's "leaks" object (written by leaks_json.cpp, with the two above).
+void write_leaks(JsonOut& out, const LogAnalysis& a, const LeaksReport& lk);
 
 // One log's row of the cross-rank table; index: its place in the order given.
 struct RankRow {

@@ -5,7 +5,8 @@
    ever parsed as HTML). Several logs' charts share one time axis (DATA.clock: since the earliest
    start, each timeline moved by its offset_s); frames arrive named (frames.py). When everything
    is drawn it writes a self-check into #cudapool-selfcheck (errors, whether each chart has ink,
-   the peak figures shown) for tests/cli/report_html.sh.
+   the peak figures shown, the figures held over time shown) for tests/cli/report_html.sh. The
+   card "Held over time" is held.js's (inlined before this script).
    Not here: any figure that is not in the data (the Python side computes them all). */
 (function () {
   "use strict";
@@ -693,6 +694,8 @@
       sec.appendChild(runCard(log));
       sec.appendChild(el("h3", { text: "Peaks" }));
       sec.appendChild(peaksTable(log, li));
+      var held = window.cudapoolHeld({ el: el, table: table, bytesCell: bytesCell, bytes: bytes, secs: secs, note: note }, log, li);
+      if (held) { sec.appendChild(el("h3", { text: "Held over time" })); sec.appendChild(held); }
       Object.keys(log.devices).forEach(function (dev) { deviceSection(sec, log, li, dev); });
       sitesSection(sec, log);
       oomSection(sec, log);
@@ -718,6 +721,10 @@
     charts.forEach(function (ch) { check.charts.push(ink(ch)); });
     Array.prototype.forEach.call(document.querySelectorAll("[data-peak]"), function (td) {
       check.peaks.push({ log: +td.getAttribute("data-log"), dev: td.getAttribute("data-dev"), kind: td.getAttribute("data-peak"), bytes: +td.getAttribute("data-bytes") });
+    });
+    check.held = [];      // the figures of "Held over time" (held.js)
+    Array.prototype.forEach.call(document.querySelectorAll("[data-held]"), function (td) {
+      check.held.push({ log: +td.getAttribute("data-log"), dev: td.getAttribute("data-dev"), key: td.getAttribute("data-held"), value: +td.getAttribute("data-value") });
     });
     check.verdict = [];
     Array.prototype.forEach.call(document.querySelectorAll("[data-verdict]"), function (x) {
