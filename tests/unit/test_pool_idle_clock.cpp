@@ -136,7 +136,7 @@ TEST_CASE("pool idle: a split segment stays while any of it is in use") {
   // The free rest of it cannot go alone: no cached block could give memory back, no tick.
   for (int i = 0; i < 10; ++i) CHECK_FALSE(tick(h, log));
   CHECK(h.pool.reserved_bytes() == 20 * kMiB);
-  h.free(a);                                    // the segment whole again, cached now
+  h.free(a);  // the segment whole again, cached now
   for (std::uint32_t i = 1; i <= kIdleTicks; ++i) CHECK(tick(h, log));
   CHECK(h.pool.reserved_bytes() == 20 * kMiB);
   CHECK(tick(h, log));
@@ -265,7 +265,9 @@ TEST_CASE("pool idle: expandable segments give back whole unused pages, then the
   CHECK_FALSE(tick(h, log));  // nothing cached
 }
 
-TEST_CASE("pool idle: an expandable range idle long enough is stamped anew when a merge makes whole pages of it") {
+TEST_CASE(
+    "pool idle: an expandable range idle long enough is stamped anew when a merge makes whole "
+    "pages of it") {
   EventLog log;
   Harness h(kGiB, idle(100, 0, expandable()), &log);
   const std::uintptr_t a = h.alloc(kMiB + 1);
