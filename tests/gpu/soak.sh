@@ -3,7 +3,9 @@
 # tests/gpu/soak.sh: the GPU soak of issue 18 (tests/gpu/soak.cu), one process per setting, all at
 # once on one GPU (they share it; each runs SOAK_SECONDS, default 300): the shim's default
 # (reuse_fence:auto, thread_cache:auto), reuse_fence:sync, reuse_fence:none, thread_cache:always,
-# thread_cache:never, expandable_segments:True, and the program without the shim (the anchor).
+# thread_cache:never, expandable_segments:True, idle release (idle_release_ms:20, alone and with
+# expandable segments: released memory comes back all the time), and the program without the shim
+# (the anchor).
 # For each: zero corrupted blocks (reuse_fence:none may corrupt: its count is reported, not
 # failed), memory flat (nvidia-smi's per-process used memory, sampled every 2 s: the second half
 # of the run never above the first half's most by more than 10% + 64 MiB), and, where a log is
@@ -39,6 +41,8 @@ SETTINGS=(
   "cache-always|thread_cache:always|0|1"
   "cache-never|thread_cache:never|0|1"
   "expandable|expandable_segments:True|1|1"
+  "idle|idle_release_ms:20|1|1"
+  "idle-expandable|expandable_segments:True,idle_release_ms:20|1|1"
   "no-shim||0|0"
 )
 
