@@ -150,7 +150,9 @@ class DevicePool {
   // pages, which stamp it anew. Off (idle_release_ms 0): no tick either. The caller makes sure the
   // device is done with the memory it may release: the shim synchronizes first when
   // idle_release_due() says a tick would release something.
-  bool release_idle_tick();
+  // A tick that settled a fence is one too, whatever it gives back. logged: the replay ticking at
+  // a logged idle_release event, which always ticks.
+  bool release_idle_tick(bool logged = false);
   // Whether the next release_idle_tick() would give memory back. Cheap: O(cached blocks).
   bool idle_release_due() const;
   // The device memory behind the pool is gone (its context was destroyed or reset): forgets every

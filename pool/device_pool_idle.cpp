@@ -35,8 +35,11 @@ bool DevicePool::idle_release_due() const {
   return false;
 }
 
-bool DevicePool::release_idle_tick() {
+bool DevicePool::release_idle_tick(bool logged) {
   if (options_.idle_release_ms == 0) return false;
+  // A tick that settled a fence is logged even when it gives nothing back: the replay must take
+  // the block back at the same point (before a neighbour's free merges with it, or not).
+  const std::size_t pending = pending_.size();
   process_fences();
   // Only the age of a cached block that could give memory back counts: one that cannot (a piece
   // of a split segment, or less than a page) becomes able to only by merging with a freed
@@ -50,7 +53,7 @@ bool DevicePool::release_idle_tick() {
     }
     return false;
   };
-  if (!releasable_cached()) return false;
+  if (!logged && pending_.size() == pending && !releasable_cached()) return false;
   idle_ticks_ += 1;
 
   // The candidates, the longest unused first; ties in the free sets' order (large pool first),
