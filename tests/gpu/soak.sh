@@ -12,7 +12,7 @@
 # written (thread caches are off under a log, so the thread_cache runs write none), the log
 # checked line by line and replayed to its own summary (tests/log_check.py --replay).
 # Usage: CUDAPOOL_LIB=.../libcudapool.so CUDAPOOL_REPLAY=.../cudapool-replay [SOAK_SECONDS=300]
-#        [SOAK_THREADS=4] [OUT=dir] tests/gpu/soak.sh
+#        [SOAK_THREADS=4] [SOAK_ONLY="name ..."] [OUT=dir] tests/gpu/soak.sh
 # Prints PASS/FAIL/INFO lines and a summary; exits 1 when any check failed.
 # Not here: the GPU suite's sections (run.sh).
 set -uo pipefail
@@ -45,6 +45,15 @@ SETTINGS=(
   "idle-expandable|expandable_segments:True,idle_release_ms:20|1|1"
   "no-shim||0|0"
 )
+
+# SOAK_ONLY="name ...": only those settings (e.g. "idle idle-expandable").
+if [ -n "${SOAK_ONLY:-}" ]; then
+  kept=()
+  for s in "${SETTINGS[@]}"; do
+    [[ " $SOAK_ONLY " == *" ${s%%|*} "* ]] && kept+=("$s")
+  done
+  SETTINGS=("${kept[@]}")
+fi
 
 declare -A PID_OF
 for s in "${SETTINGS[@]}"; do
