@@ -22,6 +22,8 @@
 #                     200 ms goes back to the device; idle_release_floor_mb keeps a floor)
 #   train_defaults    steady_train.py, PyTorch's cache, its defaults
 #   train_shim_idle   steady_train.py under the shim with $IDLE_CONF
+#   shim:CONF         variable_inputs.py under the shim with CUDAPOOL_CONF=CONF (no spaces)
+#   shim2:CONF        the same under a second build of the shim, $CUDAPOOL_LIB2 (before and after)
 # Each run is a fresh process; every shim run writes its allocation log (CUDAPOOL_LOG, zstd) for
 # `cudapool report` / `cudapool tune`.
 #
@@ -119,6 +121,9 @@ run_one() {  # config round
       conf="expandable_segments:True"; envs+=(PYTORCH_CUDA_ALLOC_CONF="$conf") ;;
     shim_expandable) script=variable_inputs.py; args=(--mode defaults); shim=1; conf="expandable_segments:True" ;;
     shim_idle) script=variable_inputs.py; args=(--mode defaults); shim=1; conf="$IDLE_CONF" ;;
+    shim:* | shim2:*)  # a conf of your own, under $CUDAPOOL_LIB or $CUDAPOOL_LIB2
+      script=variable_inputs.py; args=(--mode defaults); shim=1; conf="${config#*:}"
+      [ "${config%%:*}" = shim2 ] && shim=2 ;;
     train_defaults) script=steady_train.py ;;
     train_shim_idle) script=steady_train.py; shim=1; conf="$IDLE_CONF" ;;
     *) echo "unknown configuration $config" | tee -a "$RAW"; return ;;
@@ -132,14 +137,19 @@ run_one() {  # config round
     # shellcheck disable=SC2206
     args+=(${TRAIN_ARGS:-})
   fi
-  name="$config-r$round"
+  name="$(echo "$config" | tr ':,' '-_')-r$round"
+  local lib="$SHIM"
+  if [ "$shim" = 2 ]; then
+    lib="${CUDAPOOL_LIB2:-}"
+    shim=1
+  fi
   if [ "$shim" = 1 ]; then
-    if [ "$HAVE_SHIM" = 0 ]; then
-      echo "SKIPPED $name: no shim" | tee -a "$RAW"
+    if [ ! -f "$lib" ]; then
+      echo "SKIPPED $name: no shim at '$lib'" | tee -a "$RAW"
       return
     fi
     envs+=(PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_CONF="$conf"
-      CUDAPOOL_LOG="$LOGDIR/$name.jsonl.zst" LD_PRELOAD="$SHIM")
+      CUDAPOOL_LOG="$LOGDIR/$name.jsonl.zst" LD_PRELOAD="$lib")
   fi
   elapsed=$((SECONDS - START))
   limit=$((HARD - elapsed))
@@ -199,6 +209,10 @@ LABEL = {
     "train_defaults": "PyTorch cache, defaults",
     "train_shim_idle": "shim, `%s`" % idle_conf,
 }
+for c in runs:
+    if c.startswith(("shim:", "shim2:")):
+        lib, conf = c.split(":", 1)
+        LABEL[c] = "%s, `%s`" % ("shim" if lib == "shim" else "shim ($CUDAPOOL_LIB2)", conf)
 med = lambda xs: statistics.median(xs) if xs else None
 gb = lambda b: "-" if b is None else "%.1f" % (b / GB)
 

@@ -2,6 +2,10 @@
 // shim/pools/cuda_backend.cpp: see cuda_backend.h.
 #include "shim/pools/cuda_backend.h"
 
+#include <time.h>
+
+#include <optional>
+
 #include "shim/driver/real_driver.h"
 #include "shim/pools/context_scope.h"
 #include "shim/pools/stream_capture.h"
@@ -56,7 +60,8 @@ bool CudaBackend::free_memory(std::size_t* bytes) const {
 pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   ContextScope scope(context_);
   CUdeviceptr p = 0;
-  const CUresult r = real().cuMemAlloc_v2(&p, bytes);
+  CUresult r = real().cuMemAlloc_v2(&p, bytes);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && waited_for_give_back()) r = real().cuMemAlloc_v2(&p, bytes);
   if (r == CUDA_SUCCESS) {
     *ptr = static_cast<std::uintptr_t>(p);
     segments_[*ptr] = bytes;
@@ -65,8 +70,11 @@ pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintpt
 }
 
 void CudaBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
-  (void)bytes;
   segments_.erase(ptr);
+  if (defer_) {
+    deferred_.push_back({DeferredGiveBack::Kind::kSegment, ptr, bytes, 0});
+    return;
+  }
   ContextScope scope(context_);
   const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED) {
@@ -112,6 +120,11 @@ pool::BackendResult CudaBackend::reserve_address_space(std::size_t bytes, std::u
 }
 
 void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
+  if (defer_) {
+    reservations_.erase(ptr);
+    deferred_.push_back({DeferredGiveBack::Kind::kAddressRange, ptr, bytes, 0});
+    return;
+  }
   ContextScope scope(context_);
   real().cuMemAddressFree(static_cast<CUdeviceptr>(ptr), bytes);
   reservations_.erase(ptr);
@@ -119,6 +132,13 @@ void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
 
 pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
                                            std::size_t page_size) {
+  const pool::BackendResult first = map_pages_once(ptr, bytes, page_size);
+  if (first.status != pool::BackendStatus::kOutOfMemory || !waited_for_give_back()) return first;
+  return map_pages_once(ptr, bytes, page_size);
+}
+
+pool::BackendResult CudaBackend::map_pages_once(std::uintptr_t ptr, std::size_t bytes,
+                                                std::size_t page_size) {
   ContextScope scope(context_);
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -156,16 +176,72 @@ pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes
 void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
   ContextScope scope(context_);
   // Unmapping does not wait for the device as cuMemFree does.
-  if (!device_done_ && captures_in_progress().load(std::memory_order_relaxed) == 0) {
+  if (!defer_ && captures_in_progress().load(std::memory_order_relaxed) == 0) {
     real().cuCtxSynchronize();
   }
   for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
     auto it = pages_.find(p);
     if (it == pages_.end()) continue;
     real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
-    real().cuMemRelease(it->second.handle);
+    if (defer_) {
+      deferred_.push_back({DeferredGiveBack::Kind::kHandle, p, page_size, it->second.handle});
+    } else {
+      real().cuMemRelease(it->second.handle);
+    }
     pages_.erase(it);
   }
+}
+
+std::vector<CudaBackend::DeferredGiveBack> CudaBackend::end_deferred_give_back() {
+  defer_ = false;
+  std::size_t bytes = 0;
+  for (const DeferredGiveBack& g : deferred_) {
+    if (g.kind != DeferredGiveBack::Kind::kAddressRange) bytes += g.bytes;
+  }
+  giving_back_.fetch_add(bytes, std::memory_order_relaxed);
+  std::vector<DeferredGiveBack> list;
+  list.swap(deferred_);
+  return list;
+}
+
+void CudaBackend::give_back(CUcontext context, const std::vector<DeferredGiveBack>& list) {
+  std::size_t bytes = 0;
+  bool any_segment = false;
+  for (const DeferredGiveBack& g : list) any_segment |= g.kind == DeferredGiveBack::Kind::kSegment;
+  std::optional<ContextScope> scope;  // cuMemFree_v2 needs the context; the others none
+  if (any_segment) scope.emplace(context);
+  for (const DeferredGiveBack& g : list) {
+    switch (g.kind) {
+      case DeferredGiveBack::Kind::kSegment: {
+        const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(g.ptr));
+        // A context destroyed since the tick took its segments with it.
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED && r != CUDA_ERROR_INVALID_CONTEXT &&
+            r != CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+          CUDAPOOL_WARN_ONCE("cuMemFree_v2 of an idle pool segment failed with error %d",
+                             static_cast<int>(r));
+        }
+        bytes += g.bytes;
+        break;
+      }
+      case DeferredGiveBack::Kind::kHandle:
+        real().cuMemRelease(g.handle);
+        bytes += g.bytes;
+        break;
+      case DeferredGiveBack::Kind::kAddressRange:
+        real().cuMemAddressFree(static_cast<CUdeviceptr>(g.ptr), g.bytes);
+        break;
+    }
+  }
+  giving_back_.fetch_sub(bytes, std::memory_order_release);
+}
+
+bool CudaBackend::waited_for_give_back() {
+  if (giving_back_.load(std::memory_order_acquire) == 0) return false;
+  for (int i = 0; i < 20000 && giving_back_.load(std::memory_order_acquire) != 0; ++i) {
+    timespec pause{0, 100 * 1000};  // 100 us, 2 s in all
+    nanosleep(&pause, nullptr);
+  }
+  return true;
 }
 
 void CudaBackend::release_after_context_gone() {

@@ -6,6 +6,7 @@
 // here: which pool a call belongs to (context_registry.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -46,10 +47,28 @@ class CudaBackend final : public pool::Backend {
   // (context_registry.cpp): the backend now serves `context` on `device`; the reuse fences too.
   void reuse_for(CUcontext context, CUdevice device);
 
-  // Set by the idle-release thread around a tick it synchronized the context for (idle_release.h):
-  // the pages it unmaps were freed before that synchronization, so unmap_pages need not wait
-  // again. Under the pool's lock.
-  void set_device_done(bool done) { device_done_ = done; }
+  // Giving memory back without the pool's lock, for the idle-release thread (idle_release.h),
+  // around a tick it synchronized the context for: between begin_deferred_give_back() and
+  // end_deferred_give_back() (both under the pool's lock), free_segment, unmap_pages and
+  // release_address_space update the books at once and make no synchronization (the blocks were
+  // freed before the thread's), but leave the slow driver calls (cuMemFree_v2, cuMemRelease,
+  // cuMemAddressFree: up to 1 ms per GB on an H200, docs/benchmarks.md "Idle release") to
+  // give_back(), which the thread calls after dropping the lock. cuMemUnmap stays under the lock:
+  // the pool may map the same addresses again as soon as the lock is dropped. An allocation that
+  // finds the device full while such memory is on its way back waits for it (at most 2 s), then
+  // asks again.
+  struct DeferredGiveBack {
+    enum class Kind : std::uint8_t { kSegment, kHandle, kAddressRange };
+    Kind kind = Kind::kSegment;
+    std::uintptr_t ptr = 0;  // segment or address range
+    std::size_t bytes = 0;
+    CUmemGenericAllocationHandle handle = 0;  // kHandle
+  };
+  void begin_deferred_give_back() { defer_ = true; }
+  std::vector<DeferredGiveBack> end_deferred_give_back();
+  // Makes the driver calls end_deferred_give_back() returned, in `context` (the pool's when the
+  // list was taken); without the pool's lock.
+  void give_back(CUcontext context, const std::vector<DeferredGiveBack>& list);
 
   // Whether ptr lies in an address range reserved for an expandable segment.
   bool in_address_reservation(std::uintptr_t ptr) const;
@@ -64,7 +83,14 @@ class CudaBackend final : public pool::Backend {
   CUdevice device() const { return device_; }
 
  private:
-  bool device_done_ = false;  // set_device_done
+  pool::BackendResult map_pages_once(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size);
+  // When an allocation failed for lack of memory: waits (at most 2 s) for memory the idle-release
+  // thread is giving back; whether there was any to wait for (then the caller asks again).
+  bool waited_for_give_back();
+
+  bool defer_ = false;  // begin_deferred_give_back .. end_deferred_give_back
+  std::vector<DeferredGiveBack> deferred_;
+  std::atomic<std::size_t> giving_back_{0};  // bytes taken by end_deferred_give_back, not yet given
   CUcontext context_;
   CUdevice device_;
   ReuseFence fence_;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <vector>
 
 #include "shim/driver/real_driver.h"
 #include "shim/pools/context_registry.h"
@@ -40,7 +41,7 @@ bool capturing() {
 }
 
 // One tick of p's idle clock; a release is preceded by a synchronization of p's context made
-// without the lock.
+// without the lock, and the driver calls that give the memory back follow it without the lock.
 void tick(ContextPool& p) {
   {
     std::lock_guard<SpinLock> lock(p.mutex);
@@ -58,11 +59,19 @@ void tick(ContextPool& p) {
     // ticks) were freed after their last work was queued; once it returns, that work is done.
     real().cuCtxSynchronize();
   }
-  std::lock_guard<SpinLock> lock(p.mutex);
-  if (capturing() || p.dropped.load(std::memory_order_acquire)) return;
-  p.backend.set_device_done(true);
-  p.pool.release_idle_tick();
-  p.backend.set_device_done(false);
+  std::vector<CudaBackend::DeferredGiveBack> give_back;
+  CUcontext context = nullptr;
+  {
+    std::lock_guard<SpinLock> lock(p.mutex);
+    if (capturing() || p.dropped.load(std::memory_order_acquire)) return;
+    p.backend.begin_deferred_give_back();
+    p.pool.release_idle_tick();
+    give_back = p.backend.end_deferred_give_back();
+    context = p.context;
+  }
+  // The driver calls that give the memory back, without the lock: the program's allocations do
+  // not wait behind them (cuda_backend.h).
+  if (!give_back.empty()) p.backend.give_back(context, give_back);
 }
 
 void* idle_main(void*) {
