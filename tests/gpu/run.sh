@@ -19,7 +19,9 @@
 # cupy numba jax logs hostile oom_snapshot control_cli), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (1200: no program starts after this many seconds; those
-# left are reported as failed, "skipped: time budget"). Expected run time on an H200: about 12
+# left are reported as failed, "skipped: time budget"), GPU_TESTS_CONF_EXTRA (pairs added to the
+# conf string of every run under the shim, e.g. "idle_release_ms:20": the suite under a setting of
+# yours; checks that expect the defaults' numbers may then fail for that reason). Expected run time on an H200: about 12
 # minutes, 3.5 of them the section contexts (run it in parts with GPU_TESTS_ONLY where a call is
 # limited to 10 minutes; the default budget covers a whole run).
 #

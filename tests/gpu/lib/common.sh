@@ -46,10 +46,18 @@ run() {
   fi
   ((tmo > rem)) && tmo=$rem
   local -a e=(env -u CUDAPOOL_CONF -u CUDAPOOL_DISABLE -u LD_PRELOAD)
+  # GPU_TESTS_CONF_EXTRA (run.sh): pairs added to every shim run's conf string.
+  local extra="${GPU_TESTS_CONF_EXTRA:-}" conf
   case $mode in
     raw) ;;
-    shim) e+=("LD_PRELOAD=$SHIM") ;;
-    shim:*) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=${mode#shim:}") ;;
+    shim)
+      e+=("LD_PRELOAD=$SHIM")
+      [ -n "$extra" ] && e+=("CUDAPOOL_CONF=$extra")
+      ;;
+    shim:*)
+      conf=${mode#shim:}
+      e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_CONF=$conf${extra:+,$extra}")
+      ;;
     disable) e+=("LD_PRELOAD=$SHIM" "CUDAPOOL_DISABLE=1") ;;
     *) echo "run: bad mode $mode" >&2 ;;
   esac
