@@ -6,7 +6,8 @@ blocks kept to the end) runs under the shim with idle release on, then goes quie
 Checks, for whole segments and for expandable segments: the log has idle_release ticks and the
 memory they gave back (segment_free / segment_unmap before them, the tick's size their sum); once
 the program was quiet for well over the delay, every segment still reserved holds a live block
-(the idle ones went back); the program's own result is the one it prints without the shim's
+(the idle ones went back) and the fake driver holds what the log's segments hold (the driver
+calls that give memory back were made); the program's own result is the one it prints without the shim's
 idle release (its stamps held: nothing it still used was given back); the log replays to its own
 summary line (the replay ticks at the logged ticks), and a replay with another delay simulates
 its ticks from the events' times. The fake driver checks the plumbing, not a GPU's behaviour
@@ -64,6 +65,18 @@ def one(t, name, conf, released_action):
     rc = run.finish()
     check(rc == 0, "%s: status %s: %s" % (name, rc, run.stderr()[-500:]))
     log = log_lines(log_path)
+    # The driver gave the memory back too: the release thread makes the driver calls after
+    # dropping the pool's lock (cuda_backend.h), and none may be left undone.
+    driver_bytes = int(open(run.path("driver_bytes")).read())
+    books = 0
+    for e in log:
+        a = e.get("action")
+        if a in ("segment_alloc", "segment_map"):
+            books += e["size"]
+        elif a in ("segment_free", "segment_unmap"):
+            books -= e["size"]
+    check(driver_bytes == books, "%s: the fake driver holds %d bytes after the quiet period, the "
+          "log's segments %d" % (name, driver_bytes, books))
     ticks = [e for e in log if e.get("action") == "idle_release"]
     released = [e for e in log if e.get("action") == released_action]
     check(ticks, "%s: no idle_release tick in the log" % name)

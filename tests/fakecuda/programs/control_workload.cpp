@@ -6,7 +6,8 @@
 // each free, while the test asks it for stats, empty-cache, snapshots and Prometheus text from
 // outside. Linked with -lcuda against the fake. Its files in DIR: progress (the steps done, a
 // mapped counter the test reads to see the loop move), state ("quiet" once the loop ended and only
-// its kept blocks are allocated), and the test's stop (end the loop) and exit (exit now). Its
+// its kept blocks are allocated), driver_bytes (written when told to exit: the fake driver's bytes
+// in use then), and the test's stop (end the loop) and exit (exit now). Its
 // result, on stdout, depends only on the seed and the steps: "control_workload: steps N checksum X
 // kept K" (a run with --steps N under other conditions must print the same). With --fork it forks
 // once, early: the child writes its pid to DIR/child.pid, sleeps 1 s, and calls exit(0) (its
@@ -35,6 +36,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "fakecuda_control.h"
 
 extern char** environ;
 
@@ -232,6 +235,9 @@ int main(int argc, char** argv) {
     exec_if_asked();
     usleep(5000);
   }
+  // What the driver holds now (cuMemAlloc and cuMemCreate bytes, every device): what the pool's
+  // books say it reserved, once idle memory went back (idle_release_check.py).
+  write_file("driver_bytes", std::to_string(fakecuda_bytes_in_use(-1)) + "\n");
   for (const std::vector<Held>* blocks : {&held, &kept}) {
     for (const Held& h : *blocks) {
       if (!stamped(h)) fail("a kept block's stamp changed", step);
