@@ -256,7 +256,7 @@ void recommend_idle(TuneResult* out) {
     const IdleFigures f = idle_figures(study, *study.chosen);
     rec.why += " with " + idle_keys(study.rows[*study.chosen]);
     // Idle release may move the peak too (other blocks cached when a request comes).
-    if (f.peak_reserved != idle_figures(study, 0).peak_reserved)
+    if (pool::bytes_text(f.peak_reserved) != pool::bytes_text(idle_figures(study, 0).peak_reserved))
       rec.why += " (peak reserved " + pool::bytes_text(f.peak_reserved) + " with it)";
     rec.why += ", which maps " +
                (f.mapped_again == 0 && f.cost_s == 0.0

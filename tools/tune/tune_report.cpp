@@ -117,7 +117,7 @@ void idle_table(std::string& out, const TuneResult& r) {
          (logs > 1 ? "; each figure the worst of the " + std::to_string(logs) + " logs" : "") +
          ":\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%3s %-44s %12s %9s %12s %12s %10s %7s %8s\n", "", "idle keys",
+  std::snprintf(line, sizeof line, "%3s %-50s %12s %9s %12s %12s %10s %7s %8s\n", "", "idle keys",
                 "mean resv", "vs none", "peak resv", "mapped again", "est. cost", "of span",
                 "releases");
   out += line;
@@ -128,7 +128,7 @@ void idle_table(std::string& out, const TuneResult& r) {
     std::snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * f.vs_without);
     std::snprintf(cost, sizeof cost, "%.3f s", f.cost_s);
     std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.cost_share);
-    std::snprintf(line, sizeof line, "%3s %-44s %12s %9s %12s %12s %10s %7s %8llu\n",
+    std::snprintf(line, sizeof line, "%3s %-50s %12s %9s %12s %12s %10s %7s %8llu\n",
                   study.chosen == k ? "*" : "", label.c_str(),
                   bytes_text(static_cast<std::uint64_t>(f.mean_reserved)).c_str(),
                   dash_or(k == 0, vs).c_str(), bytes_text(f.peak_reserved).c_str(),
@@ -256,8 +256,14 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     out += "  why: " + rec.why + ".\n";
     for (const std::string& c : rec.caveats) out += "  caveat: " + c + ".\n";
   }
-  std::snprintf(line, sizeof line, "(%zu settings x %zu logs replayed in %.2f s on %d threads",
-                r.candidates.size(), r.logs.size(), ctx.seconds, ctx.threads);
+  std::snprintf(line, sizeof line, "(%zu settings", r.candidates.size());
+  out += line;
+  if (r.idle.tried()) {
+    std::snprintf(line, sizeof line, " and %zu idle variants", r.idle.rows.size() - 1);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, " x %zu logs replayed in %.2f s on %d threads", r.logs.size(),
+                ctx.seconds, ctx.threads);
   out += line;
   if (r.replayed < r.settings) {
     // Settings that round every request alike shared a replay (same_replay.h).
