@@ -266,9 +266,12 @@ void recommend_idle(TuneResult* out) {
     const IdleRow& row = study.rows[*study.most_saving];
     const IdleFigures f = idle_figures(study, *study.most_saving);
     if (f.vs_without >= 0.0) {
-      rec.why += "; idle release gives nothing back at the delays tried (idle_release_ms " +
-                 std::to_string(study.rows[1].delay_ms) + " to " +
-                 std::to_string(study.rows.back().delay_ms) + ")";
+      rec.why += std::string("; idle release ") +
+                 (f.releases == 0 ? "gives nothing back"
+                  : logs > 1      ? "holds no less on average in the worst log"
+                                  : "holds no less on average") +
+                 " at the delays tried (idle_release_ms " + std::to_string(study.rows[1].delay_ms) +
+                 " to " + std::to_string(study.rows.back().delay_ms) + ")";
     } else if (f.vs_without > -kIdleMinSaving) {
       rec.why += "; idle release saves little: " + idle_keys(row) + " would hold " +
                  mean_text(f.mean_reserved) + " on average instead of " + mean_text(f.without) +
