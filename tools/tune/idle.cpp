@@ -67,24 +67,38 @@ std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns) {
   return out;
 }
 
-std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_allocated) {
+std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_requested) {
   std::vector<std::uint64_t> out;
   for (const std::uint64_t part : {4ull, 2ull}) {
-    const std::uint64_t mb = (peak_allocated / part + kMiB / 2) / kMiB;
+    const std::uint64_t mb = (peak_requested / part + kMiB / 2) / kMiB;
     if (mb != 0 && std::find(out.begin(), out.end(), mb) == out.end()) out.push_back(mb);
   }
   return out;
 }
 
-std::vector<std::string> read_once_idle_confs(const std::vector<Candidate>& sweep) {
+std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_t> span_ns,
+                               const std::vector<std::uint64_t>& floors_mb) {
+  bool same = false;
+  std::vector<IdleRow> rows{IdleRow{without_idle(base, &same), 0, 0, {}}};
+  const std::vector<std::uint64_t> delays = idle_delays(span_ns);
+  for (const std::uint64_t ms : delays)
+    rows.push_back(IdleRow{idle_variant(base, ms, 0), ms, 0, {}});
+  // The floors with the shortest delay: it gives back most, and maps most again, which a floor
+  // is there to temper.
+  for (const std::uint64_t mb : floors_mb) {
+    if (!delays.empty())
+      rows.push_back(IdleRow{idle_variant(base, delays[0], mb), delays[0], mb, {}});
+  }
+  return rows;
+}
+
+std::vector<std::string> read_once_idle_confs(const std::vector<Candidate>& sweep,
+                                              const std::vector<std::uint64_t>& floors_mb) {
   std::vector<std::string> out;
   for (const Candidate& base : sweep) {
     if (&base != &sweep.front() && base.changes != "expandable_segments:True") continue;
-    bool same = false;
-    const Candidate without = without_idle(base, &same);
-    if (!same) out.push_back(without.conf);
-    for (const std::uint64_t ms : idle_delays(std::nullopt))
-      out.push_back(idle_variant(base, ms, 0).conf);
+    for (const IdleRow& row : idle_rows(base, std::nullopt, floors_mb))
+      out.push_back(row.setting.conf);
   }
   return out;
 }
@@ -148,11 +162,10 @@ void choose_idle(IdleStudy* study) {
   }
 }
 
-bool study_idle(TuneResult* result, bool read_once, const ReplayMore& replay_more,
-                const OutcomesOf& outcomes_of) {
+bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint64_t>& floors_mb,
+                const ReplayMore& replay_more, const OutcomesOf& outcomes_of) {
   IdleStudy& study = result->idle;
   study = IdleStudy{};
-  study.read_once = read_once;
   if (result->candidates.empty() || result->outcomes.empty()) return true;
   study.base = result->recommendation.candidate;
   const Candidate& base = result->candidates[study.base];
@@ -167,54 +180,31 @@ bool study_idle(TuneResult* result, bool read_once, const ReplayMore& replay_mor
                       seconds_text(span) + ", less than the shortest idle_release_ms tried (" +
                       std::to_string(kIdleDelaysMs[0]) + " ms)";
   }
-  bool same = false;
-  std::vector<IdleRow> rows{IdleRow{without_idle(base, &same), 0, 0, {}}};
-  for (const std::uint64_t ms : idle_delays(span))
-    rows.push_back(IdleRow{idle_variant(base, ms, 0), ms, 0, {}});
-  // Replays the rows from `from` on that no pass replayed yet, then takes every row's outcomes.
-  const auto replay_rows = [&](std::size_t from) {
-    std::vector<std::string> missing;
-    for (std::size_t k = from; k < rows.size(); ++k) {
-      if (outcomes_of(rows[k].setting.conf) == nullptr) missing.push_back(rows[k].setting.conf);
-    }
-    if (!missing.empty() && !read_once && !replay_more(missing)) return false;
-    for (std::size_t k = from; k < rows.size(); ++k) {
-      const std::vector<Outcome>* o = outcomes_of(rows[k].setting.conf);
-      if (o == nullptr) {  // a log read once: only own's and expandable segments' variants ran
-        study.not_tried = "idle release not tried on " + base.label +
-                          ": the logs were read once (stdin, a FIFO), so only the variants of "
-                          "the own setting and of expandable_segments:True were replayed beside "
-                          "the sweep; give tune the log as a file";
-        return true;
-      }
-      rows[k].outcomes = *o;
-    }
+  if (!study.not_tried.empty()) {
+    recommend_idle(result);
     return true;
-  };
-  if (study.not_tried.empty()) {
-    if (!replay_rows(0)) return false;
   }
-  if (study.not_tried.empty()) {
-    study.rows = std::move(rows);
-    choose_idle(&study);
-    // Floors for the variant that holds least, where it holds less at all: they keep part of
-    // what it gives back, which costs less mapping again (not with logs read once: the levels
-    // come from the replay).
-    if (!read_once && study.most_saving &&
-        idle_figures(study, *study.most_saving).vs_without < 0.0) {
-      const std::uint64_t delay = study.rows[*study.most_saving].delay_ms;
-      std::uint64_t peak_allocated = 0;
-      for (const Outcome& o : study.rows[0].outcomes)
-        peak_allocated = std::max(peak_allocated, o.peak_allocated);
-      rows = std::move(study.rows);
-      const std::size_t from = rows.size();
-      for (const std::uint64_t mb : idle_floors_mb(peak_allocated))
-        rows.push_back(IdleRow{idle_variant(base, delay, mb), delay, mb, {}});
-      if (!replay_rows(from)) return false;
-      study.rows = std::move(rows);
-      choose_idle(&study);
+  // Replays the rows no pass replayed yet (logs read once: the first did what it could).
+  std::vector<IdleRow> rows = idle_rows(base, span, floors_mb);
+  std::vector<std::string> missing;
+  for (const IdleRow& row : rows) {
+    if (outcomes_of(row.setting.conf) == nullptr) missing.push_back(row.setting.conf);
+  }
+  if (!missing.empty() && !read_once && !replay_more(missing)) return false;
+  for (IdleRow& row : rows) {
+    const std::vector<Outcome>* o = outcomes_of(row.setting.conf);
+    if (o == nullptr) {  // a log read once: only own's and expandable segments' variants ran
+      study.not_tried = "idle release not tried on " + base.label +
+                        ": the logs were read once (stdin, a FIFO), so only the variants of the "
+                        "own setting and of expandable_segments:True were replayed beside the "
+                        "sweep; give tune the log as a file";
+      recommend_idle(result);
+      return true;
     }
+    row.outcomes = *o;
   }
+  study.rows = std::move(rows);
+  choose_idle(&study);
   recommend_idle(result);
   return true;
 }

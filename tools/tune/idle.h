@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // tools/tune/idle.h: idle release in cudapool tune (idle_release_ms, idle_release_floor_mb:
 // docs/pool-policy.md, "Idle release"): the idle variants of one setting (idle_release_ms at
-// kIdleDelaysMs, then idle_release_floor_mb at a quarter and a half of its peak allocated for the
-// variant that holds least), their figures against the same setting without idle release (memory
-// held over time, memory mapped again and the time that costs: idle_costs.h), and the choice
-// among them. Not here: the passes that replay them and the study of a tune (tune.h study_idle),
-// the recommendation's words (recommend.cpp), printing (tune_report.h).
+// kIdleDelaysMs, and the shortest of them, which gives back most, with idle_release_floor_mb at
+// a quarter and a half of the peak of bytes requested that the first look saw), their figures
+// against the same setting without idle release (memory held over time, memory mapped again and
+// the time that costs: idle_costs.h), and the choice among them. The variants are known before
+// the pass (the floors from the first look, first_look.h), so that a log read once has the same
+// ones in its one pass as a file in its second, and tune's output is the same either way. Not here:
+// the passes that replay them and the study of a tune (tune.h study_idle), the recommendation's
+// words (recommend.cpp), printing (tune_report.h).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +53,6 @@ struct IdleStudy {
   std::vector<IdleRow> rows;  // row 0: base without idle release; then the variants tried
   std::optional<std::size_t> chosen;       // the row recommended (idle_affordable, least held)
   std::optional<std::size_t> most_saving;  // the variant that holds least, whatever it costs
-  bool read_once = false;  // logs read once: variants of own and expandable only, no floors
   bool tried() const { return not_tried.empty() && rows.size() > 1; }
 };
 
@@ -72,11 +74,16 @@ Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint6
 // The delays worth trying on logs whose longest span is span_ns (none releases anything in a
 // shorter one); every delay when the span is not known (nullopt).
 std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns);
-// The floors tried with the variant that holds least: a quarter and a half of peak_allocated,
-// rounded to MiB, each above 0, once.
-std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_allocated);
+// The floors tried with the shortest delay: a quarter and a half of peak_requested (the first
+// look's), rounded to MiB, each above 0, once.
+std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_requested);
+// The rows of a study of base (row 0 first) on logs whose longest span is span_ns (nullopt: not
+// known, every delay), floors_mb with the shortest delay.
+std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_t> span_ns,
+                               const std::vector<std::uint64_t>& floors_mb);
 // What the first pass over logs read once replays beside the sweep (whose candidates are given):
-// the rows every delay would have for own and for expandable_segments:True.
-std::vector<std::string> read_once_idle_confs(const std::vector<Candidate>& sweep);
+// the rows of own and of expandable_segments:True, every delay.
+std::vector<std::string> read_once_idle_confs(const std::vector<Candidate>& sweep,
+                                              const std::vector<std::uint64_t>& floors_mb);
 
 }  // namespace cudapool::tune

@@ -181,11 +181,13 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
       std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; });
   const bool from_look = all_seen || rereadable;
   // Logs read once replay the idle variants of own and of expandable segments (idle.h) in the
-  // first pass too: there is no second one for the variants of the setting recommended.
+  // first pass too: there is no second one for the variants of the setting recommended. Their
+  // floors come from the look, so a file's second pass replays the same.
+  const std::vector<std::uint64_t> floors_mb = idle_floors_mb(look.peak_requested);
   const auto all_confs = [&](std::uint64_t bound) {
     std::vector<std::string> out = confs_up_to(sweep_in, bound);
     if (rereadable || !options.try_idle) return out;
-    for (std::string& c : read_once_idle_confs(sweep_up_to(sweep_in, bound))) {
+    for (std::string& c : read_once_idle_confs(sweep_up_to(sweep_in, bound), floors_mb)) {
       if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
     }
     return out;
@@ -273,8 +275,8 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   }
   rank_and_recommend(result);
 
-  // Idle release for the setting recommended: its variants replayed in one more pass (two with
-  // floors), or taken from the first pass over logs read once.
+  // Idle release for the setting recommended: its variants replayed in one more pass, or taken
+  // from the first pass over logs read once.
   const OutcomesOf outcomes_of = [&](const std::string& conf) -> const std::vector<Outcome>* {
     const auto k = index.find(conf);
     const auto it = replayed.find(k != index.end() ? confs[as[k->second]] : conf);
@@ -289,6 +291,6 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     recommend_idle(result);
     return true;
   }
-  return study_idle(result, !rereadable, replay_more, outcomes_of);
+  return study_idle(result, !rereadable, floors_mb, replay_more, outcomes_of);
 }
 }  // namespace cudapool::tune

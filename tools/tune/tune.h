@@ -2,8 +2,9 @@
 // tools/tune/tune.h: cudapool tune's engine. Reads every log once, in one pass that feeds every
 // candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
 // rank decides), and picks the setting to recommend, with why and its caveats; then tries idle
-// release on that setting (idle.h), in a further pass over the logs where they can be read again,
-// and recommends an idle delay where it holds less memory over time at a small cost. What the sweep
+// release on that setting (idle.h), in a further pass over the logs where they can be read again
+// (in the first, for own and expandable segments, where they cannot), and recommends an idle
+// delay where it holds less memory over time at a small cost. What the sweep
 // needs before the pass: the own settings from the first header (LogDecoder::read_header), and
 // from the first look at the first log's first events (first_look.h), which the pass then replays
 // first, the largest request, which decides the split limits tried, and the sizes asked for, which
@@ -111,15 +112,15 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
 void rank_and_recommend(TuneResult* result);
 
 // Idle release (idle.h) for the setting rank_and_recommend recommended by peak (the own one when
-// it keeps the own): its variants' outcomes come from outcomes_of(conf) (null: not replayed),
-// those missing from replay_more(confs), which replays them over the logs (false: it failed, with
-// its error set); with read_once, nothing is replayed (the first pass replayed
-// read_once_idle_confs) and a setting whose variants it lacks is not studied. Fills result->idle,
-// and then recommend_idle. false when replay_more failed.
+// it keeps the own), floors_mb with the shortest delay: its variants' outcomes come from
+// outcomes_of(conf) (null: not replayed), those missing from replay_more(confs), which replays
+// them over the logs (false: it failed, with its error set); with read_once, nothing is replayed
+// (the first pass replayed read_once_idle_confs) and a setting whose variants it lacks is not
+// studied. Fills result->idle, and then recommend_idle. false when replay_more failed.
 using ReplayMore = std::function<bool(const std::vector<std::string>& confs)>;
 using OutcomesOf = std::function<const std::vector<Outcome>*(const std::string& conf)>;
-bool study_idle(TuneResult* result, bool read_once, const ReplayMore& replay_more,
-                const OutcomesOf& outcomes_of);
+bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint64_t>& floors_mb,
+                const ReplayMore& replay_more, const OutcomesOf& outcomes_of);
 // Amends the recommendation with result->idle: the chosen idle variant instead of its setting
 // (conf strings, caveat), and in why the memory held over time (mean reserved before and after),
 // or, with none chosen, the variant that would hold least and what it would cost.

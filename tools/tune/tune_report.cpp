@@ -146,11 +146,6 @@ void idle_table(std::string& out, const TuneResult& r) {
                 kRemapSecondsPerByte * 1e12, kRemapSecondsPerCall * 1e6, 100.0 * kIdleCostBudget,
                 100.0 * kIdleMinSaving);
   out += line;
-  if (study.read_once) {
-    out +=
-        "  (logs read once: the variants of the own setting and of expandable_segments:True "
-        "only, without idle_release_floor_mb)\n";
-  }
   out += "\n";
 }
 
@@ -163,7 +158,6 @@ nlohmann::json idle_json(const TuneResult& r) {
                       {"not_tried", study.not_tried.empty() ? nlohmann::json(nullptr)
                                                             : nlohmann::json(study.not_tried)},
                       {"setting", r.candidates[study.base].label},
-                      {"read_once", study.read_once},
                       {"remap_seconds_per_byte", kRemapSecondsPerByte},
                       {"remap_seconds_per_call", kRemapSecondsPerCall},
                       {"cost_budget", kIdleCostBudget},
