@@ -10,12 +10,9 @@
 # --no-idle; a log too short for the first delay (the bundled example). Not here: the choice on
 # hand-built logs (tests/unit/test_tune_idle.cpp), tune's other output (tune_tool.sh).
 set -euo pipefail
+. "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
 bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-tune"
 replay="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
-src="$CUDAPOOL_SOURCE_DIR"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 log="$tmp/server.jsonl"
 python3 - "$log" <<'PY'
@@ -55,8 +52,9 @@ for row in "    none " "  * idle_release_ms:100 " "    idle_release_ms:10000 " \
 done
 grep -q "^  CUDAPOOL_CONF='.*idle_release_ms:100'$" "$tmp/out.txt" || fail "no idle key recommended"
 grep "PYTORCH_CUDA_ALLOC_CONF" "$tmp/out.txt" | grep -q idle && fail "an idle key for PyTorch"
-grep -q "^  why: .*; held over time (mean reserved over the log's 20 s): .* instead of .* (-[0-9.]*%) with idle_release_ms:100, which maps .* again: about .* s, [0-9.]*% of the log's 20 s\.$" \
-  "$tmp/out.txt" || fail "why: $(grep '  why' "$tmp/out.txt")"
+why="^  why: .*; held over time (mean reserved over the log's 20 s): .* instead of .* (-[0-9.]*%)"
+why+=" with idle_release_ms:100, which maps .* again: about .* s, [0-9.]*% of the log's 20 s\.$"
+grep -q "$why" "$tmp/out.txt" || fail "why: $(grep '  why' "$tmp/out.txt")"
 grep -q "^  caveat: idle_release_ms is cudapool's own key .*measured on one GPU.*synchronizes the device" \
   "$tmp/out.txt" || fail "no caveat on the cost"
 
@@ -138,7 +136,8 @@ assert "; held over time (mean reserved over the log" in rec["why"], rec["why"]'
 
 # A log of 38 ms: too short for the shortest delay.
 "$bin" --quiet "$src/examples/logs/training-loop.jsonl" >"$tmp/short.txt" || fail "short exited $?"
-grep -q "^Held over time: idle release not tried: the events of the log span 37.9 ms, less than the shortest idle_release_ms tried (100 ms)\.$" \
-  "$tmp/short.txt" || fail "short log: $(grep -i held "$tmp/short.txt")"
+short="^Held over time: idle release not tried: the events of the log span 37.9 ms, less than"
+short+=" the shortest idle_release_ms tried (100 ms)\.$"
+grep -q "$short" "$tmp/short.txt" || fail "short log: $(grep -i held "$tmp/short.txt")"
 grep -q "idle_release" <(grep CONF "$tmp/short.txt") && fail "short log: an idle key"
 echo "tune_idle: ok"
