@@ -25,7 +25,7 @@ Candidate with_pairs(const Candidate& base, const std::string& pairs) {
   return c;
 }
 
-std::string seconds_text(std::uint64_t ns) {
+std::string milliseconds_text(std::uint64_t ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
   return buf;
@@ -177,7 +177,7 @@ bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint6
                       " (every t_ns the same: no timestamps)";
   } else if (span < kIdleDelaysMs[0] * kNsPerMs) {
     study.not_tried = "idle release not tried: the events of " + logs + " span " +
-                      seconds_text(span) + ", less than the shortest idle_release_ms tried (" +
+                      milliseconds_text(span) + ", less than the shortest idle_release_ms tried (" +
                       std::to_string(kIdleDelaysMs[0]) + " ms)";
   }
   if (!study.not_tried.empty()) {
