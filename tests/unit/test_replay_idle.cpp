@@ -89,6 +89,7 @@ TEST_CASE("replay idle: with the log's idle settings the clock ticks at its idle
   CHECK(four.counts().idle_release_events == 4);
   CHECK(four.counts().idle_ticks_simulated == 0);
   CHECK(four.reserved_now() == 30 * kMiB);
+  CHECK(four.counts().idle_releases == 0);  // ticks that gave nothing back
 
   const Replayer five = run(logged_ticks(5));
   CHECK(five.idle_ticks_from_log());
@@ -96,6 +97,8 @@ TEST_CASE("replay idle: with the log's idle settings the clock ticks at its idle
   CHECK(five.counts().idle_ticks_simulated == 0);
   CHECK(five.reserved_now() == 0);
   CHECK(stat(five, "num_device_free") == 1);
+  CHECK(five.counts().idle_releases == 1);  // the fifth tick, of the five logged
+  CHECK(five.counts().idle_released_bytes == 30 * kMiB);
   CHECK(stat(five, "reserved_bytes.all.current") == 0);
   CHECK(five.problems().empty());
 
@@ -148,6 +151,8 @@ TEST_CASE("replay idle: without the log's ticks, ticks are simulated from the ev
   const Replayer at = run(log_of(125 * kMs), with_conf("idle_release_ms:100"));
   CHECK(at.counts().idle_ticks_simulated == 5);
   CHECK(at.reserved_now() == 12 * kMiB);
+  CHECK(at.counts().idle_releases == 1);  // the fifth simulated tick, of five
+  CHECK(at.counts().idle_released_bytes == 30 * kMiB);
   CHECK(stat(at, "num_device_free") == 1);
 
   // Much later, b still reused every 50 ms: it is never released.

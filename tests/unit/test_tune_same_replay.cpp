@@ -123,3 +123,33 @@ TEST_CASE("same replay: a setting grouped with another replays exactly as that o
   }
   CHECK(grouped >= 30);  // the groups are not empty
 }
+
+TEST_CASE("same replay: settings apart in their idle keys are never grouped") {
+  // Idle release changes what the pool holds between events whatever the sizes (a log with
+  // timestamps): only settings equal in both idle keys may share a replay.
+  const std::vector<std::string> confs = {"",
+                                          "idle_release_ms:100",
+                                          "idle_release_ms:200",
+                                          "idle_release_ms:100,idle_release_floor_mb:64",
+                                          "roundup_power2_divisions:4,idle_release_ms:100",
+                                          "max_split_size_mb:22,idle_release_ms:100",
+                                          "max_split_size_mb:24,idle_release_ms:100"};
+  CHECK(replayed_as(confs, {1000, 4 * kMiB, 64 * kMiB}) ==
+        std::vector<std::size_t>{0, 1, 2, 3, 1, 5, 5});
+  // And they do replay apart: a block idle for 2 s goes back under 100 ms, not without it.
+  const std::string text =
+      R"({"schema":"cudapool.log/1","version":"0.1.0","devices":[{"id":0,"name":"t",)"
+      R"("total_memory":85899345920}]})"
+      "\n"
+      R"({"seq":1,"t_ns":0,"tid":1,"dev":0,"action":"alloc","ptr":"0x1","size":67108864})"
+      "\n"
+      R"({"seq":2,"t_ns":1000,"tid":1,"dev":0,"action":"free_requested","ptr":"0x1","size":0})"
+      "\n"
+      R"({"seq":3,"t_ns":2000000000,"tid":1,"dev":0,"action":"alloc","ptr":"0x2","size":1000})"
+      "\n";
+  const Outcome off = tunetest::whole_replay(text, "");
+  const Outcome on = tunetest::whole_replay(text, "idle_release_ms:100");
+  CHECK(off != on);
+  CHECK(on.idle_releases == 1);
+  CHECK(on.mean_reserved < off.mean_reserved);
+}

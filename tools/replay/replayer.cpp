@@ -280,7 +280,7 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
       ++counts_.idle_release_events;
       if (idle_from_log_) {
         ++counts_.events_replayed;
-        d.pool->release_idle_tick(/*logged=*/true);
+        idle_tick(d, /*logged=*/true);
       }
       return;
     case EventKind::kOther:

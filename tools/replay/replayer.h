@@ -87,6 +87,10 @@ struct ReplayCounts {
   // (simulated from the events' times, when the replayed idle settings differ from the log's).
   std::uint64_t idle_release_events = 0;
   std::uint64_t idle_ticks_simulated = 0;
+  // The ticks of either kind that gave memory back (a pool's reserved bytes went down), and the
+  // bytes they gave back: what idle release did in the replay (cudapool tune's cost of it).
+  std::uint64_t idle_releases = 0;
+  std::uint64_t idle_released_bytes = 0;
 };
 
 // Memory held over the log's time span (the events' t_ns, first to last), summed over the pools:
@@ -202,6 +206,8 @@ class Replayer {
   // Before an event at t_ns: the reserved bytes held since the last event, and the idle clock's
   // simulated ticks due by t_ns (idle release on, and not ticked from the log).
   void advance_time(std::uint64_t t_ns);
+  // One tick of d's idle clock (logged: at a log's idle_release event), counted in counts_.
+  void idle_tick(Device& d, bool logged);
   // Recorded events, with the line problems among them (both in line order) kept in line order.
   void apply_recorded(const std::vector<RecordedEvent>& events,
                       const std::vector<Problem>& problems);

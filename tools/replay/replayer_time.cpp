@@ -13,6 +13,17 @@ std::uint64_t Replayer::reserved_now() const {
   return total;
 }
 
+void Replayer::idle_tick(Device& d, bool logged) {
+  const std::uint64_t before = d.pool->reserved_bytes();
+  const bool ticked = d.pool->release_idle_tick(logged);
+  if (ticked && !logged) ++counts_.idle_ticks_simulated;
+  const std::uint64_t after = d.pool->reserved_bytes();
+  if (after < before) {
+    ++counts_.idle_releases;
+    counts_.idle_released_bytes += before - after;
+  }
+}
+
 void Replayer::advance_time(std::uint64_t t_ns) {
   reserved_total_ = reserved_now();  // as the last event left it
   if (!time_started_) {
@@ -38,9 +49,7 @@ void Replayer::advance_time(std::uint64_t t_ns) {
         next_idle_tick_ns_ += (t_ns - next_idle_tick_ns_) / tick * tick + tick;
         break;
       }
-      for (auto& [key, d] : devices_) {
-        if (d.pool->release_idle_tick()) ++counts_.idle_ticks_simulated;
-      }
+      for (auto& [key, d] : devices_) idle_tick(d, false);
       reserved_total_ = reserved_now();
       next_idle_tick_ns_ += tick;
     }

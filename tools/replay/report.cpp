@@ -60,7 +60,9 @@ nlohmann::ordered_json counts_json(const ReplayCounts& c) {
                                 {"reserved_pointer_allocs", c.reserved_pointer_allocs},
                                 {"address_space_refusals", c.address_space_refusals},
                                 {"idle_release_events", c.idle_release_events},
-                                {"idle_ticks_simulated", c.idle_ticks_simulated}};
+                                {"idle_ticks_simulated", c.idle_ticks_simulated},
+                                {"idle_releases", c.idle_releases},
+                                {"idle_released_bytes", c.idle_released_bytes}};
 }
 
 }  // namespace
@@ -127,7 +129,8 @@ std::string text_report(const Replayer& r, double seconds) {
   if (c.idle_release_events != 0 || c.idle_ticks_simulated != 0) {
     out << "  idle release: " << c.idle_release_events << " ticks in the log, "
         << (r.idle_ticks_from_log() ? "replayed as logged" : "not replayed") << "; "
-        << c.idle_ticks_simulated << " ticks simulated from the events' times\n";
+        << c.idle_ticks_simulated << " ticks simulated from the events' times; " << c.idle_releases
+        << " gave memory back (" << pool::bytes_text(c.idle_released_bytes) << ")\n";
   }
   report("allocations that ran out of memory", c.failed_allocs);
   report("frees of those (skipped)", c.frees_of_failed_allocs);

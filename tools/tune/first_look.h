@@ -5,7 +5,8 @@
 // which settings replay alike (same_replay.h). The first look decodes the log's first events (up
 // to kFirstLookEvents) into the batches the pass then replays first; the pass adds the sizes of
 // every later batch to the same RequestSizes, so tune knows at the end whether the look saw them
-// all (tune.cpp repairs what it did not: see tune.h). Not here: the pass (pass.h).
+// all (tune.cpp repairs what it did not: see tune.h). The look also finds the peak of the bytes
+// requested, for idle release's floors (idle.h). Not here: the pass (pass.h).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,9 @@ struct FirstLook {
   std::deque<std::shared_ptr<const replay::EventBatch>> batches;  // the first events, in order
   RequestSizes requests;                                          // theirs
   bool whole_log = false;  // the log ended within the look: its requests are all of them
+  // The most bytes requested and not yet freed at once over the look's events (all devices):
+  // the levels of the idle release floors tried (idle.h), known before the pass.
+  std::uint64_t peak_requested = 0;
 };
 
 // Decodes up to max_events events of decoder's log (read_header() done) in batches of

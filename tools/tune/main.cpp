@@ -25,13 +25,14 @@ namespace {
 const cudapool::cli::Command kCommand = {
     "cudapool tune",
     "usage: cudapool tune [--device-memory SIZE] [--fraction F] [--try CONF]... [--json] "
-    "[--threads N] [--rows N] [--quiet] LOG...",
+    "[--threads N] [--rows N] [--no-idle] [--quiet] LOG...",
     "  Replays each cudapool.log/1 file under a sweep of pool settings (the log's own, the\n"
     "  defaults, expandable segments, max_split_size_mb, roundup_power2_divisions,\n"
     "  large_segment_size_mb, max_non_split_rounding_mb, garbage_collection_threshold with a\n"
     "  fraction, combinations, and every --try) and ranks them by peak reserved memory, then\n"
-    "  recommends a conf string. Several logs (the ranks of one job): a table per log and the\n"
-    "  setting best for the worst of them. LOG: a file or - (stdin); plain, gzip or zstd.\n"
+    "  tries idle release (idle_release_ms) on the best by peak and recommends a conf string.\n"
+    "  Several logs (the ranks of one job): a table per log and the setting best for the\n"
+    "  worst of them. LOG: a file or - (stdin); plain, gzip or zstd.\n"
     "  --device-memory SIZE  device size for the replays (default: each log header's, else\n"
     "                        80G; 2M to 1024T): OOMs are counted against it. SIZE: bytes, or\n"
     "                        a number with K, M, G or T, any case, B or iB optional (512M,\n"
@@ -43,6 +44,8 @@ const cudapool::cli::Command kCommand = {
     "  --json                one JSON object (schema cudapool.tune/1) instead of tables\n"
     "  --threads N           replays at once (default: all cores)\n"
     "  --rows N              rows per table in text (default 20)\n"
+    "  --no-idle             do not try idle_release_ms (cudapool's own key: PyTorch's\n"
+    "                        allocator has no idle release)\n"
     "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n"
     "  --help, --version     this text; the version\n"
     "  Exit status: 0 done; 1 a log cannot be read or holds no events; 2 a usage error.\n"
@@ -84,6 +87,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (arg == "--quiet") {
       quiet = true;
+    } else if (arg == "--no-idle") {
+      options.try_idle = false;
     } else if (arg == "--device-memory") {
       if (!value("--device-memory", &v)) return usage_error("--device-memory needs a value");
       std::uint64_t bytes = 0;

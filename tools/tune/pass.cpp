@@ -143,18 +143,22 @@ class Pass {
 
 Outcome outcome_of(const replay::Replayer& r) {
   Outcome o;
+  // Segments given back by idle release are no room made for a request.
+  const bool idle_gave_back = r.counts().idle_releases != 0;
   for (int dev : r.devices()) {
     const pool::DeviceStats s = r.stats(dev);
     const auto all = static_cast<std::size_t>(pool::StatType::kAll);
     o.peak_reserved += static_cast<std::uint64_t>(s.reserved_bytes[all].peak);
     o.peak_allocated += static_cast<std::uint64_t>(s.allocated_bytes[all].peak);
+    o.mapped_bytes += static_cast<std::uint64_t>(s.reserved_bytes[all].allocated);
     o.device_allocs += static_cast<std::uint64_t>(s.num_device_alloc);
     o.device_frees += static_cast<std::uint64_t>(s.num_device_free);
     o.retries += static_cast<std::uint64_t>(s.num_alloc_retries);
     o.ooms += static_cast<std::uint64_t>(s.num_ooms);
     const pool::DevicePool& p = r.pool(dev);
     const bool gc = p.allowed_memory() && p.options().garbage_collection_threshold > 0.0;
-    if (s.num_sync_all_streams == 0 && !gc) {  // every segment freed was freed to make room
+    if (s.num_sync_all_streams == 0 && !gc && !idle_gave_back) {
+      // Every segment freed was freed to make room.
       o.oversize_releases += static_cast<std::uint64_t>(s.num_device_free);
     }
     if (o.device_memory == 0) {
@@ -164,6 +168,11 @@ Outcome outcome_of(const replay::Replayer& r) {
   }
   const replay::ReplayCounts& counts = r.counts();
   o.problems = counts.malformed_lines + counts.unknown_frees + counts.duplicate_allocs;
+  // Summed over the pools by the replay itself.
+  o.mean_reserved = r.held().mean_reserved(r.reserved_now());
+  o.span_ns = r.held().span_ns();
+  o.idle_releases = counts.idle_releases;
+  o.idle_released_bytes = counts.idle_released_bytes;
   return o;
 }
 

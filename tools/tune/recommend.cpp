@@ -9,6 +9,7 @@
 #include "config/keys.h"
 #include "config/parse.h"
 #include "pool/bytes_text.h"
+#include "tools/tune/idle_costs.h"
 #include "tools/tune/tune.h"
 
 namespace cudapool::tune {
@@ -51,6 +52,14 @@ std::vector<std::string> caveats_for(const Candidate& c, const Outcome& best, co
         "roundup_power2_divisions rounds requests up: each block may hold up to a division's "
         "worth of unused bytes");
   }
+  if (keys.count("idle_release_ms")) {
+    out.push_back(
+        "idle_release_ms is cudapool's own key (CUDAPOOL_CONF only: PyTorch's allocator rejects "
+        "it); its speed cost is an estimate from a cost per byte mapped again and per device call "
+        "measured on one GPU (tools/tune/idle_costs.h; docs/benchmarks.md, \"Idle release\"), and "
+        "before it gives memory back the shim synchronizes the device on its background thread, "
+        "which the replay does not see");
+  }
   if (best.device_allocs > 2 * own.device_allocs + 100) {
     out.push_back("it calls cudaMalloc " + std::to_string(best.device_allocs) + " times against " +
                   std::to_string(own.device_allocs) +
@@ -60,6 +69,31 @@ std::vector<std::string> caveats_for(const Candidate& c, const Outcome& best, co
       "a prediction from a replay of this log: check it with one real run (same program, "
       "CUDAPOOL_LOG, then cudapool report)");
   return out;
+}
+
+std::string percent_text(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g s", s);
+  return buf;
+}
+
+std::string mean_text(double bytes) {
+  return pool::bytes_text(static_cast<std::uint64_t>(bytes));
+}
+
+// "4.2 s, 1.3% of the log's 6.4 s" (several logs: of the one where it costs most).
+std::string cost_text(const IdleFigures& f, std::size_t logs) {
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.cost_share);
+  return "about " + seconds_text(f.cost_s) + ", " + share + " of " +
+         (logs > 1 ? "the span of the log where it costs most, " : "the log's ") +
+         seconds_text(static_cast<double>(f.span_ns) / 1e9);
 }
 
 }  // namespace
@@ -95,6 +129,11 @@ std::string paste_conf(const Candidate& c, bool pytorch_keys_only) {
     if (s.origin == "default" || s.value == "ignored") continue;
     const config::KeyInfo* key = config::find_key(s.name);
     if (pytorch_keys_only && key != nullptr && key->cudapool_only) continue;
+    // Set to its default, which describe() words as no value ("off", "unlimited"): not a value the
+    // string takes, and leaving the key out means the same (idle_release_ms:0 reads "off").
+    if (key != nullptr && s.value == key->default_text &&
+        (s.value == "off" || s.value == "unlimited"))
+      continue;
     if (!out.empty()) out += ",";
     out += s.name + ":" + s.value;
   }
@@ -140,6 +179,7 @@ void rank_and_recommend(TuneResult* out) {
   rec.keep_own = best.candidate == 0 || (!fewer_ooms && !smaller);
   rec.candidate = rec.keep_own ? 0 : best.candidate;
   const Candidate& chosen = candidates[rec.candidate];
+  rec.setting = chosen.label;
   rec.conf = paste_conf(chosen, false);
   rec.pytorch_conf = paste_conf(chosen, true);
   const std::string scope =
@@ -164,6 +204,85 @@ void rank_and_recommend(TuneResult* out) {
                  std::to_string(own.ooms);
     }
     rec.caveats = caveats_for(chosen, best.outcome, own);
+  }
+}
+
+void recommend_idle(TuneResult* out) {
+  TuneResult& r = *out;
+  if (r.candidates.empty() || r.outcomes.empty()) return;
+  const IdleStudy& study = r.idle;
+  Recommendation& rec = r.recommendation;
+  const std::size_t logs = r.outcomes.size();
+  // Over several logs: the largest mean (the worst log's), as the peak.
+  const auto worst_mean = [&](std::size_t candidate) {
+    double mean = 0.0;
+    for (const auto& per_log : r.outcomes) mean = std::max(mean, per_log[candidate].mean_reserved);
+    return mean;
+  };
+  const double own = worst_mean(0);
+  double after = worst_mean(rec.candidate);
+  if (study.chosen) {
+    const IdleRow& row = study.rows[*study.chosen];
+    after = idle_figures(study, *study.chosen).mean_reserved;
+    rec.idle = true;
+    rec.keep_own = false;
+    rec.setting = row.setting.label;
+    rec.conf = paste_conf(row.setting, false);
+    rec.pytorch_conf = paste_conf(row.setting, true);
+    Outcome mine, own_outcome;  // the device allocations of the worst log, for the caveat
+    for (std::size_t l = 0; l < logs; ++l) {
+      mine.device_allocs = std::max(mine.device_allocs, row.outcomes[l].device_allocs);
+      own_outcome.device_allocs =
+          std::max(own_outcome.device_allocs, r.outcomes[l][0].device_allocs);
+    }
+    rec.caveats = caveats_for(row.setting, mine, own_outcome);
+  }
+  rec.mean_reserved = after;
+  rec.own_mean_reserved = own;
+  std::uint64_t span = 0;
+  for (const auto& per_log : r.outcomes) span = std::max(span, per_log[0].span_ns);
+  if (span == 0) return;  // no time passes in the logs: nothing held over time to tell
+  rec.why += "; held over time (mean reserved";
+  rec.why += logs > 1 ? " for the worst of the " + std::to_string(logs) + " logs"
+                      : " over the log's " + seconds_text(static_cast<double>(span) / 1e9);
+  rec.why += "): " + mean_text(after);
+  if (rec.keep_own) {
+    rec.why += ", as now";
+  } else {
+    rec.why += " instead of " + mean_text(own) + " (" +
+               percent_text(own > 0.0 ? (after - own) / own : 0.0) + ")";
+  }
+  if (study.chosen) {
+    const IdleFigures f = idle_figures(study, *study.chosen);
+    rec.why += " with " + idle_keys(study.rows[*study.chosen]);
+    // Idle release may move the peak too (other blocks cached when a request comes).
+    if (pool::bytes_text(f.peak_reserved) != pool::bytes_text(idle_figures(study, 0).peak_reserved))
+      rec.why += " (peak reserved " + pool::bytes_text(f.peak_reserved) + " with it)";
+    rec.why += ", which maps " +
+               (f.mapped_again == 0 && f.cost_s == 0.0
+                    ? std::string("nothing again")
+                    : pool::bytes_text(f.mapped_again) + " again: " + cost_text(f, logs));
+  } else if (study.tried() && study.most_saving) {
+    const IdleRow& row = study.rows[*study.most_saving];
+    const IdleFigures f = idle_figures(study, *study.most_saving);
+    if (f.vs_without >= 0.0) {
+      rec.why += std::string("; idle release ") +
+                 (f.releases == 0 ? "gives nothing back"
+                  : logs > 1      ? "holds no less on average in the worst log"
+                                  : "holds no less on average") +
+                 " at the delays tried (idle_release_ms " + std::to_string(study.rows[1].delay_ms) +
+                 " to " + std::to_string(study.rows.back().delay_ms) + ")";
+    } else if (f.vs_without > -kIdleMinSaving) {
+      rec.why += "; idle release saves little: " + idle_keys(row) + " would hold " +
+                 mean_text(f.mean_reserved) + " on average instead of " + mean_text(f.without) +
+                 " (" + percent_text(f.vs_without) + ", less than the " +
+                 std::to_string(static_cast<int>(kIdleMinSaving * 100)) + "% tune asks)";
+    } else {
+      rec.why += "; " + idle_keys(row) + " would hold " + mean_text(f.mean_reserved) +
+                 " on average instead of " + mean_text(f.without) + ", but maps " +
+                 pool::bytes_text(f.mapped_again) + " again: " + cost_text(f, logs) +
+                 " (tune allows " + std::to_string(static_cast<int>(kIdleCostBudget * 100)) + "%)";
+    }
   }
 }
 

@@ -180,8 +180,20 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   const bool rereadable =
       std::all_of(logs.begin(), logs.end(), [](const LogInput& l) { return l.rereadable; });
   const bool from_look = all_seen || rereadable;
-  std::vector<std::string> confs = confs_up_to(
-      sweep_in, from_look ? requests.largest : std::numeric_limits<std::uint64_t>::max());
+  // Logs read once replay the idle variants of own and of expandable segments (idle.h) in the
+  // first pass too: there is no second one for the variants of the setting recommended. Their
+  // floors come from the look, so a file's second pass replays the same.
+  const std::vector<std::uint64_t> floors_mb = idle_floors_mb(look.peak_requested);
+  const auto all_confs = [&](std::uint64_t bound) {
+    std::vector<std::string> out = confs_up_to(sweep_in, bound);
+    if (rereadable || !options.try_idle) return out;
+    for (std::string& c : read_once_idle_confs(sweep_up_to(sweep_in, bound), floors_mb)) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
+    }
+    return out;
+  };
+  std::vector<std::string> confs =
+      all_confs(from_look ? requests.largest : std::numeric_limits<std::uint64_t>::max());
   std::vector<std::size_t> as = from_look ? replays_of(confs, requests) : identity(confs.size());
 
   PassOptions pass;
@@ -229,22 +241,27 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
   if (repairable && requests.changes() != looked) {
     // The pass found requests the look did not: the settings now known to replay apart from the
     // one replayed for them, and the split limits up to a larger request, are replayed again.
-    confs = confs_up_to(sweep_in, requests.largest);
+    confs = all_confs(requests.largest);
     as = replays_of(confs, requests);
   }
-  // Those, and the watched settings that the pass told apart from their group's replay.
-  const std::vector<std::string> again = unreplayed(replayed);
-  if (!again.empty()) {
+  // A further pass over the logs (files), replaying settings the first did not.
+  const auto replay_again = [&](const std::vector<std::string>& more) {
     std::vector<replay::LogTally> tallies;
-    if (!replay(again, &replayed, &tallies, {}, nullptr)) return false;
+    if (!replay(more, &replayed, &tallies, {}, nullptr)) return false;
     for (std::size_t i = 0; i < logs.size(); ++i) {
-      if (tallies[i].lines != result->logs[i].lines) {
-        result->notes.push_back("note: " + logs[i].path +
-                                " changed between tune's two passes over it (written to "
-                                "meanwhile?): the figures of some settings are of its new lines");
+      const std::string note = "note: " + logs[i].path +
+                               " changed between tune's passes over it (written to meanwhile?): "
+                               "the figures of some settings are of its new lines";
+      if (tallies[i].lines != result->logs[i].lines &&
+          std::find(result->notes.begin(), result->notes.end(), note) == result->notes.end()) {
+        result->notes.push_back(note);
       }
     }
-  }
+    return true;
+  };
+  // Those, and the watched settings that the pass told apart from their group's replay.
+  const std::vector<std::string> again = unreplayed(replayed);
+  if (!again.empty() && !replay_again(again)) return false;
   result->settings = confs.size();
 
   // The sweep of the largest request, each setting with the figures of the replay it takes.
@@ -257,6 +274,23 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     result->candidates.push_back(std::move(c));
   }
   rank_and_recommend(result);
-  return true;
+
+  // Idle release for the setting recommended: its variants replayed in one more pass, or taken
+  // from the first pass over logs read once.
+  const OutcomesOf outcomes_of = [&](const std::string& conf) -> const std::vector<Outcome>* {
+    const auto k = index.find(conf);
+    const auto it = replayed.find(k != index.end() ? confs[as[k->second]] : conf);
+    return it == replayed.end() ? nullptr : &it->second;
+  };
+  const ReplayMore replay_more = [&](const std::vector<std::string>& more) {
+    result->settings += more.size();
+    return replay_again(more);
+  };
+  if (!options.try_idle) {
+    result->idle.not_tried = "idle release not tried (--no-idle)";
+    recommend_idle(result);
+    return true;
+  }
+  return study_idle(result, !rereadable, floors_mb, replay_more, outcomes_of);
 }
 }  // namespace cudapool::tune

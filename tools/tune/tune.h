@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // tools/tune/tune.h: cudapool tune's engine. Reads every log once, in one pass that feeds every
 // candidate setting's pool (pass.h), ranks the candidates per log and over all logs (the worst
-// rank decides), and picks the setting to recommend, with why and its caveats. What the sweep
+// rank decides), and picks the setting to recommend, with why and its caveats; then tries idle
+// release on that setting (idle.h), in a further pass over the logs where they can be read again
+// (in the first, for own and expandable segments, where they cannot), and recommends an idle
+// delay where it holds less memory over time at a small cost. What the sweep
 // needs before the pass: the own settings from the first header (LogDecoder::read_header), and
 // from the first look at the first log's first events (first_look.h), which the pass then replays
 // first, the largest request, which decides the split limits tried, and the sizes asked for, which
@@ -25,6 +28,7 @@
 
 #include "tools/replay/recorded_log.h"
 #include "tools/tune/first_look.h"
+#include "tools/tune/idle.h"
 #include "tools/tune/outcome.h"
 #include "tools/tune/sweep.h"
 
@@ -58,6 +62,8 @@ struct TuneOptions {
   // Settings that differ only in split limits watched beside one replay (shadows.h); off: each
   // replayed (tests: the figures must be the same).
   bool watch_split_limits = true;
+  // Idle release tried on the setting recommended (idle.h); off: --no-idle.
+  bool try_idle = true;
 };
 
 struct RankedRow {
@@ -67,8 +73,14 @@ struct RankedRow {
 };
 
 struct Recommendation {
-  std::size_t candidate = 0;
-  bool keep_own = false;     // nothing tried does better than the log's own settings
+  std::size_t candidate = 0;  // by peak (with an idle variant: the setting it is a variant of)
+  bool keep_own = false;      // nothing tried does better than the log's own settings
+  std::string setting;        // the label of what is recommended (an idle variant's: idle.h)
+  bool idle = false;          // an idle variant (TuneResult::idle.chosen) is recommended
+  // Memory held over time, of what is recommended and of the log's own (Outcome::mean_reserved;
+  // over several logs the worst log's).
+  double mean_reserved = 0.0;
+  double own_mean_reserved = 0.0;
   std::string conf;          // for CUDAPOOL_CONF: every key the candidate sets, each once
   std::string pytorch_conf;  // for PYTORCH_CUDA_ALLOC_CONF: the same without cudapool's own keys
   std::string why;
@@ -87,6 +99,7 @@ struct TuneResult {
   std::size_t settings = 0;  // settings tried (more than candidates: see above)
   std::size_t replayed = 0;  // pools replayed: settings that replay alike share one (same_replay.h)
   std::vector<std::string> notes;  // for stderr
+  IdleStudy idle;                  // idle release for the setting recommended by peak (idle.h)
 };
 
 // Tunes the logs in order: sweep_in's fraction and tries (the base and the largest request come
@@ -97,6 +110,21 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
 // Ranks the outcomes of every log, the worst over several, and recommends (result's candidates
 // and outcomes filled in).
 void rank_and_recommend(TuneResult* result);
+
+// Idle release (idle.h) for the setting rank_and_recommend recommended by peak (the own one when
+// it keeps the own), floors_mb with the shortest delay: its variants' outcomes come from
+// outcomes_of(conf) (null: not replayed), those missing from replay_more(confs), which replays
+// them over the logs (false: it failed, with its error set); with read_once, nothing is replayed
+// (the first pass replayed read_once_idle_confs) and a setting whose variants it lacks is not
+// studied. Fills result->idle, and then recommend_idle. false when replay_more failed.
+using ReplayMore = std::function<bool(const std::vector<std::string>& confs)>;
+using OutcomesOf = std::function<const std::vector<Outcome>*(const std::string& conf)>;
+bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint64_t>& floors_mb,
+                const ReplayMore& replay_more, const OutcomesOf& outcomes_of);
+// Amends the recommendation with result->idle: the chosen idle variant instead of its setting
+// (conf strings, caveat), and in why the memory held over time (mean reserved before and after),
+// or, with none chosen, the variant that would hold least and what it would cost.
+void recommend_idle(TuneResult* result);
 
 // Orders outcomes: no more OOMs than the own setting first, then by peak reserved, then by device
 // allocations; the own setting wins a tie. Exposed for tests.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pool/bytes_text.h"
+#include "tools/tune/idle_costs.h"
 
 namespace cudapool::tune {
 
@@ -90,7 +91,111 @@ nlohmann::json outcome_json(const TuneResult& r, const RankedRow& row, std::size
           {"retries", row.outcome.retries},
           {"ooms", row.outcome.ooms},
           {"oversize_releases", row.outcome.oversize_releases},
+          {"mean_reserved", row.outcome.mean_reserved},
+          {"span_ns", row.outcome.span_ns},
+          {"mapped_bytes", row.outcome.mapped_bytes},
+          {"idle_releases", row.outcome.idle_releases},
           {"note", note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note)}};
+}
+
+std::string dash_or(bool dash, const std::string& text) {
+  return dash ? "-" : text;
+}
+
+// The section "Held over time": one row per idle variant tried and the setting without idle
+// release (idle.h), or why idle release was not tried.
+void idle_table(std::string& out, const TuneResult& r) {
+  const IdleStudy& study = r.idle;
+  if (r.candidates.empty()) return;
+  if (!study.tried()) {
+    if (!study.not_tried.empty()) out += "Held over time: " + study.not_tried + ".\n\n";
+    return;
+  }
+  const std::size_t logs = r.logs.size();
+  out += "Held over time: idle release (cudapool's own keys) added to " +
+         r.candidates[study.base].label + ", the setting recommended by peak" +
+         (logs > 1 ? "; each figure the worst of the " + std::to_string(logs) + " logs" : "") +
+         ":\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%3s %-50s %12s %9s %12s %12s %10s %7s %8s\n", "", "idle keys",
+                "mean resv", "vs none", "peak resv", "mapped again", "est. cost", "of span",
+                "releases");
+  out += line;
+  for (std::size_t k = 0; k < study.rows.size(); ++k) {
+    const IdleFigures f = idle_figures(study, k);
+    const std::string label = idle_keys(study.rows[k]);
+    char vs[32], cost[32], share[32];
+    std::snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * f.vs_without);
+    std::snprintf(cost, sizeof cost, "%.3f s", f.cost_s);
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * f.cost_share);
+    std::snprintf(line, sizeof line, "%3s %-50s %12s %9s %12s %12s %10s %7s %8llu\n",
+                  study.chosen == k ? "*" : "", label.c_str(),
+                  bytes_text(static_cast<std::uint64_t>(f.mean_reserved)).c_str(),
+                  dash_or(k == 0, vs).c_str(), bytes_text(f.peak_reserved).c_str(),
+                  dash_or(k == 0, bytes_text(f.mapped_again)).c_str(),
+                  dash_or(k == 0, cost).c_str(), dash_or(k == 0, share).c_str(),
+                  static_cast<unsigned long long>(f.releases));
+    out += line;
+  }
+  std::snprintf(line, sizeof line,
+                "  mean resv: reserved memory averaged over the log's span; mapped again: bytes "
+                "taken from the device beyond the first row's, costed at %.1f ms per GB and %.0f "
+                "us per device allocation (tools/tune/idle_costs.h; docs/benchmarks.md, \"Idle "
+                "release\"); *: recommended, the least held on average at a cost within %.0f%% "
+                "of the span and %.0f%% or more below the first row\n",
+                kRemapSecondsPerByte * 1e12, kRemapSecondsPerCall * 1e6, 100.0 * kIdleCostBudget,
+                100.0 * kIdleMinSaving);
+  out += line;
+  out += "\n";
+}
+
+nlohmann::json idle_json(const TuneResult& r) {
+  const IdleStudy& study = r.idle;
+  const auto label = [&](const std::optional<std::size_t>& row) {
+    return row ? nlohmann::json(study.rows[*row].setting.label) : nlohmann::json(nullptr);
+  };
+  nlohmann::json j = {{"tried", study.tried()},
+                      {"not_tried", study.not_tried.empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(study.not_tried)},
+                      {"setting", r.candidates[study.base].label},
+                      {"remap_seconds_per_byte", kRemapSecondsPerByte},
+                      {"remap_seconds_per_call", kRemapSecondsPerCall},
+                      {"cost_budget", kIdleCostBudget},
+                      {"min_saving", kIdleMinSaving},
+                      {"rows", nlohmann::json::array()},
+                      {"chosen", label(study.chosen)},
+                      {"most_saving", label(study.most_saving)}};
+  if (!study.tried()) return j;
+  for (std::size_t k = 0; k < study.rows.size(); ++k) {
+    const IdleRow& row = study.rows[k];
+    const IdleFigures f = idle_figures(study, k);
+    nlohmann::json per_log = nlohmann::json::array();
+    for (const Outcome& o : row.outcomes) {
+      per_log.push_back({{"mean_reserved", o.mean_reserved},
+                         {"span_ns", o.span_ns},
+                         {"peak_reserved", o.peak_reserved},
+                         {"mapped_bytes", o.mapped_bytes},
+                         {"device_allocs", o.device_allocs},
+                         {"idle_releases", o.idle_releases},
+                         {"idle_released_bytes", o.idle_released_bytes}});
+    }
+    j["rows"].push_back({{"setting", row.setting.label},
+                         {"changes", row.setting.changes},
+                         {"conf", row.setting.conf},
+                         {"idle_release_ms", row.delay_ms},
+                         {"idle_release_floor_mb", row.floor_mb},
+                         {"mean_reserved", f.mean_reserved},
+                         {"vs_without", f.vs_without},
+                         {"peak_reserved", f.peak_reserved},
+                         {"mapped_again", f.mapped_again},
+                         {"cost_s", f.cost_s},
+                         {"cost_share", f.cost_share},
+                         {"span_ns", f.span_ns},
+                         {"idle_releases", f.releases},
+                         {"affordable", k != 0 && idle_affordable(f)},
+                         {"logs", per_log}});
+  }
+  return j;
 }
 
 }  // namespace
@@ -122,6 +227,7 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     table(out, r, r.worst, ctx.rows);
     out += "\n";
   }
+  idle_table(out, r);
   const Recommendation& rec = r.recommendation;
   if (r.candidates.empty()) return out;
   if (rec.keep_own) {
@@ -131,7 +237,11 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
   } else {
     out += "Recommendation:\n";
     out += "  CUDAPOOL_CONF='" + rec.conf + "'\n";
-    if (rec.pytorch_conf != rec.conf) {
+    if (rec.pytorch_conf.empty()) {
+      out +=
+          "  (PyTorch's own allocator: no PYTORCH_CUDA_ALLOC_CONF; its keys are cudapool's "
+          "own)\n";
+    } else if (rec.pytorch_conf != rec.conf) {
       out += "  PYTORCH_CUDA_ALLOC_CONF='" + rec.pytorch_conf +
              "'  (PyTorch's own allocator: its keys only)\n";
     } else {
@@ -140,8 +250,14 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
     out += "  why: " + rec.why + ".\n";
     for (const std::string& c : rec.caveats) out += "  caveat: " + c + ".\n";
   }
-  std::snprintf(line, sizeof line, "(%zu settings x %zu logs replayed in %.2f s on %d threads",
-                r.candidates.size(), r.logs.size(), ctx.seconds, ctx.threads);
+  std::snprintf(line, sizeof line, "(%zu settings", r.candidates.size());
+  out += line;
+  if (r.idle.tried()) {
+    std::snprintf(line, sizeof line, " and %zu idle variants", r.idle.rows.size() - 1);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, " x %zu logs replayed in %.2f s on %d threads", r.logs.size(),
+                ctx.seconds, ctx.threads);
   out += line;
   if (r.replayed < r.settings) {
     // Settings that round every request alike shared a replay (same_replay.h).
@@ -185,8 +301,12 @@ std::string json_report(const TuneResult& r, const ReportContext& ctx) {
   }
   if (!r.candidates.empty()) {
     const Recommendation& rec = r.recommendation;
+    j["held_over_time"] = idle_json(r);
     j["recommendation"] = {{"keep_own", rec.keep_own},
-                           {"setting", r.candidates[rec.candidate].label},
+                           {"setting", rec.setting},
+                           {"idle", rec.idle},
+                           {"mean_reserved", rec.mean_reserved},
+                           {"own_mean_reserved", rec.own_mean_reserved},
                            {"cudapool_conf", rec.conf},
                            {"pytorch_conf", rec.pytorch_conf},
                            {"why", rec.why},

@@ -3,9 +3,11 @@
 // reserved, its change against the log's own setting, peak allocated, reserved-over-allocated
 // overhead, device allocations and frees, retries, OOMs), the worst-rank table when there are
 // several logs, with a note under a table for each row whose pool filled the simulated device
-// (full_device_note), then the recommended conf string with why and its caveats. JSON (schema
-// cudapool.tune/1): the same as one object (each row's "oversize_releases" and "note"). Formatting
-// only; the figures are the pass's (outcome.h).
+// (full_device_note), the memory held over time under idle release ("Held over time": one row
+// per idle variant tried, idle.h, or why none was), then the recommended conf string with why
+// and its caveats. JSON (schema cudapool.tune/1): the same as one object (each row's
+// "oversize_releases" and "note", "held_over_time"). Formatting only; the figures are the pass's
+// (outcome.h) and idle.h's.
 #pragma once
 
 #include <string>

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+// tests/unit/test_tune_idle.cpp: cudapool tune and idle release (tools/tune/idle.h): on
+// hand-built logs with timestamps, bursts apart by long quiet gaps get an idle delay shorter than
+// the gaps recommended, with less memory held over time; bursts whose gaps are too short for the
+// delays that would help (releasing would map too much again) get none, and the why names the
+// variant that would save most and its cost; a log without timestamps, or too short, gets no idle
+// variant and a note; a log read once (stdin) has the variants in its one pass. The costs are
+// derived from idle_costs.h, so the logs keep their meaning when the constants change. Not here:
+// the replay's clock (test_replay_idle.cpp), the pool's idle policy (test_pool_idle_clock.cpp).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/unit/catch.h"
+#include "tests/unit/tune_test_util.h"
+#include "tools/tune/idle.h"
+#include "tools/tune/idle_costs.h"
+#include "tools/tune/tune.h"
+#include "tools/tune/tune_report.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace cudapool;
+using namespace cudapool::tune;
+
+namespace {
+
+using tunetest::kMiB;
+constexpr std::uint64_t kMs = 1000000;  // ns
+
+// A log without reuse fences (frees at free_requested) on one device of `device` bytes.
+struct LogText {
+  std::string text;
+  explicit LogText(std::uint64_t device) {
+    text = R"({"schema":"cudapool.log/1","version":"0.1.0","conf":"","devices":[{"id":0,)"
+           R"("name":"t","total_memory":)" +
+           std::to_string(device) + "}]}\n";
+  }
+  void event(std::uint64_t t_ns, const char* action, std::uint64_t ptr, std::uint64_t size) {
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf,
+        R"({"seq":1,"t_ns":%llu,"tid":1,"dev":0,"action":"%s","ptr":"0x%llx","size":%llu})"
+        "\n",
+        static_cast<unsigned long long>(t_ns), action, static_cast<unsigned long long>(ptr),
+        static_cast<unsigned long long>(size));
+    text += buf;
+  }
+};
+
+// `bursts` bursts, one every period_ns: each takes a block of `big` bytes (and, with small, a few
+// 1 MiB blocks, reused) for burst_ns, then frees it; the log ends one period after the last burst
+// began. t_step: the events' times are multiplied by it (0: no timestamps).
+std::string bursts_log(int bursts, std::uint64_t burst_ns, std::uint64_t period_ns,
+                       std::uint64_t big, bool small, std::uint64_t t_step = 1) {
+  LogText log(std::max<std::uint64_t>(4 * big, 80ull << 30));
+  std::uint64_t ptr = 0x1000;
+  for (int b = 0; b < bursts; ++b) {
+    const std::uint64_t t = static_cast<std::uint64_t>(b) * period_ns;
+    const std::uint64_t block = ptr++;
+    log.event(t * t_step, "alloc", block, big);
+    for (int k = 0; small && k < 10; ++k) {
+      const std::uint64_t at = t + burst_ns * static_cast<std::uint64_t>(k) / 10;
+      log.event(at * t_step, "alloc", ptr, kMiB);
+      log.event((at + 1000) * t_step, "free_requested", ptr++, 0);
+    }
+    log.event((t + burst_ns) * t_step, "free_requested", block, 0);
+  }
+  const std::uint64_t end = static_cast<std::uint64_t>(bursts) * period_ns;
+  log.event(end * t_step, "alloc", ptr, 4096);  // the last event: the log's span ends here
+  return log.text;
+}
+
+std::vector<LogInput> inputs(const std::string& text, bool rereadable,
+                             std::shared_ptr<int> opened = std::make_shared<int>(0)) {
+  LogInput in;
+  in.path = "bursts";
+  in.rereadable = rereadable;
+  in.open = [text, opened](std::string*) {
+    ++*opened;
+    return in_memory(text);
+  };
+  return {in};
+}
+
+TuneResult tuned(const std::vector<LogInput>& logs) {
+  TuneResult r;
+  std::string error;
+  TuneOptions options;
+  options.threads = 2;
+  REQUIRE(run_tune(logs, SweepInputs{}, options, &r, &error));
+  return r;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("tune idle: bursts apart by long gaps get an idle delay shorter than the gaps") {
+  // 6 bursts of 50 ms, 3 s apart: 256 MiB and small blocks held through every gap without idle
+  // release.
+  const std::uint64_t gap_ms = 2950;
+  const std::string text = bursts_log(6, 50 * kMs, 3000 * kMs, 256 * kMiB, true);
+  const TuneResult r = tuned(inputs(text, true));
+  const IdleStudy& study = r.idle;
+  REQUIRE(study.tried());
+  CHECK(study.not_tried.empty());
+  // Every delay up to the span (18 s), and the shortest with two floors.
+  CHECK(study.rows.size() == 1 + std::size(kIdleDelaysMs) + 2);
+  REQUIRE(study.chosen);
+  const IdleRow& chosen = study.rows[*study.chosen];
+  CHECK(chosen.delay_ms * 5 / 4 < gap_ms);  // given back within the gap
+  CHECK(chosen.delay_ms == 100);            // the least held: the shortest delay
+  CHECK(chosen.floor_mb == 0);
+  // The figures are those of a replay of the whole log under that conf string.
+  const Outcome alone = tunetest::whole_replay(text, chosen.setting.conf);
+  CHECK(chosen.outcomes.at(0) == alone);
+  CHECK(alone.idle_releases >= 6);  // each gap (the last one too)
+  CHECK(alone.span_ns == 18000 * kMs);
+  const IdleFigures f = idle_figures(study, *study.chosen);
+  CHECK(f.vs_without < -0.5);  // held most of the time without it
+  CHECK(f.mapped_again == alone.mapped_bytes - study.rows[0].outcomes[0].mapped_bytes);
+  CHECK(f.mapped_again >= 5 * 256 * kMiB);  // the big block taken again in the next 5 bursts
+  CHECK(f.cost_s ==
+        Approx(remap_seconds(static_cast<double>(f.mapped_again),
+                             static_cast<double>(alone.device_allocs) -
+                                 static_cast<double>(study.rows[0].outcomes[0].device_allocs))));
+  CHECK(f.cost_share < kIdleCostBudget);
+  // A delay longer than the gap gives nothing back.
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    if (study.rows[k].delay_ms * kMs >= 3000 * kMs) {
+      INFO(study.rows[k].setting.label);
+      CHECK(idle_figures(study, k).vs_without == 0.0);
+    }
+  }
+
+  // The recommendation: the delay, in CUDAPOOL_CONF only, and the memory held over time.
+  const Recommendation& rec = r.recommendation;
+  CHECK(rec.idle);
+  CHECK_FALSE(rec.keep_own);
+  CHECK(has(rec.conf, "idle_release_ms:100"));
+  CHECK_FALSE(has(rec.pytorch_conf, "idle"));
+  CHECK(rec.setting == chosen.setting.label);
+  CHECK(rec.mean_reserved < 0.5 * rec.own_mean_reserved);
+  CHECK(has(rec.why, "held over time (mean reserved over the log's 18 s): "));
+  CHECK(has(rec.why, " instead of "));
+  CHECK(has(rec.why, "with idle_release_ms:100, which maps "));
+  bool cost_caveat = false;
+  for (const std::string& c : rec.caveats) cost_caveat |= has(c, "measured on one GPU");
+  CHECK(cost_caveat);
+
+  // The report: the section in text, the object in JSON.
+  ReportContext ctx;
+  ctx.paths = {"bursts"};
+  const std::string text_out = text_report(r, ctx);
+  CHECK(has(text_out, "Held over time: idle release"));
+  CHECK(has(text_out, "  * idle_release_ms:100 "));
+  const nlohmann::json j = nlohmann::json::parse(json_report(r, ctx));
+  const nlohmann::json& held = j.at("held_over_time");
+  CHECK(held.at("tried") == true);
+  CHECK(held.at("chosen") == chosen.setting.label);
+  CHECK(held.at("rows").size() == study.rows.size());
+  CHECK(held.at("rows").at(0).at("idle_release_ms") == 0);
+  CHECK(j.at("recommendation").at("idle") == true);
+  CHECK(j.at("logs").at(0).at("results").at(0).contains("mean_reserved"));
+}
+
+TEST_CASE("tune idle: releasing that costs more than the budget is not recommended, and said") {
+  // A burst every 150 ms, 10 ms long: only idle_release_ms:100 gives the block back (after 100 to
+  // 125 ms, within the 140 ms gap), and it is taken again 150 ms later. The block is large enough
+  // that mapping it again costs five times the budget of its period.
+  const double period_s = 0.150;
+  const auto big =
+      static_cast<std::uint64_t>(5 * kIdleCostBudget * period_s / kRemapSecondsPerByte) / kMiB *
+      kMiB;
+  const std::string text = bursts_log(20, 10 * kMs, 150 * kMs, big, false);
+  const TuneResult r = tuned(inputs(text, true));
+  const IdleStudy& study = r.idle;
+  REQUIRE(study.tried());
+  CHECK_FALSE(study.chosen);
+  REQUIRE(study.most_saving);
+  const IdleRow& most = study.rows[*study.most_saving];
+  CHECK(most.delay_ms == 100);
+  CHECK(most.floor_mb == 0);
+  const IdleFigures f = idle_figures(study, *study.most_saving);
+  CHECK(f.vs_without <= -kIdleMinSaving);  // it would save memory...
+  CHECK(f.cost_share > kIdleCostBudget);   // ... at too high a cost
+  CHECK(f.cost_share < 10 * kIdleCostBudget);
+  // The floors were tried with it (the shortest delay): they keep the block, so they save
+  // nothing.
+  std::size_t floors = 0;
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    if (study.rows[k].floor_mb == 0) continue;
+    ++floors;
+    CHECK(study.rows[k].delay_ms == 100);
+    CHECK_FALSE(idle_affordable(idle_figures(study, k)));
+  }
+  CHECK(floors == 2);
+  // Longer delays give nothing back.
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    if (study.rows[k].delay_ms > 100) CHECK(idle_figures(study, k).vs_without == 0.0);
+  }
+
+  const Recommendation& rec = r.recommendation;
+  CHECK_FALSE(rec.idle);
+  CHECK_FALSE(has(rec.conf, "idle"));
+  INFO(rec.why);
+  CHECK(has(rec.why, "held over time (mean reserved over the log's 3 s): "));
+  CHECK(has(rec.why, "; idle_release_ms:100 would hold "));
+  CHECK(has(rec.why, " on average instead of "));
+  CHECK(has(rec.why, " again: about "));
+  CHECK(has(rec.why, "% of the log's 3 s (tune allows 2%)"));
+  for (const std::string& c : rec.caveats) CHECK_FALSE(has(c, "idle_release_ms"));
+}
+
+TEST_CASE("tune idle: a log without timestamps, or shorter than the first delay, gets none") {
+  // The same bursts with every t_ns 0, and 100 times faster (a span of 30 ms).
+  for (const std::uint64_t step : {std::uint64_t{0}, std::uint64_t{1}}) {
+    INFO("t_ns step " << step);
+    const std::string text = step == 0 ? bursts_log(6, 50 * kMs, 3000 * kMs, 256 * kMiB, true, 0)
+                                       : bursts_log(6, kMs / 2, 30 * kMs / 6, 256 * kMiB, true);
+    const TuneResult r = tuned(inputs(text, true));
+    CHECK_FALSE(r.idle.tried());
+    CHECK(r.idle.rows.empty());
+    CHECK_FALSE(r.recommendation.idle);
+    CHECK_FALSE(has(r.recommendation.conf, "idle"));
+    if (step == 0) {
+      CHECK(has(r.idle.not_tried, "no timestamps"));
+      CHECK_FALSE(has(r.recommendation.why, "held over time"));  // nothing over time to tell
+    } else {
+      CHECK(has(r.idle.not_tried, "span 30.0 ms, less than the shortest idle_release_ms"));
+    }
+    ReportContext ctx;
+    ctx.paths = {"bursts"};
+    CHECK(has(text_report(r, ctx), "Held over time: idle release not tried: "));
+    const nlohmann::json j = nlohmann::json::parse(json_report(r, ctx));
+    CHECK(j.at("held_over_time").at("tried") == false);
+    CHECK(j.at("held_over_time").at("not_tried") == r.idle.not_tried);
+  }
+}
+
+TEST_CASE("tune idle: a log read once has the idle variants in its one pass, the file's own") {
+  const std::string text = bursts_log(6, 50 * kMs, 3000 * kMs, 256 * kMiB, true);
+  auto opened = std::make_shared<int>(0);
+  const TuneResult once = tuned(inputs(text, false, opened));
+  CHECK(*opened == 1);
+  REQUIRE(once.idle.tried());
+  auto reopened = std::make_shared<int>(0);
+  const TuneResult twice = tuned(inputs(text, true, reopened));
+  CHECK(*reopened == 2);  // the idle variants in a second pass
+  REQUIRE(twice.idle.tried());
+  CHECK(once.idle.base == twice.idle.base);
+  // The same rows (the floors from the first look), with the same figures; the same choice and
+  // report.
+  REQUIRE(once.idle.rows.size() == twice.idle.rows.size());
+  for (std::size_t k = 0; k < once.idle.rows.size(); ++k) {
+    INFO(twice.idle.rows[k].setting.label);
+    CHECK(once.idle.rows[k].setting.conf == twice.idle.rows[k].setting.conf);
+    CHECK(once.idle.rows[k].outcomes == twice.idle.rows[k].outcomes);
+  }
+  CHECK(std::count_if(once.idle.rows.begin(), once.idle.rows.end(),
+                      [](const IdleRow& r) { return r.floor_mb != 0; }) == 2);
+  REQUIRE(once.idle.chosen);
+  CHECK(once.idle.chosen == twice.idle.chosen);
+  CHECK(once.recommendation.conf == twice.recommendation.conf);
+  ReportContext ctx;
+  ctx.paths = {"bursts"};
+  // (but the timing line: a log read once shares fewer replays)
+  const auto untimed = [&](const TuneResult& r) {
+    const std::string text = text_report(r, ctx);
+    return text.substr(0, text.rfind("\n(") + 1);
+  };
+  CHECK(untimed(once) == untimed(twice));
+  // The own setting's variants and expandable segments' were replayed beside the sweep.
+  CHECK(once.settings >= once.candidates.size() + 2 * (std::size(kIdleDelaysMs) + 2));
+}
