@@ -55,7 +55,7 @@ grep "PYTORCH_CUDA_ALLOC_CONF" "$tmp/out.txt" | grep -q idle && fail "an idle ke
 why="^  why: .*; held over time (mean reserved over the log's 20 s): .* instead of .* (-[0-9.]*%)"
 why+=" with idle_release_ms:100, which maps .* again: about .* s, [0-9.]*% of the log's 20 s\.$"
 grep -q "$why" "$tmp/out.txt" || fail "why: $(grep '  why' "$tmp/out.txt")"
-grep -q "^  caveat: idle_release_ms is cudapool's own key .*measured on one GPU.*synchronizes the device" \
+grep -q "^  caveat: idle_release_ms is cudapool's own key .*measured on one GPU.*a device synchronization" \
   "$tmp/out.txt" || fail "no caveat on the cost"
 
 "$bin" --quiet --json "$log" >"$tmp/out.json" || fail "tune --json exited $?"
@@ -64,7 +64,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 h, rec = d["held_over_time"], d["recommendation"]
 assert h["tried"] and h["not_tried"] is None, h
-assert h["remap_seconds_per_byte"] == 0.7e-3 / 1e9 and h["cost_budget"] == 0.02, h
+assert h["remap_seconds_per_byte"] == 0.1e-3 / 1e9 and h["cost_budget"] == 0.02, h
+assert h["remap_seconds_per_mapping"] == 45e-6 and h["peak_tolerance"] == 0.01, h
 rows = h["rows"]
 assert rows[0]["idle_release_ms"] == 0 and rows[0]["idle_release_floor_mb"] == 0, rows[0]
 assert [r["idle_release_ms"] for r in rows[1:8]] == [100, 200, 500, 1000, 2000, 5000, 10000]
@@ -77,11 +78,14 @@ for r in rows:
     assert abs(r["vs_without"] - (r["mean_reserved"] / without["mean_reserved"] - 1)) < 1e-9, r
     extra = one["mapped_bytes"] - without["mapped_bytes"]
     assert r["mapped_again"] == max(extra, 0), r
-    cost = max(extra, 0) * h["remap_seconds_per_byte"] + \
-        max(one["device_allocs"] - without["device_allocs"], 0) * h["remap_seconds_per_call"]
+    # whole segments (the log's own setting): a cudaMalloc per segment taken again
+    mappings = max(one["device_allocs"] - without["device_allocs"], 0)
+    assert r["mappings_again"] == mappings and r["large_segment_size_mb"] == 0, r
+    cost = max(extra, 0) * h["remap_seconds_per_byte"] + mappings * h["remap_seconds_per_mapping"]
     assert abs(r["cost_s"] - cost) < 1e-12 and abs(r["cost_share"] - cost / 20) < 1e-12, r
     assert r["affordable"] == (r is not rows[0] and r["cost_share"] <= 0.02 and
-                               r["vs_without"] <= -0.05), r
+                               r["vs_without"] <= -0.05 and
+                               r["peak_reserved"] <= 1.01 * rows[0]["peak_reserved"]), r
 # the heavy requests' 2 GiB go back between them (2.4 s apart) at 100 ms to 1 s; at 2 s just
 # before the next one takes them again (mapped again, nothing saved); not at 5 s and 10 s
 assert all(r["vs_without"] < -0.3 and r["idle_releases"] >= 7 for r in rows[1:5]), rows

@@ -8,6 +8,7 @@
 // derived from idle_costs.h, so the logs keep their meaning when the constants change. Not here:
 // the replay's clock (test_replay_idle.cpp), the pool's idle policy (test_pool_idle_clock.cpp).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -34,10 +35,9 @@ constexpr std::uint64_t kMs = 1000000;  // ns
 // A log without reuse fences (frees at free_requested) on one device of `device` bytes.
 struct LogText {
   std::string text;
-  explicit LogText(std::uint64_t device) {
-    text = R"({"schema":"cudapool.log/1","version":"0.1.0","conf":"","devices":[{"id":0,)"
-           R"("name":"t","total_memory":)" +
-           std::to_string(device) + "}]}\n";
+  explicit LogText(std::uint64_t device, const std::string& conf = "") {
+    text = R"({"schema":"cudapool.log/1","version":"0.1.0","conf":")" + conf +
+           R"(","devices":[{"id":0,"name":"t","total_memory":)" + std::to_string(device) + "}]}\n";
   }
   void event(std::uint64_t t_ns, const char* action, std::uint64_t ptr, std::uint64_t size) {
     char buf[200];
@@ -55,8 +55,9 @@ struct LogText {
 // 1 MiB blocks, reused) for burst_ns, then frees it; the log ends one period after the last burst
 // began. t_step: the events' times are multiplied by it (0: no timestamps).
 std::string bursts_log(int bursts, std::uint64_t burst_ns, std::uint64_t period_ns,
-                       std::uint64_t big, bool small, std::uint64_t t_step = 1) {
-  LogText log(std::max<std::uint64_t>(4 * big, 80ull << 30));
+                       std::uint64_t big, bool small, std::uint64_t t_step = 1,
+                       const std::string& conf = "") {
+  LogText log(std::max<std::uint64_t>(4 * big, 80ull << 30), conf);
   std::uint64_t ptr = 0x1000;
   for (int b = 0; b < bursts; ++b) {
     const std::uint64_t t = static_cast<std::uint64_t>(b) * period_ns;
@@ -278,4 +279,66 @@ TEST_CASE("tune idle: a log read once has the idle variants in its one pass, the
   CHECK(untimed(once) == untimed(twice));
   // The own setting's variants and expandable segments' were replayed beside the sweep.
   CHECK(once.settings >= once.candidates.size() + 2 * (std::size(kIdleDelaysMs) + 2));
+}
+
+TEST_CASE("tune idle: under expandable segments, larger pages make giving back affordable") {
+  // 8 GiB taken for 10 ms every 150 ms: given back in 20 MiB pages it costs 410 mappings a period
+  // (13% of it); in 256 MiB or 1 GiB pages 32 or 8 (1.5%, 0.8%), at no higher a peak (8 GiB is
+  // whole pages of both).
+  const std::uint64_t gib = 1024 * kMiB;
+  const std::string text =
+      bursts_log(20, 10 * kMs, 150 * kMs, 8 * gib, false, 1, "expandable_segments:True");
+  const TuneResult r = tuned(inputs(text, true));
+  const IdleStudy& study = r.idle;
+  REQUIRE(study.tried());
+  std::size_t pages = 0;
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    const IdleRow& row = study.rows[k];
+    const IdleFigures f = idle_figures(study, k);
+    INFO(row.setting.label);
+    if (row.page_mb != 0) {
+      ++pages;
+      CHECK(has(row.setting.conf, "large_segment_size_mb:" + std::to_string(row.page_mb)));
+      CHECK(has(idle_keys(row), "large_segment_size_mb:"));
+    }
+    if (row.delay_ms == 100 && row.floor_mb == 0) {
+      // Pages mapped again: the bytes over the page, costed per page.
+      const double page = row.page_mb != 0 ? static_cast<double>(row.page_mb * kMiB) : 20.0 * kMiB;
+      CHECK(f.mappings_again == std::ceil(static_cast<double>(f.mapped_again) / page));
+      CHECK(f.cost_s ==
+            Approx(remap_seconds(static_cast<double>(f.mapped_again), f.mappings_again)));
+      CHECK(f.vs_without <= -kIdleMinSaving);
+      CHECK(f.peak_reserved <= f.peak_without);
+      CHECK(idle_affordable(f) == (row.page_mb != 0));  // 20 MiB pages cost too much
+    }
+  }
+  CHECK(pages == std::size(kIdlePagesMb) * idle_delays(3000 * kMs).size());  // a 3 s span
+  REQUIRE(study.chosen);
+  const IdleRow& chosen = study.rows[*study.chosen];
+  CHECK(chosen.delay_ms == 100);
+  CHECK(chosen.page_mb == 1024);  // the same mean as 256 MiB pages, and cheaper
+  CHECK(has(r.recommendation.conf, "large_segment_size_mb:1024"));
+  CHECK(has(r.recommendation.conf, "idle_release_ms:100"));
+}
+
+TEST_CASE("tune idle: a larger page that raises the peak by more than 1% is not recommended") {
+  // 30 GiB + 20 MiB taken for 10 ms every second: in 1 GiB pages the segment grows to 31 GiB
+  // (+3.2%), in 256 MiB pages to 30.25 GiB (+0.8%); 20 MiB pages cost 6.9% of the span.
+  const std::uint64_t gib = 1024 * kMiB;
+  const std::string text = bursts_log(6, 10 * kMs, 1000 * kMs, 30 * gib + 20 * kMiB, false, 1,
+                                      "expandable_segments:True");
+  const TuneResult r = tuned(inputs(text, true));
+  const IdleStudy& study = r.idle;
+  REQUIRE(study.tried());
+  REQUIRE(study.chosen);
+  const IdleRow& chosen = study.rows[*study.chosen];
+  CHECK(chosen.page_mb == 256);
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    if (study.rows[k].page_mb != 1024 || study.rows[k].delay_ms != 100) continue;
+    const IdleFigures f = idle_figures(study, k);
+    CHECK(f.cost_share <= kIdleCostBudget);
+    CHECK(f.vs_without <= -kIdleMinSaving);
+    CHECK(static_cast<double>(f.peak_reserved) > 1.01 * static_cast<double>(f.peak_without));
+    CHECK_FALSE(idle_affordable(f));
+  }
 }

@@ -4,6 +4,7 @@
 #include "tools/tune/idle.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -38,10 +39,23 @@ Candidate without_idle(const Candidate& base, bool* same) {
   return *same ? base : with_pairs(base, "idle_release_ms:0");
 }
 
-Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb) {
-  std::string pairs = "idle_release_ms:" + std::to_string(delay_ms);
+Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb,
+                       std::uint64_t page_mb) {
+  std::string pairs;
+  if (page_mb != 0) pairs = "large_segment_size_mb:" + std::to_string(page_mb) + ",";
+  pairs += "idle_release_ms:" + std::to_string(delay_ms);
   if (floor_mb != 0) pairs += ",idle_release_floor_mb:" + std::to_string(floor_mb);
   return with_pairs(base, pairs);
+}
+
+std::vector<std::uint64_t> idle_pages_mb(const Candidate& base) {
+  const config::Options options = config::parse_conf(base.conf).options;
+  std::vector<std::uint64_t> out;
+  if (!options.expandable_segments) return out;
+  for (const std::uint64_t mb : kIdlePagesMb) {
+    if (mb * kMiB > options.large_segment_size) out.push_back(mb);
+  }
+  return out;
 }
 
 std::string idle_keys(const IdleRow& row) {
@@ -52,7 +66,9 @@ std::string idle_keys(const IdleRow& row) {
                               changes.compare(changes.size() - off.size(), off.size(), off) == 0;
     return explicit_off ? off : "none";
   }
-  std::string out = "idle_release_ms:" + std::to_string(row.delay_ms);
+  std::string out;
+  if (row.page_mb != 0) out = "large_segment_size_mb:" + std::to_string(row.page_mb) + ",";
+  out += "idle_release_ms:" + std::to_string(row.delay_ms);
   if (row.floor_mb != 0) out += ",idle_release_floor_mb:" + std::to_string(row.floor_mb);
   return out;
 }
@@ -79,15 +95,19 @@ std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_requested) {
 std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_t> span_ns,
                                const std::vector<std::uint64_t>& floors_mb) {
   bool same = false;
-  std::vector<IdleRow> rows{IdleRow{without_idle(base, &same), 0, 0, {}}};
+  std::vector<IdleRow> rows{IdleRow{without_idle(base, &same), 0, 0, 0, {}}};
   const std::vector<std::uint64_t> delays = idle_delays(span_ns);
   for (const std::uint64_t ms : delays)
-    rows.push_back(IdleRow{idle_variant(base, ms, 0), ms, 0, {}});
+    rows.push_back(IdleRow{idle_variant(base, ms, 0), ms, 0, 0, {}});
   // The floors with the shortest delay: it gives back most, and maps most again, which a floor
   // is there to temper.
   for (const std::uint64_t mb : floors_mb) {
     if (!delays.empty())
-      rows.push_back(IdleRow{idle_variant(base, delays[0], mb), delays[0], mb, {}});
+      rows.push_back(IdleRow{idle_variant(base, delays[0], mb), delays[0], mb, 0, {}});
+  }
+  for (const std::uint64_t page : idle_pages_mb(base)) {
+    for (const std::uint64_t ms : delays)
+      rows.push_back(IdleRow{idle_variant(base, ms, 0, page), ms, 0, page, {}});
   }
   return rows;
 }
@@ -107,6 +127,10 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
   IdleFigures f;
   const IdleRow& r = study.rows[row];
   const IdleRow& w = study.rows[0];
+  // Mapping costs per page under expandable segments (the large pool's page; the small pool's
+  // 2 MiB pages hold little), per segment otherwise.
+  const config::Options options = config::parse_conf(r.setting.conf).options;
+  const double page = static_cast<double>(options.large_segment_size);
   double deciding = -1.0;
   for (std::size_t l = 0; l < r.outcomes.size(); ++l) {
     const Outcome& o = r.outcomes[l];
@@ -114,13 +138,15 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
     f.mean_reserved = std::max(f.mean_reserved, o.mean_reserved);
     f.without = std::max(f.without, without.mean_reserved);
     f.peak_reserved = std::max(f.peak_reserved, o.peak_reserved);
+    f.peak_without = std::max(f.peak_without, without.peak_reserved);
     f.releases = std::max(f.releases, o.idle_releases);
     f.released_bytes = std::max(f.released_bytes, o.idle_released_bytes);
     const double bytes =
         static_cast<double>(o.mapped_bytes) - static_cast<double>(without.mapped_bytes);
     const double calls =
         static_cast<double>(o.device_allocs) - static_cast<double>(without.device_allocs);
-    const double cost = remap_seconds(bytes, calls);
+    const double mappings = options.expandable_segments ? std::ceil(bytes / page) : calls;
+    const double cost = remap_seconds(bytes, mappings);
     const double share = o.span_ns != 0 ? cost / (static_cast<double>(o.span_ns) / 1e9)
                          : cost > 0.0   ? std::numeric_limits<double>::infinity()
                                         : 0.0;
@@ -129,6 +155,7 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
       f.cost_s = cost;
       f.cost_share = share;
       f.span_ns = o.span_ns;
+      f.mappings_again = mappings > 0.0 ? mappings : 0.0;
       f.mapped_again = bytes > 0.0 ? o.mapped_bytes - without.mapped_bytes : 0;
     }
   }
@@ -137,7 +164,9 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
 }
 
 bool idle_affordable(const IdleFigures& f) {
-  return f.cost_share <= kIdleCostBudget && f.vs_without <= -kIdleMinSaving;
+  return f.cost_share <= kIdleCostBudget && f.vs_without <= -kIdleMinSaving &&
+         static_cast<double>(f.peak_reserved) <=
+             static_cast<double>(f.peak_without) * (1.0 + kIdlePeakTolerance);
 }
 
 void choose_idle(IdleStudy* study) {

@@ -2,7 +2,8 @@
 // tools/tune/idle.h: idle release in cudapool tune (idle_release_ms, idle_release_floor_mb:
 // docs/pool-policy.md, "Idle release"): the idle variants of one setting (idle_release_ms at
 // kIdleDelaysMs, and the shortest of them, which gives back most, with idle_release_floor_mb at
-// a quarter and a half of the peak of bytes requested that the first look saw), their figures
+// a quarter and a half of the peak of bytes requested that the first look saw; under expandable
+// segments every delay again with larger pages, kIdlePagesMb), their figures
 // against the same setting without idle release (memory held over time, memory mapped again and
 // the time that costs: idle_costs.h), and the choice among them. The variants are known before
 // the pass (the floors from the first look, first_look.h), so that a log read once has the same
@@ -29,6 +30,7 @@ struct IdleRow {
   Candidate setting;              // label: the changes against the log's own; conf: replayed
   std::uint64_t delay_ms = 0;     // idle_release_ms; 0: the setting without idle release (row 0)
   std::uint64_t floor_mb = 0;     // the idle_release_floor_mb the row adds (0: none added)
+  std::uint64_t page_mb = 0;      // the large_segment_size_mb the row adds (0: the setting's)
   std::vector<Outcome> outcomes;  // one per log
 };
 
@@ -39,7 +41,9 @@ struct IdleFigures {
   double without = 0.0;        // row 0's
   double vs_without = 0.0;     // mean_reserved against without, as a fraction (-0.4: -40%)
   std::uint64_t peak_reserved = 0;
+  std::uint64_t peak_without = 0;  // row 0's
   std::uint64_t mapped_again = 0;  // bytes taken from the device beyond row 0's (none: 0)
+  double mappings_again = 0.0;     // the pages (expandable segments) or segments that takes
   double cost_s = 0.0;             // what mapping them again costs (idle_costs.h)
   double cost_share = 0.0;         // cost_s over the log's span
   std::uint64_t span_ns = 0;       // that span
@@ -61,7 +65,8 @@ struct IdleStudy {
 std::string idle_keys(const IdleRow& row);
 
 IdleFigures idle_figures(const IdleStudy& study, std::size_t row);
-// Within kIdleCostBudget of the span, and at least kIdleMinSaving below row 0's mean.
+// Within kIdleCostBudget of the span, at least kIdleMinSaving below row 0's mean, and a peak
+// within kIdlePeakTolerance of row 0's.
 bool idle_affordable(const IdleFigures& figures);
 // Picks study->chosen and study->most_saving from its rows.
 void choose_idle(IdleStudy* study);
@@ -69,8 +74,15 @@ void choose_idle(IdleStudy* study);
 // The setting without idle release (row 0) of base: base itself when its idle release is off,
 // else base with idle_release_ms:0 (*same: whether it is base itself).
 Candidate without_idle(const Candidate& base, bool* same);
-// base with idle_release_ms:delay_ms (and idle_release_floor_mb:floor_mb when not 0).
-Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb);
+// base with idle_release_ms:delay_ms (and idle_release_floor_mb:floor_mb, large_segment_size_mb:
+// page_mb, each when not 0).
+Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb,
+                       std::uint64_t page_mb = 0);
+// The larger pages tried with every delay on a setting with expandable segments (MiB, those above
+// its own): mapping costs per page (idle_costs.h), so memory given back in 1 GiB pages costs
+// about 50 times less to map again than in PyTorch's 20 MiB ones.
+inline constexpr std::uint64_t kIdlePagesMb[] = {256, 1024};
+std::vector<std::uint64_t> idle_pages_mb(const Candidate& base);
 // The delays worth trying on logs whose longest span is span_ns (none releases anything in a
 // shorter one); every delay when the span is not known (nullopt).
 std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns);
@@ -78,7 +90,8 @@ std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns);
 // look's), rounded to MiB, each above 0, once.
 std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_requested);
 // The rows of a study of base (row 0 first) on logs whose longest span is span_ns (nullopt: not
-// known, every delay), floors_mb with the shortest delay.
+// known, every delay), floors_mb with the shortest delay, then every delay with each of
+// idle_pages_mb(base).
 std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_t> span_ns,
                                const std::vector<std::uint64_t>& floors_mb);
 // What the first pass over logs read once replays beside the sweep (whose candidates are given):

@@ -139,12 +139,13 @@ void idle_table(std::string& out, const TuneResult& r) {
   }
   std::snprintf(line, sizeof line,
                 "  mean resv: reserved memory averaged over the log's span; mapped again: bytes "
-                "taken from the device beyond the first row's, costed at %.1f ms per GB and %.0f "
-                "us per device allocation (tools/tune/idle_costs.h; docs/benchmarks.md, \"Idle "
-                "release\"); *: recommended, the least held on average at a cost within %.0f%% "
-                "of the span and %.0f%% or more below the first row\n",
-                kRemapSecondsPerByte * 1e12, kRemapSecondsPerCall * 1e6, 100.0 * kIdleCostBudget,
-                100.0 * kIdleMinSaving);
+                "taken from the device beyond the first row's, costed at %.0f us a page "
+                "(expandable segments) or segment and %.1f ms per GB (tools/tune/idle_costs.h: "
+                "measured on an H200); *: recommended, the least held on average at a cost "
+                "within %.0f%% of the span, %.0f%% or more below the first row, peak within "
+                "%.0f%% of it\n",
+                kRemapSecondsPerMapping * 1e6, kRemapSecondsPerByte * 1e12, 100.0 * kIdleCostBudget,
+                100.0 * kIdleMinSaving, 100.0 * kIdlePeakTolerance);
   out += line;
   out += "\n";
 }
@@ -159,7 +160,8 @@ nlohmann::json idle_json(const TuneResult& r) {
                                                             : nlohmann::json(study.not_tried)},
                       {"setting", r.candidates[study.base].label},
                       {"remap_seconds_per_byte", kRemapSecondsPerByte},
-                      {"remap_seconds_per_call", kRemapSecondsPerCall},
+                      {"remap_seconds_per_mapping", kRemapSecondsPerMapping},
+                      {"peak_tolerance", kIdlePeakTolerance},
                       {"cost_budget", kIdleCostBudget},
                       {"min_saving", kIdleMinSaving},
                       {"rows", nlohmann::json::array()},
@@ -184,10 +186,12 @@ nlohmann::json idle_json(const TuneResult& r) {
                          {"conf", row.setting.conf},
                          {"idle_release_ms", row.delay_ms},
                          {"idle_release_floor_mb", row.floor_mb},
+                         {"large_segment_size_mb", row.page_mb},
                          {"mean_reserved", f.mean_reserved},
                          {"vs_without", f.vs_without},
                          {"peak_reserved", f.peak_reserved},
                          {"mapped_again", f.mapped_again},
+                         {"mappings_again", f.mappings_again},
                          {"cost_s", f.cost_s},
                          {"cost_share", f.cost_share},
                          {"span_ns", f.span_ns},
