@@ -139,6 +139,11 @@ class DevicePool {
   // segment. For a request from outside the program (the shim's control endpoint), which must not
   // keep the pool's lock while the device finishes work. Emits kEmptyCache too.
   void release_idle_segments();
+  // Settles the reuse fences that passed (polled, never waited for): their blocks come back into
+  // the cache, each emitting kFreeCompleted, in the order of the frees. Every request does this
+  // first; the replay calls it where the log says a fence passed (its free_completed event), so
+  // that blocks come back in the logged run's order.
+  void settle_passed_fences() { process_fences(); }
   // Idle release (idle_release_ms; docs/pool-policy.md, "Idle release"). Its clock ticks every
   // idle_tick_ns(options) (the shim's release thread; the replay at the log's ticks or at
   // simulated ones). One tick settles the reuse fences that passed (polled, never waited for),

@@ -228,9 +228,14 @@ void Replayer::apply(std::uint64_t line_number, const LogEvent& e) {
     }
     case EventKind::kFreeCompleted: {
       ++counts_.free_completed_events;
-      // The fence of an earlier free passed: the pool takes the block back at its next request.
+      // The fence of an earlier free passed and the run took the block back here (the shim writes
+      // free_completed as the block comes back, before it merges): so does the replay. Taken back
+      // at the pool's next request instead, the blocks whose free_completed events came together
+      // (two polls in one allocation) came back in the order of their frees, not the logged run's,
+      // and merged otherwise (found by tests/unit/test_replay_fence_order.cpp).
       if (const std::uint64_t fence = d.fenced.erase(e.ptr); fence != 0) {
         d.backend->pass_fence(fence);
+        d.pool->settle_passed_fences();
       }
       return;
     }

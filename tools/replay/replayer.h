@@ -180,8 +180,10 @@ class Replayer {
     std::uint64_t held_log_ptr = 0;
     std::uint64_t held_handle = 0;  // its block's handle
     LogEvent held_source;           // the held free's event (its time and thread, for --write-log)
-    IdMap fenced;                   // log pointer of a block behind a fence -> the simulated fence
-    std::size_t slot = 0;           // its address range (kPoolSpaceBase + slot * kPoolSpan)
+    // Log pointer of a block behind a fence -> the simulated fence, passed (and the block taken
+    // back) at the log's free_completed for it.
+    IdMap fenced;
+    std::size_t slot = 0;  // its address range (kPoolSpaceBase + slot * kPoolSpan)
   };
 
   // Pools are keyed by device and context number (below 2^16 and 2^8): device << 16 | context.
