@@ -3,8 +3,10 @@
 #include "shim/pools/cuda_backend.h"
 
 #include <time.h>
+#include <algorithm>
 
 #include <optional>
+#include <utility>
 
 #include "shim/driver/real_driver.h"
 #include "shim/pools/context_scope.h"
@@ -57,6 +59,21 @@ bool CudaBackend::free_memory(std::size_t* bytes) const {
   return true;
 }
 
+namespace {
+
+// cuMemFree_v2 of one of the pool's cuMemAlloc segments, in the current context. A failure is
+// said once; a context gone (at exit, or destroyed since an idle tick took the segment) is not one:
+// the segment went with it.
+void free_pool_segment(std::uintptr_t ptr) {
+  const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED && r != CUDA_ERROR_INVALID_CONTEXT &&
+      r != CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+    CUDAPOOL_WARN_ONCE("cuMemFree_v2 of a pool segment failed with error %d", static_cast<int>(r));
+  }
+}
+
+}  // namespace
+
 pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
   ContextScope scope(context_);
   CUdeviceptr p = 0;
@@ -72,14 +89,12 @@ pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintpt
 void CudaBackend::free_segment(std::uintptr_t ptr, std::size_t bytes) {
   segments_.erase(ptr);
   if (defer_) {
-    deferred_.push_back({DeferredGiveBack::Kind::kSegment, ptr, bytes, 0});
+    deferred_.calls.push_back({DeferredGiveBack::Kind::kSegment, ptr, bytes, 0});
+    deferred_.bytes += bytes;
     return;
   }
   ContextScope scope(context_);
-  const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
-  if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED) {
-    CUDAPOOL_WARN_ONCE("cuMemFree_v2 of a pool segment failed with error %d", static_cast<int>(r));
-  }
+  free_pool_segment(ptr);
 }
 
 namespace {
@@ -122,7 +137,7 @@ pool::BackendResult CudaBackend::reserve_address_space(std::size_t bytes, std::u
 void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
   if (defer_) {
     reservations_.erase(ptr);
-    deferred_.push_back({DeferredGiveBack::Kind::kAddressRange, ptr, bytes, 0});
+    deferred_.calls.push_back({DeferredGiveBack::Kind::kAddressRange, ptr, bytes, 0});
     return;
   }
   ContextScope scope(context_);
@@ -132,6 +147,7 @@ void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
 
 pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
                                            std::size_t page_size) {
+  wait_for_unmapping(ptr, bytes);
   const pool::BackendResult first = map_pages_once(ptr, bytes, page_size);
   if (first.status != pool::BackendStatus::kOutOfMemory || !waited_for_give_back()) return first;
   return map_pages_once(ptr, bytes, page_size);
@@ -182,57 +198,72 @@ void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t
   for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
     auto it = pages_.find(p);
     if (it == pages_.end()) continue;
-    real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
-    if (defer_) {
-      deferred_.push_back({DeferredGiveBack::Kind::kHandle, p, page_size, it->second.handle});
+    if (defer_) {  // unmapped and released by give_back(); map_pages waits for it there
+      deferred_.calls.push_back({DeferredGiveBack::Kind::kHandle, p, page_size, it->second.handle});
+      deferred_.bytes += page_size;
     } else {
+      real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
       real().cuMemRelease(it->second.handle);
     }
     pages_.erase(it);
   }
 }
 
-std::vector<CudaBackend::DeferredGiveBack> CudaBackend::end_deferred_give_back() {
-  defer_ = false;
-  std::size_t bytes = 0;
-  for (const DeferredGiveBack& g : deferred_) {
-    if (g.kind != DeferredGiveBack::Kind::kAddressRange) bytes += g.bytes;
+void CudaBackend::wait_for_unmapping(std::uintptr_t ptr, std::size_t bytes) {
+  if (unmapping_.empty()) return;
+  if (!unmapping_done_.load(std::memory_order_acquire)) {
+    const bool overlaps = std::any_of(unmapping_.begin(), unmapping_.end(), [&](const auto& r) {
+      return r.first < ptr + bytes && ptr < r.first + r.second;
+    });
+    if (!overlaps) return;  // other addresses: no need to wait
+    for (int i = 0; i < 100000 && !unmapping_done_.load(std::memory_order_acquire); ++i) {
+      timespec pause{0, 50 * 1000};  // 50 us, 5 s in all
+      nanosleep(&pause, nullptr);
+    }
+    if (!unmapping_done_.load(std::memory_order_acquire)) {
+      CUDAPOOL_WARN_ONCE("the idle-release thread's cuMemUnmap took more than 5 s");
+      return;  // the list stays: its addresses are still mapped
+    }
   }
-  giving_back_.fetch_add(bytes, std::memory_order_relaxed);
-  std::vector<DeferredGiveBack> list;
-  list.swap(deferred_);
+  unmapping_.clear();
+}
+
+CudaBackend::DeferredGiveBacks CudaBackend::end_deferred_give_back() {
+  defer_ = false;
+  giving_back_.fetch_add(deferred_.bytes, std::memory_order_relaxed);
+  unmapping_.clear();
+  for (const DeferredGiveBack& g : deferred_.calls) {
+    if (g.kind == DeferredGiveBack::Kind::kHandle) unmapping_.emplace_back(g.ptr, g.bytes);
+  }
+  unmapping_done_.store(unmapping_.empty(), std::memory_order_relaxed);
+  DeferredGiveBacks list;
+  std::swap(list, deferred_);
   return list;
 }
 
-void CudaBackend::give_back(CUcontext context, const std::vector<DeferredGiveBack>& list) {
-  std::size_t bytes = 0;
+void CudaBackend::give_back(CUcontext context, const DeferredGiveBacks& list) {
   bool any_segment = false;
-  for (const DeferredGiveBack& g : list) any_segment |= g.kind == DeferredGiveBack::Kind::kSegment;
+  for (const DeferredGiveBack& g : list.calls) {
+    any_segment |= g.kind == DeferredGiveBack::Kind::kSegment;
+  }
   std::optional<ContextScope> scope;  // cuMemFree_v2 needs the context; the others none
   if (any_segment) scope.emplace(context);
-  for (const DeferredGiveBack& g : list) {
+  for (const DeferredGiveBack& g : list.calls) {
     switch (g.kind) {
-      case DeferredGiveBack::Kind::kSegment: {
-        const CUresult r = real().cuMemFree_v2(static_cast<CUdeviceptr>(g.ptr));
-        // A context destroyed since the tick took its segments with it.
-        if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED && r != CUDA_ERROR_INVALID_CONTEXT &&
-            r != CUDA_ERROR_CONTEXT_IS_DESTROYED) {
-          CUDAPOOL_WARN_ONCE("cuMemFree_v2 of an idle pool segment failed with error %d",
-                             static_cast<int>(r));
-        }
-        bytes += g.bytes;
+      case DeferredGiveBack::Kind::kSegment:
+        free_pool_segment(g.ptr);
         break;
-      }
       case DeferredGiveBack::Kind::kHandle:
+        real().cuMemUnmap(static_cast<CUdeviceptr>(g.ptr), g.bytes);
         real().cuMemRelease(g.handle);
-        bytes += g.bytes;
         break;
       case DeferredGiveBack::Kind::kAddressRange:
         real().cuMemAddressFree(static_cast<CUdeviceptr>(g.ptr), g.bytes);
         break;
     }
   }
-  giving_back_.fetch_sub(bytes, std::memory_order_release);
+  unmapping_done_.store(true, std::memory_order_release);
+  giving_back_.fetch_sub(list.bytes, std::memory_order_release);
 }
 
 bool CudaBackend::waited_for_give_back() {

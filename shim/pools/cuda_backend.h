@@ -53,10 +53,11 @@ class CudaBackend final : public pool::Backend {
   // release_address_space update the books at once and make no synchronization (the blocks were
   // freed before the thread's), but leave the slow driver calls (cuMemFree_v2, cuMemRelease,
   // cuMemAddressFree: up to 1 ms per GB on an H200, docs/benchmarks.md "Idle release") to
-  // give_back(), which the thread calls after dropping the lock. cuMemUnmap stays under the lock:
-  // the pool may map the same addresses again as soon as the lock is dropped. An allocation that
-  // finds the device full while such memory is on its way back waits for it (at most 2 s), then
-  // asks again.
+  // give_back(), which the thread calls after dropping the lock. cuMemUnmap goes with them (one
+  // held the lock for about 10 ms a burst on the SAM loop, and every allocation of the program
+  // waited behind it): the pool may map the same addresses again as soon as the lock is dropped,
+  // so map_pages first waits for the give-back of addresses it overlaps. An allocation that finds
+  // the device full while memory is on its way back waits for it (at most 2 s), then asks again.
   struct DeferredGiveBack {
     enum class Kind : std::uint8_t { kSegment, kHandle, kAddressRange };
     Kind kind = Kind::kSegment;
@@ -64,11 +65,16 @@ class CudaBackend final : public pool::Backend {
     std::size_t bytes = 0;
     CUmemGenericAllocationHandle handle = 0;  // kHandle
   };
+  struct DeferredGiveBacks {
+    std::vector<DeferredGiveBack> calls;
+    std::size_t bytes = 0;  // device memory they give back (address ranges hold none)
+    bool empty() const { return calls.empty(); }
+  };
   void begin_deferred_give_back() { defer_ = true; }
-  std::vector<DeferredGiveBack> end_deferred_give_back();
+  DeferredGiveBacks end_deferred_give_back();
   // Makes the driver calls end_deferred_give_back() returned, in `context` (the pool's when the
   // list was taken); without the pool's lock.
-  void give_back(CUcontext context, const std::vector<DeferredGiveBack>& list);
+  void give_back(CUcontext context, const DeferredGiveBacks& list);
 
   // Whether ptr lies in an address range reserved for an expandable segment.
   bool in_address_reservation(std::uintptr_t ptr) const;
@@ -87,9 +93,16 @@ class CudaBackend final : public pool::Backend {
   // When an allocation failed for lack of memory: waits (at most 2 s) for memory the idle-release
   // thread is giving back; whether there was any to wait for (then the caller asks again).
   bool waited_for_give_back();
+  // Under the pool's lock, before mapping [ptr, ptr + bytes): waits (at most 5 s) for the
+  // idle-release thread's cuMemUnmap of those addresses, when it has them still to unmap.
+  void wait_for_unmapping(std::uintptr_t ptr, std::size_t bytes);
 
   bool defer_ = false;  // begin_deferred_give_back .. end_deferred_give_back
-  std::vector<DeferredGiveBack> deferred_;
+  DeferredGiveBacks deferred_;
+  // The pages of the last deferred list (address, bytes), kept under the pool's lock until
+  // give_back() says they are unmapped (unmapping_done_).
+  std::vector<std::pair<std::uintptr_t, std::size_t>> unmapping_;
+  std::atomic<bool> unmapping_done_{true};
   std::atomic<std::size_t> giving_back_{0};  // bytes taken by end_deferred_give_back, not yet given
   CUcontext context_;
   CUdevice device_;

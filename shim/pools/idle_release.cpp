@@ -59,7 +59,7 @@ void tick(ContextPool& p) {
     // ticks) were freed after their last work was queued; once it returns, that work is done.
     real().cuCtxSynchronize();
   }
-  std::vector<CudaBackend::DeferredGiveBack> give_back;
+  CudaBackend::DeferredGiveBacks give_back;
   CUcontext context = nullptr;
   {
     std::lock_guard<SpinLock> lock(p.mutex);
