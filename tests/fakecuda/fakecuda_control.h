@@ -14,6 +14,9 @@
 //     queries, launch failed for calls that queue or wait for work, invalid handle for destroys,
 //     invalid value otherwise), doing nothing (a synchronize fails after its wait); once.
 //   FAKECUDA_FAIL_FROM_RESET=1  no fault fires before the first fakecuda_reset_counters().
+//   FAKECUDA_SLOW="name:MS,..."  every call of entry point `name` sleeps MS milliseconds once
+//     counted, before its work, without the driver's lock (other threads' calls go on, and see
+//     the state from before it: a slow cuMemUnmap's pages still mapped).
 //   FAKECUDA_COUNT_CALLS=path  at exit: the call counts per entry point, the faults (fired or
 //     not) and what is still allocated, one "calls|fault|outstanding ..." line each.
 #pragma once

@@ -210,6 +210,11 @@ int faults(const Driver& d, Mode mode);
 // of expandable_segments:True and reuse_fence:sync when CUDAPOOL_CONF names them).
 int fault_cases(const Driver& d, Mode mode);
 
+// scenario_idle_unmap.cpp, with FAKECUDA_SLOW=cuMemUnmap:MS: a slow cuMemUnmap holds no other
+// call back (fake); the idle-release thread's unmap of pages the pool maps again at once (shim,
+// expandable_segments:True with idle_release_ms).
+int idle_unmap_wait(const Driver& d, Mode mode);
+
 }  // namespace fakecuda_test
 
 #define FC_CHECK(cond, ...)                                                           \

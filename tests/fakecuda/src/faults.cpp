@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/fakecuda/src/faults.cpp: fault injection into the fake driver's entry points, and its exit
-// report. Not a model of how a real driver fails: a failed call has no effect (but a synchronize,
-// which reports the failure of the work it waited for, fails after its wait: FAKECUDA_WAIT_ENTRY)
-// and nothing stays broken after it; the choice of error per entry point is (default_error).
+// tests/fakecuda/src/faults.cpp: fault injection into the fake driver's entry points (failed and
+// slow calls), and its exit report. Not a model of how a real driver fails: a failed call has no
+// effect (but a synchronize, which reports the failure of the work it waited for, fails after its
+// wait: FAKECUDA_WAIT_ENTRY) and nothing stays broken after it; the choice of error per entry point
+// is (default_error). Nor of how long a real call takes: a slow call only sleeps first.
 //
 //   FAKECUDA_FAIL="name:N[:ERROR][,name:N[:ERROR]...]"  call number N of exported entry point
 //       `name` (counted as fakecuda_calls counts: since the start or since the last
@@ -17,6 +18,11 @@
 //       of FAKECUDA_FAIL, and "outstanding KIND COUNT BYTES" for what is still allocated
 //       (allocations, physical = cuMemCreate handles not destroyed, mappings, reservations) and
 //       the streams and events not destroyed, so a test can count calls, then sweep N.
+//   FAKECUDA_SLOW="name:MS[,name:MS...]"  every call of exported entry point `name` sleeps MS
+//       milliseconds (1 to 60000) after it is counted and before it does anything, without the
+//       driver's lock (state.cpp, slow_call): other threads' calls meanwhile see the state from
+//       before it (a cuMemUnmap's mapping still there). A call failed by a fault does not sleep. A
+//       bad entry stops the process (exit 2).
 // fakecuda_fail_call (fakecuda_control.h) arms one fault from the program.
 #include <execinfo.h>
 #include <pthread.h>
@@ -28,6 +34,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fakecuda_control.h"
@@ -49,6 +56,7 @@ struct Faults {
   bool loaded = false;
   bool armed = true;  // false until the first reset with FAKECUDA_FAIL_FROM_RESET
   std::vector<Fault> list;
+  std::vector<std::pair<std::string, unsigned>> slow;  // FAKECUDA_SLOW: name, milliseconds
   unsigned long long fired = 0;
   CUresult last = CUDA_SUCCESS;
   std::string report_path;
@@ -93,8 +101,9 @@ CUresult default_error(std::string_view name) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-[[noreturn]] void bad_spec(const std::string& entry, const char* why) {
-  std::fprintf(stderr, "fakecuda: FAKECUDA_FAIL entry '%s': %s\n", entry.c_str(), why);
+[[noreturn]] void bad_spec(const std::string& entry, const char* why,
+                           const char* variable = "FAKECUDA_FAIL") {
+  std::fprintf(stderr, "fakecuda: %s entry '%s': %s\n", variable, entry.c_str(), why);
   std::_Exit(2);
 }
 
@@ -122,6 +131,33 @@ Fault parse_fault(const std::string& entry) {
   return f;
 }
 
+std::pair<std::string, unsigned> parse_slow(const std::string& entry) {
+  const size_t colon = entry.find(':');
+  if (colon == std::string::npos || colon == 0) bad_spec(entry, "want name:MS", "FAKECUDA_SLOW");
+  const std::string ms = entry.substr(colon + 1);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(ms.c_str(), &end, 10);
+  if (ms.empty() || *end != '\0' || errno != 0 || v == 0 || v > 60000) {
+    bad_spec(entry, "MS must be 1 to 60000", "FAKECUDA_SLOW");
+  }
+  return {entry.substr(0, colon), static_cast<unsigned>(v)};
+}
+
+// Calls fn on each non-empty entry of a comma-separated list.
+template <class Fn>
+void for_each_entry(const char* spec, Fn&& fn) {
+  const std::string text = spec;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string entry = text.substr(at, comma - at);
+    if (!entry.empty()) fn(entry);
+    at = comma + 1;
+  }
+}
+
 void load() {
   Faults& faults = F();
   faults.loaded = true;
@@ -131,16 +167,11 @@ void load() {
   }
   const char* from_reset = std::getenv("FAKECUDA_FAIL_FROM_RESET");
   faults.armed = from_reset == nullptr || std::strcmp(from_reset, "1") != 0;
-  const char* spec = std::getenv("FAKECUDA_FAIL");
-  if (spec == nullptr) return;
-  std::string text = spec;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string entry = text.substr(at, comma - at);
-    if (!entry.empty()) faults.list.push_back(parse_fault(entry));
-    at = comma + 1;
+  if (const char* spec = std::getenv("FAKECUDA_FAIL"); spec != nullptr) {
+    for_each_entry(spec, [&](const std::string& e) { faults.list.push_back(parse_fault(e)); });
+  }
+  if (const char* spec = std::getenv("FAKECUDA_SLOW"); spec != nullptr) {
+    for_each_entry(spec, [&](const std::string& e) { faults.slow.push_back(parse_slow(e)); });
   }
 }
 
@@ -169,6 +200,15 @@ CUresult injected_fault(std::string_view name, unsigned long long count) {
     if (f.from_env ? faults.armed && count == f.n : --f.left == 0) return fire(f, count);
   }
   return CUDA_SUCCESS;
+}
+
+unsigned slow_call_ms(std::string_view name) {
+  Faults& faults = F();
+  if (!faults.loaded) load();
+  for (const auto& [slow, ms] : faults.slow) {
+    if (slow == name) return ms;
+  }
+  return 0;
 }
 
 void faults_counters_reset() {

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/fakecuda/src/state.cpp: the fake driver's state, its lock, the per-thread context stack,
-// stream resolution and the host-memory helpers behind device allocations. Not an entry point:
-// the CUDA functions live in the other files of src/.
+// tests/fakecuda/src/state.cpp: the fake driver's state, its lock (and a slow call's sleep without
+// it), the per-thread context stack, stream resolution and the host-memory helpers behind device
+// allocations. Not an entry point: the CUDA functions live in the other files of src/.
 #include "state.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 namespace fakecuda {
 namespace {
@@ -70,6 +72,7 @@ State* make_state() {
 
 thread_local Context* tls_stack[kMaxContextDepth];
 thread_local int tls_depth = 0;
+thread_local int tls_lock_depth = 0;  // the Locks this thread holds (the mutex is recursive)
 
 }  // namespace
 
@@ -86,10 +89,23 @@ Lock::Lock() {
     s.pid.store(now);
   }
   pthread_mutex_lock(&s.mu);
+  ++tls_lock_depth;
 }
 
 Lock::~Lock() {
+  --tls_lock_depth;
   pthread_mutex_unlock(&S().mu);
+}
+
+void slow_call(std::string_view name) {
+  const unsigned ms = slow_call_ms(name);
+  if (ms == 0) return;
+  const bool unlock = tls_lock_depth == 1;
+  if (unlock) pthread_mutex_unlock(&S().mu);
+  timespec pause{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
+  if (unlock) pthread_mutex_lock(&S().mu);
 }
 
 CUresult count_call(std::string_view name) {

@@ -135,26 +135,34 @@ class Lock {
 // Counts one call of an exported entry point (lock held); returns the error a fault injected into
 // this call (faults.cpp: FAKECUDA_FAIL, fakecuda_fail_call), else CUDA_SUCCESS.
 CUresult count_call(std::string_view name);
+// A call FAKECUDA_SLOW names (faults.cpp) sleeps here, after its count and before its work, with
+// the lock released (when this thread holds it once, as an entry point does): other threads' calls
+// go on meanwhile and see the state as it was before the call.
+void slow_call(std::string_view name);
 
-// Every entry point starts with this: lock, count, and fail at once (no effect) when a fault
-// names this call.
-#define FAKECUDA_ENTRY(name) \
-  ::fakecuda::Lock fc_lock_; \
-  if (const CUresult fc_fault_ = ::fakecuda::count_call(name); fc_fault_) return fc_fault_
+// Every entry point starts with this: lock, count, fail at once (no effect) when a fault names this
+// call, else sleep first when FAKECUDA_SLOW names it.
+#define FAKECUDA_ENTRY(name)                                                                \
+  ::fakecuda::Lock fc_lock_;                                                                \
+  if (const CUresult fc_fault_ = ::fakecuda::count_call(name); fc_fault_) return fc_fault_; \
+  ::fakecuda::slow_call(name)
 
 // The synchronizing entry points (cuCtxSynchronize, cuStreamSynchronize(_ptsz),
 // cuEventSynchronize) start with this instead: an injected fault is reported after the wait, as a
 // driver reports a failure of the work waited for (which is then over); they end with
 // `return FAKECUDA_WAITED(result)`.
-#define FAKECUDA_WAIT_ENTRY(name) \
-  ::fakecuda::Lock fc_lock_;      \
-  const CUresult fc_fault_ = ::fakecuda::count_call(name)
+#define FAKECUDA_WAIT_ENTRY(name)                          \
+  ::fakecuda::Lock fc_lock_;                               \
+  const CUresult fc_fault_ = ::fakecuda::count_call(name); \
+  ::fakecuda::slow_call(name)
 #define FAKECUDA_WAITED(result) (fc_fault_ != CUDA_SUCCESS ? fc_fault_ : (result))
 
 // Fault injection (faults.cpp, lock held): the error to fail call number `count` of `name` with,
 // or CUDA_SUCCESS; and the note that the counters were reset (fakecuda_reset_counters).
 CUresult injected_fault(std::string_view name, unsigned long long count);
 void faults_counters_reset();
+// The milliseconds FAKECUDA_SLOW makes `name` sleep, or 0 (faults.cpp, lock held).
+unsigned slow_call_ms(std::string_view name);
 // Error names (context.cpp): CUDA_ERROR_* to its code and back; false / nullptr if unknown.
 bool error_from_name(std::string_view name, CUresult* code);
 const char* error_name(CUresult code);
