@@ -282,12 +282,12 @@ TEST_CASE("tune idle: a log read once has the idle variants in its one pass, the
 }
 
 TEST_CASE("tune idle: under expandable segments, larger pages make giving back affordable") {
-  // 8 GiB taken for 10 ms every 150 ms: given back in 20 MiB pages it costs 410 mappings a period
-  // (13% of it); in 256 MiB or 1 GiB pages 32 or 8 (1.5%, 0.8%), at no higher a peak (8 GiB is
-  // whole pages of both).
+  // 2 GiB taken for 10 ms every 150 ms: given back in 20 MiB pages it costs 103 mappings a period
+  // (4% of it with the bytes); in 256 MiB or 1 GiB pages 8 or 2 (1.1%, 0.9%), at no higher a peak
+  // (2 GiB is whole pages of both).
   const std::uint64_t gib = 1024 * kMiB;
   const std::string text =
-      bursts_log(20, 10 * kMs, 150 * kMs, 8 * gib, false, 1, "expandable_segments:True");
+      bursts_log(20, 10 * kMs, 150 * kMs, 2 * gib, false, 1, "expandable_segments:True");
   const TuneResult r = tuned(inputs(text, true));
   const IdleStudy& study = r.idle;
   REQUIRE(study.tried());
@@ -322,10 +322,10 @@ TEST_CASE("tune idle: under expandable segments, larger pages make giving back a
 }
 
 TEST_CASE("tune idle: a larger page that raises the peak by more than 1% is not recommended") {
-  // 30 GiB + 20 MiB taken for 10 ms every second: in 1 GiB pages the segment grows to 31 GiB
-  // (+3.2%), in 256 MiB pages to 30.25 GiB (+0.8%); 20 MiB pages cost 6.9% of the span.
+  // 30 GiB + 20 MiB taken for 10 ms every 2 s: in 1 GiB pages the segment grows to 31 GiB
+  // (+3.2%), in 256 MiB pages to 30.25 GiB (+0.8%, 1.2% of the span); 20 MiB pages cost 4.4%.
   const std::uint64_t gib = 1024 * kMiB;
-  const std::string text = bursts_log(6, 10 * kMs, 1000 * kMs, 30 * gib + 20 * kMiB, false, 1,
+  const std::string text = bursts_log(6, 10 * kMs, 2000 * kMs, 30 * gib + 20 * kMiB, false, 1,
                                       "expandable_segments:True");
   const TuneResult r = tuned(inputs(text, true));
   const IdleStudy& study = r.idle;

@@ -9,14 +9,17 @@
 
 namespace cudapool::tune {
 
-// The time memory given back costs when the program needs it again, as measured on the H200
-// (bench/vmm_costs.cpp; docs/results/vmm-costs-2026-12-04-h200.md; docs/benchmarks.md, "Idle
-// release"): mapping is paid per page, about 45 us a page whatever its size from 2 MiB to 256 MiB
-// (cuMemCreate ~15 us, cuMemSetAccess ~30 us a mapping), plus about 0.1 ms per GB; a segment's
-// cudaMalloc about the same per call and 0.07-0.2 ms per GB. The estimate is an upper bound on
-// that GPU: in the SAM loop of benchmarks.md part of the mapping overlapped the device's work
-// (0.23 s measured against 0.53 s estimated for 237 GB mapped again in 20 MiB pages).
-inline constexpr double kRemapSecondsPerByte = 0.1e-3 / 1e9;  // 0.1 ms per GB
+// The time memory given back costs the program when it needs it again, as measured on the H200
+// (docs/benchmarks.md, "Idle release"). Alone (bench/vmm_costs.cpp,
+// docs/results/vmm-costs-2026-12-04-h200.md) mapping is paid per page, about 45 us a page
+// whatever its size from 2 MiB to 256 MiB (cuMemCreate ~15 us, cuMemSetAccess ~30 us a mapping),
+// plus 0.1-0.3 ms per GB; the driver's give-back calls on another thread slow the program by 2%
+// at most (bench/vmm_interference.cpp). In the real SAM loop, session 15 (1 GiB pages, 751 GB
+// mapped again in a run): the run took 0.48 s longer than without idle release, 0.6 ms per GB
+// with the per-page part taken out; the per-byte figure is that one. The per-page part is an upper
+// bound: with 20 MiB pages (237 GB again, session 14) mapping partly overlapped the device's
+// work.
+inline constexpr double kRemapSecondsPerByte = 0.6e-3 / 1e9;  // 0.6 ms per GB
 inline constexpr double kRemapSecondsPerMapping = 45e-6;      // 45 us per page or segment
 
 // An idle variant is recommended only when its estimated cost is at most this share of the log's

@@ -55,12 +55,8 @@ std::vector<std::string> caveats_for(const Candidate& c, const Outcome& best, co
   if (keys.count("idle_release_ms")) {
     out.push_back(
         "idle_release_ms is cudapool's own key (CUDAPOOL_CONF only: PyTorch's allocator rejects "
-        "it); its speed cost is an estimate from the cost of mapping a page again, measured on one "
-        "GPU"
-        " (tools/tune/idle_costs.h; docs/benchmarks.md, \"Idle release\"); what giving "
-        "memory back costs on the shim's background thread (a device synchronization, the "
-        "driver's release calls) is not in it: on the H200's SAM loop tune's pick estimated 1.2% "
-        "and ran 11% slower");
+        "it); its speed cost is an estimate of mapping memory again, measured on one GPU "
+        "(tools/tune/idle_costs.h; docs/benchmarks.md, \"Idle release\")");
   }
   if (best.device_allocs > 2 * own.device_allocs + 100) {
     out.push_back("it calls cudaMalloc " + std::to_string(best.device_allocs) + " times against " +
