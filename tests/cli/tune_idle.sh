@@ -138,6 +138,23 @@ assert not rec["idle"] and "idle" not in rec["cudapool_conf"], rec
 assert "; held over time (mean reserved over the log" in rec["why"], rec["why"]' "$tmp/no.json" ||
   fail "--no-idle"
 
+# --idle-cost: the budget shows in the JSON and the legend; a bad value is a usage error.
+"$bin" --quiet --json --idle-cost 6.5 "$log" >"$tmp/cost.json" || fail "--idle-cost exited $?"
+python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["held_over_time"]
+assert abs(h["cost_budget"] - 0.065) < 1e-12, h["cost_budget"]' "$tmp/cost.json" ||
+  fail "--idle-cost 6.5: cost_budget"
+"$bin" --quiet --idle-cost 6.5 "$log" | grep -q "at a cost within 6.5% of the span" ||
+  fail "--idle-cost 6.5: the legend"
+for bad in 0 -1 101 x ""; do
+  set +e
+  "$bin" --quiet --idle-cost "$bad" "$log" >/dev/null 2>"$tmp/bad.err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "--idle-cost '$bad': exit $rc, not 2"
+  grep -q "idle-cost" "$tmp/bad.err" || fail "--idle-cost '$bad': $(cat "$tmp/bad.err")"
+done
+
 # A log of 38 ms: too short for the shortest delay.
 "$bin" --quiet "$src/examples/logs/training-loop.jsonl" >"$tmp/short.txt" || fail "short exited $?"
 short="^Held over time: idle release not tried: the events of the log span 37.9 ms, less than"

@@ -87,11 +87,12 @@ std::vector<LogInput> inputs(const std::string& text, bool rereadable,
   return {in};
 }
 
-TuneResult tuned(const std::vector<LogInput>& logs) {
+TuneResult tuned(const std::vector<LogInput>& logs, double cost_budget = kIdleCostBudget) {
   TuneResult r;
   std::string error;
   TuneOptions options;
   options.threads = 2;
+  options.idle_cost_budget = cost_budget;
   REQUIRE(run_tune(logs, SweepInputs{}, options, &r, &error));
   return r;
 }
@@ -217,6 +218,19 @@ TEST_CASE("tune idle: releasing that costs more than the budget is not recommend
   CHECK(has(rec.why, " again: about "));
   CHECK(has(rec.why, "% of the log's 3 s (tune allows 2%)"));
   for (const std::string& c : rec.caveats) CHECK_FALSE(has(c, "idle_release_ms"));
+
+  // With a budget of ten times the default (--idle-cost 20), the same variant is recommended.
+  const TuneResult dear = tuned(inputs(text, true), 10 * kIdleCostBudget);
+  CHECK(dear.idle.cost_budget == 10 * kIdleCostBudget);
+  REQUIRE(dear.idle.chosen);
+  CHECK(*dear.idle.chosen == *study.most_saving);
+  CHECK(dear.recommendation.idle);
+  CHECK(has(dear.recommendation.conf, "idle_release_ms:100"));
+  // And with half the cost it takes, it is not, and why names that budget.
+  const TuneResult half = tuned(inputs(text, true), f.cost_share / 2);
+  CHECK_FALSE(half.idle.chosen);
+  CHECK(has(half.recommendation.why, "(tune allows "));
+  CHECK_FALSE(has(half.recommendation.why, "(tune allows 2%)"));
 }
 
 TEST_CASE("tune idle: a log without timestamps, or shorter than the first delay, gets none") {

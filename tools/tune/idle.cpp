@@ -163,8 +163,8 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
   return f;
 }
 
-bool idle_affordable(const IdleFigures& f) {
-  return f.cost_share <= kIdleCostBudget && f.vs_without <= -kIdleMinSaving &&
+bool idle_affordable(const IdleFigures& f, double cost_budget) {
+  return f.cost_share <= cost_budget && f.vs_without <= -kIdleMinSaving &&
          static_cast<double>(f.peak_reserved) <=
              static_cast<double>(f.peak_without) * (1.0 + kIdlePeakTolerance);
 }
@@ -184,7 +184,7 @@ void choose_idle(IdleStudy* study) {
       study->most_saving = row;
       most = f;
     }
-    if (idle_affordable(f) && (!study->chosen || better(f, chosen))) {
+    if (idle_affordable(f, study->cost_budget) && (!study->chosen || better(f, chosen))) {
       study->chosen = row;
       chosen = f;
     }
@@ -192,9 +192,10 @@ void choose_idle(IdleStudy* study) {
 }
 
 bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint64_t>& floors_mb,
-                const ReplayMore& replay_more, const OutcomesOf& outcomes_of) {
+                const ReplayMore& replay_more, const OutcomesOf& outcomes_of, double cost_budget) {
   IdleStudy& study = result->idle;
   study = IdleStudy{};
+  study.cost_budget = cost_budget;
   if (result->candidates.empty() || result->outcomes.empty()) return true;
   study.base = result->recommendation.candidate;
   const Candidate& base = result->candidates[study.base];

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/tune/idle_costs.h"
 #include "tools/tune/outcome.h"
 #include "tools/tune/sweep.h"
 
@@ -57,6 +58,7 @@ struct IdleStudy {
   std::vector<IdleRow> rows;  // row 0: base without idle release; then the variants tried
   std::optional<std::size_t> chosen;       // the row recommended (idle_affordable, least held)
   std::optional<std::size_t> most_saving;  // the variant that holds least, whatever it costs
+  double cost_budget = kIdleCostBudget;    // the share of the span a variant may cost (--idle-cost)
   bool tried() const { return not_tried.empty() && rows.size() > 1; }
 };
 
@@ -65,9 +67,9 @@ struct IdleStudy {
 std::string idle_keys(const IdleRow& row);
 
 IdleFigures idle_figures(const IdleStudy& study, std::size_t row);
-// Within kIdleCostBudget of the span, at least kIdleMinSaving below row 0's mean, and a peak
-// within kIdlePeakTolerance of row 0's.
-bool idle_affordable(const IdleFigures& figures);
+// Within cost_budget of the span (the study's: kIdleCostBudget unless --idle-cost), at least
+// kIdleMinSaving below row 0's mean, and a peak within kIdlePeakTolerance of row 0's.
+bool idle_affordable(const IdleFigures& figures, double cost_budget = kIdleCostBudget);
 // Picks study->chosen and study->most_saving from its rows.
 void choose_idle(IdleStudy* study);
 

@@ -25,7 +25,7 @@ namespace {
 const cudapool::cli::Command kCommand = {
     "cudapool tune",
     "usage: cudapool tune [--device-memory SIZE] [--fraction F] [--try CONF]... [--json] "
-    "[--threads N] [--rows N] [--no-idle] [--quiet] LOG...",
+    "[--threads N] [--rows N] [--no-idle] [--idle-cost PCT] [--quiet] LOG...",
     "  Replays each cudapool.log/1 file under a sweep of pool settings (the log's own, the\n"
     "  defaults, expandable segments, max_split_size_mb, roundup_power2_divisions,\n"
     "  large_segment_size_mb, max_non_split_rounding_mb, garbage_collection_threshold with a\n"
@@ -46,6 +46,9 @@ const cudapool::cli::Command kCommand = {
     "  --rows N              rows per table in text (default 20)\n"
     "  --no-idle             do not try idle_release_ms (cudapool's own key: PyTorch's\n"
     "                        allocator has no idle release)\n"
+    "  --idle-cost PCT       the share of the log's span (percent, above 0, at most 100;\n"
+    "                        default 2) an idle variant may cost in mapping memory again to be\n"
+    "                        recommended: more trades speed for less memory held over time\n"
     "  --quiet               no progress line (drawn on stderr only when it is a terminal)\n"
     "  --help, --version     this text; the version\n"
     "  Exit status: 0 done; 1 a log cannot be read or holds no events; 2 a usage error.\n"
@@ -89,6 +92,14 @@ int main(int argc, char** argv) {
       quiet = true;
     } else if (arg == "--no-idle") {
       options.try_idle = false;
+    } else if (arg == "--idle-cost") {
+      if (!value("--idle-cost", &v)) return usage_error("--idle-cost needs a value");
+      char* end = nullptr;
+      const double pct = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(pct > 0.0 && pct <= 100.0)) {
+        return usage_error("--idle-cost: a percentage above 0 and at most 100, not '" + v + "'");
+      }
+      options.idle_cost_budget = pct / 100.0;
     } else if (arg == "--device-memory") {
       if (!value("--device-memory", &v)) return usage_error("--device-memory needs a value");
       std::uint64_t bytes = 0;

@@ -75,6 +75,13 @@ std::string percent_text(double fraction) {
   return buf;
 }
 
+// An idle cost budget (a fraction of the span) as --idle-cost writes it: "2%", "6.5%".
+std::string budget_text(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%%", 100.0 * fraction);
+  return buf;
+}
+
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2g s", s);
@@ -279,7 +286,7 @@ void recommend_idle(TuneResult* out) {
       rec.why += "; " + idle_keys(row) + " would hold " + mean_text(f.mean_reserved) +
                  " on average instead of " + mean_text(f.without) + ", but maps " +
                  pool::bytes_text(f.mapped_again) + " again: " + cost_text(f, logs) +
-                 " (tune allows " + std::to_string(static_cast<int>(kIdleCostBudget * 100)) + "%)";
+                 " (tune allows " + budget_text(study.cost_budget) + ")";
     }
   }
 }

@@ -291,6 +291,7 @@ bool run_tune(const std::vector<LogInput>& logs, SweepInputs sweep_in, const Tun
     recommend_idle(result);
     return true;
   }
-  return study_idle(result, !rereadable, floors_mb, replay_more, outcomes_of);
+  return study_idle(result, !rereadable, floors_mb, replay_more, outcomes_of,
+                    options.idle_cost_budget);
 }
 }  // namespace cudapool::tune

@@ -64,6 +64,8 @@ struct TuneOptions {
   bool watch_split_limits = true;
   // Idle release tried on the setting recommended (idle.h); off: --no-idle.
   bool try_idle = true;
+  // The share of the log's span an idle variant may cost to be recommended (--idle-cost PCT).
+  double idle_cost_budget = kIdleCostBudget;
 };
 
 struct RankedRow {
@@ -120,7 +122,8 @@ void rank_and_recommend(TuneResult* result);
 using ReplayMore = std::function<bool(const std::vector<std::string>& confs)>;
 using OutcomesOf = std::function<const std::vector<Outcome>*(const std::string& conf)>;
 bool study_idle(TuneResult* result, bool read_once, const std::vector<std::uint64_t>& floors_mb,
-                const ReplayMore& replay_more, const OutcomesOf& outcomes_of);
+                const ReplayMore& replay_more, const OutcomesOf& outcomes_of,
+                double cost_budget = kIdleCostBudget);
 // Amends the recommendation with result->idle: the chosen idle variant instead of its setting
 // (conf strings, caveat), and in why the memory held over time (mean reserved before and after),
 // or, with none chosen, the variant that would hold least and what it would cost.

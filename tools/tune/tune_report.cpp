@@ -142,10 +142,10 @@ void idle_table(std::string& out, const TuneResult& r) {
                 "taken from the device beyond the first row's, costed at %.0f us a page "
                 "(expandable segments) or segment and %.1f ms per GB (tools/tune/idle_costs.h: "
                 "measured on an H200); *: recommended, the least held on average at a cost "
-                "within %.0f%% of the span, %.0f%% or more below the first row, peak within "
+                "within %g%% of the span, %.0f%% or more below the first row, peak within "
                 "%.0f%% of it\n",
-                kRemapSecondsPerMapping * 1e6, kRemapSecondsPerByte * 1e12, 100.0 * kIdleCostBudget,
-                100.0 * kIdleMinSaving, 100.0 * kIdlePeakTolerance);
+                kRemapSecondsPerMapping * 1e6, kRemapSecondsPerByte * 1e12,
+                100.0 * study.cost_budget, 100.0 * kIdleMinSaving, 100.0 * kIdlePeakTolerance);
   out += line;
   out += "\n";
 }
@@ -162,7 +162,7 @@ nlohmann::json idle_json(const TuneResult& r) {
                       {"remap_seconds_per_byte", kRemapSecondsPerByte},
                       {"remap_seconds_per_mapping", kRemapSecondsPerMapping},
                       {"peak_tolerance", kIdlePeakTolerance},
-                      {"cost_budget", kIdleCostBudget},
+                      {"cost_budget", study.cost_budget},
                       {"min_saving", kIdleMinSaving},
                       {"rows", nlohmann::json::array()},
                       {"chosen", label(study.chosen)},
@@ -196,7 +196,7 @@ nlohmann::json idle_json(const TuneResult& r) {
                          {"cost_share", f.cost_share},
                          {"span_ns", f.span_ns},
                          {"idle_releases", f.releases},
-                         {"affordable", k != 0 && idle_affordable(f)},
+                         {"affordable", k != 0 && idle_affordable(f, study.cost_budget)},
                          {"logs", per_log}});
   }
   return j;
