@@ -66,6 +66,15 @@ bool parse_count(const std::string& text, long lo, long hi, long& out) {
   return true;
 }
 
+// A number above 0 and at most hi, the whole of text.
+bool parse_positive(const std::string& text, double hi, double& out) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0.0 && v <= hi)) return false;
+  out = v;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,10 +102,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--no-idle") {
       options.try_idle = false;
     } else if (arg == "--idle-cost") {
+      double pct = 0.0;
       if (!value("--idle-cost", &v)) return usage_error("--idle-cost needs a value");
-      char* end = nullptr;
-      const double pct = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(pct > 0.0 && pct <= 100.0)) {
+      if (!parse_positive(v, 100.0, pct)) {
         return usage_error("--idle-cost: a percentage above 0 and at most 100, not '" + v + "'");
       }
       options.idle_cost_budget = pct / 100.0;
@@ -111,9 +119,8 @@ int main(int argc, char** argv) {
       options.device_memory = bytes;
     } else if (arg == "--fraction") {
       if (!value("--fraction", &v)) return usage_error("--fraction needs a value");
-      char* end = nullptr;
-      const double f = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(f > 0.0 && f <= 1.0)) {
+      double f = 0.0;
+      if (!parse_positive(v, 1.0, f)) {
         return usage_error("--fraction: a number greater than 0 and at most 1, not '" + v + "'");
       }
       sweep_in.fraction = f;
