@@ -98,6 +98,8 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"fault_cases_sync", [&] { return fault_cases(d, mode); }},
       // scenario_idle_unmap.cpp: a slow cuMemUnmap (FAKECUDA_SLOW) of the idle-release thread.
       {"idle_unmap_wait", [&] { return idle_unmap_wait(d, mode); }},
+      // scenario_idle_oom.cpp: the device full while the idle-release thread gives back.
+      {"idle_oom_wait", [&] { return idle_oom_wait(d, mode); }},
   };
   auto it = scenarios.find(scenario);
   if (it == scenarios.end()) {

@@ -214,6 +214,10 @@ int fault_cases(const Driver& d, Mode mode);
 // call back (fake); the idle-release thread's unmap of pages the pool maps again at once (shim,
 // expandable_segments:True with idle_release_ms).
 int idle_unmap_wait(const Driver& d, Mode mode);
+// scenario_idle_oom.cpp, with FAKECUDA_SLOW=cuMemFree_v2:MS and FAKECUDA_DEVICE_MEMORY=256M: a
+// slow cuMemFree_v2 keeps its memory used (fake); an allocation that finds the device full while
+// the idle-release thread gives a segment back waits for it (shim, idle_release_ms).
+int idle_oom_wait(const Driver& d, Mode mode);
 
 }  // namespace fakecuda_test
 
