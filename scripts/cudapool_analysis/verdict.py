@@ -10,11 +10,15 @@ PyTorch user knows (nvidia-smi, memory_allocated, memory_reserved, empty_cache, 
     block) and fenced ("waiting for work on another stream"), beside the largest requests;
   - the setting that would have reserved least and its saving, from cudapool tune (predicted by
     replaying the log), with the string to paste;
+  - memory held over time: the idle release tune chose (cudapool's own keys: cache unused that
+    long goes back), what the pool would have held on average with and without it and what
+    mapping memory again would cost; else the most it would save and why tune does not
+    recommend it (nothing when tune did not try it);
   - at the end, what stayed cached and what torch.cuda.empty_cache() would have given back;
   - the allocation sites that held the most bytes at the peak of allocated, Python lines first.
 
     verdict(report, page, tune, index) -> {"source", "devices": {dev: figures}, "setting",
-                                           "lines": [{"what", "text"}, ...]}
+                                           "held_over_time", "lines": [{"what", "text"}, ...]}
 
 Every figure comes from the engine's report and page objects (`cudapool report --json`'s object,
 the page's data) and tune's JSON: nothing is computed here that they do not hold, except sums and
@@ -152,6 +156,42 @@ def _setting(tune, index):
             "saving_fraction": -best["vs_own"], "caveats": rec.get("caveats") or []}
 
 
+def _held_over_time(tune):
+    """tune's idle-release study (its held_over_time and recommendation, docs/tune.md "Held over
+    time"): the variant it chose, else the one that would have held least on average and why tune
+    does not recommend it, each with its figures as tune gives them (the worst log's with several
+    logs); None when tune did not run or did not try idle release (its not_tried says why)."""
+    h = (tune or {}).get("held_over_time") or {}
+    rows = h.get("rows") or []
+    if not h.get("tried") or not rows:
+        return None
+    label = h.get("chosen") or h.get("most_saving")
+    row = next((r for r in rows if r.get("setting") == label), None)
+    if row is None:
+        return None
+    none = rows[0]
+    out = {"setting": row["setting"], "chosen": label == h.get("chosen"),
+           "cudapool_conf": row.get("conf"), "logs": len(tune.get("logs") or []) or 1}
+    if out["chosen"]:
+        out["cudapool_conf"] = (tune.get("recommendation") or {}).get("cudapool_conf") or row.get("conf")
+    for k in ("idle_release_ms", "idle_release_floor_mb", "large_segment_size_mb", "peak_reserved",
+              "mapped_again", "cost_s", "cost_share"):
+        out[k] = row.get(k)
+    out["mean_reserved"], out["without_mean_reserved"] = row["mean_reserved"], none["mean_reserved"]
+    out["saving"] = none["mean_reserved"] - row["mean_reserved"]
+    out["saving_fraction"] = -row["vs_without"]
+    out["without_peak_reserved"] = none.get("peak_reserved")
+    for k in ("cost_budget", "min_saving", "peak_tolerance"):
+        out[k] = h.get(k)
+    if not out["chosen"]:
+        out["why_not"] = [w for w, no in (
+            ("saving", out["saving_fraction"] < h.get("min_saving", 0)),
+            ("cost", out["cost_share"] > h.get("cost_budget", 1)),
+            ("peak", (out["peak_reserved"] or 0) >
+             (out["without_peak_reserved"] or 0) * (1 + h.get("peak_tolerance", 0)))) if no]
+    return out
+
+
 def verdict(report, page, tune, index=0):
     """One log's verdict (the module's docstring): report, `cudapool report --json`'s object of
     the log; page, its page object (the engine's), or None; tune, `cudapool tune --json` of the
@@ -161,7 +201,7 @@ def verdict(report, page, tune, index=0):
                   else report.get("devices") or {}, key=int)
     out = {"source": "replay" if replayed else "log",
            "devices": {dev: _device(report, page, dev, replayed) for dev in devs},
-           "setting": _setting(tune, index)}
+           "setting": _setting(tune, index), "held_over_time": _held_over_time(tune)}
     out["lines"] = lines(out, report)
     return out
 
@@ -193,9 +233,61 @@ def _why(a):
                "?" if a["fragmentation"] is None else "%.2f" % a["fragmentation"], fenced))
 
 
+def _mean(x):
+    """A mean of bytes (tune's, a float) in the verdict's words."""
+    return size(int(round(x))) if isinstance(x, (int, float)) and x == x else "?"
+
+
+def _share(x):
+    """A share of the run (tune's cost_share, 0.0005) as a percent: 0.05, 1.2, 12.3."""
+    p = 100 * x
+    return "%.1f" % p if p >= 1 else "%.2g" % p
+
+
+def _held_line(h):
+    """The held_over_time line: what idle release would have held on average."""
+    replayed = ("this log" if h["logs"] == 1
+                else "the %d logs (the worst log's figures)" % h["logs"])
+    keys = "CUDAPOOL_CONF=%s" % h["cudapool_conf"]
+    cost = ("nothing would be mapped again" if not h["mapped_again"] and not h["cost_s"]
+            else "mapping memory again would cost about %s (%s%% of the run)"
+            % (secs(h["cost_s"]), _share(h["cost_share"])))
+    if h["chosen"]:
+        how = "the shim gives back cache unused for %d ms" % h["idle_release_ms"]
+        if h["idle_release_floor_mb"]:
+            how += ", keeping %d MiB" % h["idle_release_floor_mb"]
+        if h["large_segment_size_mb"]:
+            how += ", in pages of %d MiB" % h["large_segment_size_mb"]
+        return ("Memory held over time: with %s (idle release, cudapool's own keys: %s), the pool "
+                "would have held %s on average instead of %s without idle release (%.1f%% less), "
+                "predicted by replaying %s; %s."
+                % (keys, how, _mean(h["mean_reserved"]), _mean(h["without_mean_reserved"]),
+                   100 * h["saving_fraction"], replayed, cost))
+    if h["saving_fraction"] <= 0:
+        return ("Memory held over time: idle release (cudapool's own keys) would not have held "
+                "less on average at any delay cudapool tune tried.")
+    why = []
+    if "saving" in h["why_not"]:
+        why.append("it saves less than the %g%% tune asks" % (100 * h["min_saving"]))
+    if "cost" in h["why_not"]:
+        why.append("mapping memory again would cost about %s, %s%% of the run, more than the "
+                   "%g%% tune allows (`cudapool tune --idle-cost PCT` allows PCT%% of the run)"
+                   % (secs(h["cost_s"]), _share(h["cost_share"]), 100 * h["cost_budget"]))
+    if "peak" in h["why_not"]:
+        why.append("its peak would be %s instead of %s" % (size(h["peak_reserved"]),
+                                                          size(h["without_peak_reserved"])))
+    return ("Memory held over time: idle release (cudapool's own keys) would save at most %s on "
+            "average: with %s the pool would have held %s instead of %s without idle release (%.1f%% "
+            "less), predicted by replaying %s; tune does not recommend it: %s."
+            % (_mean(h["saving"]), keys, _mean(h["mean_reserved"]),
+               _mean(h["without_mean_reserved"]), 100 * h["saving_fraction"], replayed,
+               "; ".join(why) or "see `cudapool tune`"))
+
+
 def lines(vd, report):
     """The verdict in words, most important first: [{"what", "text"}], what one of replay, peak,
-    held, why, requests, setting, exit, sites (the page shows the sites as a table instead)."""
+    held, why, requests, setting, held_over_time, exit, sites (the page shows the sites as a
+    table instead)."""
     out = []
 
     def w(text, what):
@@ -241,6 +333,9 @@ def lines(vd, report):
           "settings.", "setting")
     else:
         w("Settings: not tried (%s)." % s["not_run"], "setting")
+    h = vd.get("held_over_time")
+    if h:
+        w(_held_line(h), "held_over_time")
     for dev, d in vd["devices"].items():
         e = d["exit"]
         if e["reserved"] is not None:

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/cli/tune_idle.sh: cudapool tune and idle release (issue 31; docs/tune.md, "Held over
-# time"), as a user runs it, on a generated log of an inference server: light requests every
-# 50 ms for 20 s, and every 2.5 s a heavy one that holds 2 GiB for 100 ms. The text's "Held over
-# time" section and the recommendation (idle_release_ms in CUDAPOOL_CONF only, the memory held
-# over time in why, the cost caveat); --json's held_over_time, its figures checked against their
-# own definition and against `cudapool replay --conf` of the chosen setting (mean reserved, idle
-# releases); the same output from stdin (the variants replayed in the one pass);
-# --no-idle; a log too short for the first delay (the bundled example). Not here: the choice on
+# time"), as a user runs it, on a generated log of an inference server (fixtures/server_log.py:
+# light requests every 50 ms for 20 s, and every 2.5 s a heavy one that holds 2 GiB for 100 ms).
+# The text's "Held over time" section and the recommendation (idle_release_ms in CUDAPOOL_CONF
+# only, the memory held over time in why, the cost caveat); --json's held_over_time, its figures
+# checked against their own definition and against `cudapool replay --conf` of the chosen setting
+# (mean reserved, idle releases); the same output from stdin (the variants replayed in the one
+# pass); --no-idle; a log too short for the first delay (the bundled example). Not here: the choice on
 # hand-built logs (tests/unit/test_tune_idle.cpp), tune's other output (tune_tool.sh).
 set -euo pipefail
 . "$CUDAPOOL_SOURCE_DIR/tests/cli/common.bash"
@@ -15,33 +15,7 @@ bin="$CUDAPOOL_BUILD_DIR/tools/cudapool-tune"
 replay="$CUDAPOOL_BUILD_DIR/tools/cudapool-replay"
 
 log="$tmp/server.jsonl"
-python3 - "$log" <<'PY'
-import json, sys
-MiB, ms = 1 << 20, 1000000
-out = open(sys.argv[1], "w")
-out.write(json.dumps({"schema": "cudapool.log/1", "version": "0.1.0", "pid": 1, "host": "t",
-                      "conf": "", "devices": [{"id": 0, "name": "t",
-                                               "total_memory": 80 << 30}]}) + "\n")
-events, ptr = [], 0x1000
-def ev(t, action, p, size):
-    events.append((t, len(events), action, p, size))
-for step in range(400):              # 20 s of light requests, one every 50 ms
-    t = step * 50 * ms
-    if step % 50 == 10:              # a heavy request every 2.5 s: 2 GiB for 100 ms
-        heavy = [ptr + i for i in range(4)]
-        ptr += 4
-        for i, p in enumerate(heavy):
-            ev(t + i * 1000, "alloc", p, 512 * MiB)
-        for i, p in enumerate(heavy):
-            ev(t + 100 * ms + i * 1000, "free_requested", p, 0)
-    ev(t, "alloc", ptr, 6 * MiB)
-    ev(t + 5 * ms, "free_requested", ptr, 0)
-    ptr += 1
-ev(400 * 50 * ms, "alloc", ptr, 4096)
-for seq, (t, _, action, p, size) in enumerate(sorted(events), 1):   # in time order
-    out.write(json.dumps({"seq": seq, "t_ns": t, "tid": 1, "dev": 0, "action": action,
-                          "ptr": hex(p), "size": size}) + "\n")
-PY
+python3 "$fx/server_log.py" "$log"
 
 "$bin" --quiet "$log" >"$tmp/out.txt" || fail "tune exited $?"
 grep -q "^Held over time: idle release (cudapool's own keys) added to " "$tmp/out.txt" ||
