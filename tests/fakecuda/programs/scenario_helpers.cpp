@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/fakecuda/programs/scenario_helpers.cpp: the helpers every scenario file shares (declared in
 // scenarios.h): say (a line of output), alloc_ok, host, stamp/stamped (data checks), splitmix,
-// current, device0_pinned, and fail/result_name behind FC_CHECK and FC_EXPECT_RC. Not a place for
-// scenarios (scenario_*.cpp) nor for the dispatch by name (scenarios.cpp).
+// current, device0_pinned, calls_exceed, and fail/result_name behind FC_CHECK and FC_EXPECT_RC. Not
+// a place for scenarios (scenario_*.cpp) nor for the dispatch by name (scenarios.cpp).
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +25,18 @@ void say(const char* fmt, ...) {
   std::fputc('\n', stdout);
   va_end(args);
   std::fflush(stdout);
+}
+
+bool calls_exceed(const Driver& d, const char* name, unsigned long long before, double limit_ms) {
+  const auto start = std::chrono::steady_clock::now();
+  while (d.calls(name) <= before) {
+    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count() > limit_ms) {
+      return false;
+    }
+    usleep(500);
+  }
+  return true;
 }
 
 CUdeviceptr alloc_ok(const Driver& d, size_t n) {

@@ -28,16 +28,6 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Waits until cuMemFree_v2 was called more than `before` times (counted before its sleep).
-bool free_started(const Driver& d, unsigned long long before, double limit_ms) {
-  const Clock::time_point t = Clock::now();
-  while (d.calls("cuMemFree_v2") <= before) {
-    if (ms_since(t) > limit_ms) return false;
-    usleep(500);
-  }
-  return true;
-}
-
 struct Free {
   const Driver* d;
   CUcontext context;
@@ -61,7 +51,8 @@ int fake_alone(const Driver& d) {
   const unsigned long long before = d.calls("cuMemFree_v2");
   pthread_t thread;
   FC_CHECK(pthread_create(&thread, nullptr, free_thread, &f) == 0, "pthread_create");
-  FC_CHECK(free_started(d, before, 10000), "the thread's cuMemFree_v2 was not counted in 10 s");
+  FC_CHECK(calls_exceed(d, "cuMemFree_v2", before, 10000),
+           "the thread's cuMemFree_v2 was not counted in 10 s");
   CUdeviceptr q = 0;
   FC_EXPECT_RC(d, d.MemAlloc(&q, kBlock), CUDA_ERROR_OUT_OF_MEMORY);
   pthread_join(thread, nullptr);
@@ -84,7 +75,8 @@ int under_shim(const Driver& d) {
   const unsigned long long before = d.calls("cuMemFree_v2");
   FC_OK(d, d.MemFree(first));
   // Quiet until the idle-release thread is inside its (slow) cuMemFree_v2 of that segment.
-  FC_CHECK(free_started(d, before, 10000), "the idle-release thread freed nothing in 10 s");
+  FC_CHECK(calls_exceed(d, "cuMemFree_v2", before, 10000),
+           "the idle-release thread freed nothing in 10 s");
   const Clock::time_point start = Clock::now();
   CUdeviceptr again = 0;
   const CUresult rc = d.MemAlloc(&again, kBlock);

@@ -42,17 +42,6 @@ unsigned unmap_slow_ms() {
   return ms;
 }
 
-// Waits until cuMemUnmap was called more than `before` times (the call is counted before its
-// sleep, so it is then inside it); false after `limit_ms`.
-bool unmap_started(const Driver& d, unsigned long long before, double limit_ms) {
-  const Clock::time_point t = Clock::now();
-  while (d.calls("cuMemUnmap") <= before) {
-    if (ms_since(t) > limit_ms) return false;
-    usleep(500);
-  }
-  return true;
-}
-
 struct Unmap {
   const Driver* d;
   CUdeviceptr p;
@@ -80,7 +69,8 @@ int fake_alone(const Driver& d, unsigned slow) {
   const Clock::time_point start = Clock::now();
   pthread_t thread;
   FC_CHECK(pthread_create(&thread, nullptr, unmap_thread, &u) == 0, "pthread_create");
-  FC_CHECK(unmap_started(d, before, 10000), "the thread's cuMemUnmap was not counted in 10 s");
+  FC_CHECK(calls_exceed(d, "cuMemUnmap", before, 10000),
+           "the thread's cuMemUnmap was not counted in 10 s");
   const Clock::time_point map_start = Clock::now();
   FC_EXPECT_RC(d, d.MemMap(base, page, 0, second, 0), CUDA_ERROR_INVALID_VALUE);
   const double map_ms = ms_since(map_start);
@@ -118,7 +108,8 @@ int under_shim(const Driver& d, unsigned slow) {
   const unsigned long long before = d.calls("cuMemUnmap");
   FC_OK(d, d.MemFree(first));
   // Quiet until the idle-release thread is inside its first (slow) cuMemUnmap of those pages.
-  FC_CHECK(unmap_started(d, before, 10000), "the idle-release thread unmapped nothing in 10 s");
+  FC_CHECK(calls_exceed(d, "cuMemUnmap", before, 10000),
+           "the idle-release thread unmapped nothing in 10 s");
   const Clock::time_point start = Clock::now();
   CUdeviceptr again = 0;
   const CUresult rc = d.MemAlloc(&again, n);

@@ -609,7 +609,8 @@ int thread_cache_auto(const Driver& d, Mode mode) {
   }
   FC_CHECK(!caches_on(d, ctx), "k: the caches came on without any contention");
 
-  say("k. four threads allocating at once: the caches come on (checked every 50 ms; a hang guard of 300 s)");
+  say("k. four threads allocating at once: the caches come on (checked every 50 ms; a hang guard "
+      "of 300 s)");
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) threads.emplace_back([&] { hammer(d, ctx, stop); });

@@ -136,6 +136,9 @@ void stamp(CUdeviceptr p, size_t n, uint64_t tag);
 bool stamped(CUdeviceptr p, size_t n, uint64_t tag);
 uint64_t splitmix(uint64_t* state);
 CUcontext current(const Driver& d);
+// Waits until the fake counted the driver call `name` more than `before` times (a call is counted
+// before a FAKECUDA_SLOW sleep, so it is then inside it); false after limit_ms.
+bool calls_exceed(const Driver& d, const char* name, unsigned long long before, double limit_ms);
 // cuMemCreate's properties for pinned memory on device 0.
 CUmemAllocationProp device0_pinned();
 
