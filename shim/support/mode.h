@@ -19,10 +19,13 @@ extern std::atomic<int> g_mode;
 Mode initialize_mode();  // lifecycle/startup.cpp
 }  // namespace detail
 
-// Initializes on first use; afterwards one relaxed atomic load, inlined. kPassThrough when
+// Initializes on first use; afterwards one acquire load, inlined (a plain load on x86-64): a
+// thread that sees the mode another thread's initialize() stored also sees the settings it read
+// (a relaxed load did not promise that: ThreadSanitizer saw cuMemAlloc_v2 read reporting() while
+// another thread's first call was still writing it, 2026-12-04). kPassThrough when
 // CUDAPOOL_DISABLE=1 or in a child after fork. Reads no CUDA state.
 inline Mode mode() {
-  const int m = detail::g_mode.load(std::memory_order_relaxed);
+  const int m = detail::g_mode.load(std::memory_order_acquire);
   if (m != static_cast<int>(Mode::kUninitialized)) [[likely]]
     return static_cast<Mode>(m);
   return detail::initialize_mode();
