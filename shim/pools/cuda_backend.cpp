@@ -72,6 +72,17 @@ void free_pool_segment(std::uintptr_t ptr) {
   }
 }
 
+// Sleeps `pause_us` at a time until done() holds, at most `limit_ms` in all; whether it holds.
+// For the waits on the idle-release thread's give-back, off the hot path.
+template <typename Done>
+bool poll_until(Done done, long pause_us, long limit_ms) {
+  for (long waited_us = 0; !done() && waited_us < limit_ms * 1000; waited_us += pause_us) {
+    timespec pause{0, pause_us * 1000};
+    nanosleep(&pause, nullptr);
+  }
+  return done();
+}
+
 }  // namespace
 
 pool::BackendResult CudaBackend::allocate_segment(std::size_t bytes, std::uintptr_t* ptr) {
@@ -216,11 +227,7 @@ void CudaBackend::wait_for_unmapping(std::uintptr_t ptr, std::size_t bytes) {
       return r.first < ptr + bytes && ptr < r.first + r.second;
     });
     if (!overlaps) return;  // other addresses: no need to wait
-    for (int i = 0; i < 100000 && !unmapping_done_.load(std::memory_order_acquire); ++i) {
-      timespec pause{0, 50 * 1000};  // 50 us, 5 s in all
-      nanosleep(&pause, nullptr);
-    }
-    if (!unmapping_done_.load(std::memory_order_acquire)) {
+    if (!poll_until([&] { return unmapping_done_.load(std::memory_order_acquire); }, 50, 5000)) {
       CUDAPOOL_WARN_ONCE("the idle-release thread's cuMemUnmap took more than 5 s");
       return;  // the list stays: its addresses are still mapped
     }
@@ -268,10 +275,7 @@ void CudaBackend::give_back(CUcontext context, const DeferredGiveBacks& list) {
 
 bool CudaBackend::waited_for_give_back() {
   if (giving_back_.load(std::memory_order_acquire) == 0) return false;
-  for (int i = 0; i < 20000 && giving_back_.load(std::memory_order_acquire) != 0; ++i) {
-    timespec pause{0, 100 * 1000};  // 100 us, 2 s in all
-    nanosleep(&pause, nullptr);
-  }
+  poll_until([&] { return giving_back_.load(std::memory_order_acquire) == 0; }, 100, 2000);
   return true;
 }
 
