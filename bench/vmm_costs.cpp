@@ -22,20 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "driver_bench.h"
+
 namespace {
-
-void check(CUresult r, const char* what) {
-  if (r == CUDA_SUCCESS) return;
-  const char* s = nullptr;
-  cuGetErrorString(r, &s);
-  std::fprintf(stderr, "vmm_costs: %s failed: %s\n", what, s ? s : "?");
-  std::exit(1);
-}
-
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -45,14 +34,6 @@ double median(std::vector<double> v) {
 struct Phases {
   std::vector<double> create, map, access, unmap, release;
 };
-
-CUmemAllocationProp device_prop(int device) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = device;
-  return prop;
-}
 
 // One round of one style: map total bytes at base in pages, chunk bytes at a time (chunk ==
 // page: per-page access and unmap), then give them back the same way.
@@ -100,6 +81,7 @@ void one_round(CUdeviceptr base, std::size_t total, std::size_t page, std::size_
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_bench_name = "vmm_costs";
   const std::size_t gib = std::size_t{1} << 30;
   const std::size_t total = (argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 32) * gib;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;

@@ -22,20 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "driver_bench.h"
+
 namespace {
-
-void check(CUresult r, const char* what) {
-  if (r == CUDA_SUCCESS) return;
-  const char* s = nullptr;
-  cuGetErrorString(r, &s);
-  std::fprintf(stderr, "vmm_interference: %s failed: %s\n", what, s ? s : "?");
-  std::exit(1);
-}
-
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 struct Background {
   const char* name;
@@ -54,10 +43,7 @@ struct BackgroundTimes {
 void background(CUcontext ctx, const Background& b, std::size_t total, double period_ms,
                 const std::atomic<bool>& stop, BackgroundTimes* out) {
   check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
+  const CUmemAllocationProp prop = device_prop(0);
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -114,6 +100,7 @@ double program(CUstream s, CUdeviceptr buf, std::size_t bytes, int launches, dou
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_bench_name = "vmm_interference";
   const std::size_t gib = std::size_t{1} << 30;
   const std::size_t total = (argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 46) * gib;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
