@@ -2,7 +2,8 @@
 // shim/interpose/hooks_memory.cpp: the pooled entry points. cuMemAlloc_v2 is served from the
 // calling thread's cache (thread_cache.h) or the current context's pool; cuMemFree_v2 returns a
 // block to the thread's cache or the pool that owns it (any context, pooled_free.h), and passes
-// pointers no pool owns to the driver; cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer range and
+// pointers no pool owns to the driver; both refuse, as the driver does, what a stream capture
+// forbids (stream_capture.h); cuMemGetInfo_v2, cuMemGetAddressRange_v2, pointer range and
 // context attributes and cuIpcGetMemHandle are answered for pooled blocks as if each block were its
 // own allocation. Each hook is also the exported symbol for programs linked with -lcuda.
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "shim/pools/context_registry.h"
 #include "shim/pools/pooled_alloc.h"
 #include "shim/pools/pooled_free.h"
+#include "shim/pools/stream_capture.h"
 #include "shim/pools/thread_cache.h"
 #include "shim/recording/event_log.h"
 #include "shim/recording/oom_report.h"
@@ -111,6 +113,9 @@ namespace {
 CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  // During a stream capture that forbids it, the driver's refusal (stream_capture.h).
+  if (const CUresult r = capture_refusal(); r != CUDA_SUCCESS) [[unlikely]]
+    return r;
   // The Python stack first (CUDAPOOL_BACKTRACE=python), while this frame has nothing to destroy: a
   // thread that Python ends as it waits for the GIL during finalization (pthread_exit) is unwound
   // through here by libgcc_s, which cannot run a cleanup of the shim's (its unwinder is static).
@@ -130,6 +135,8 @@ CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 
 CUDAPOOL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (!pooling() || dptr == 0) return CUDAPOOL_PASS(cuMemFree_v2, dptr);
+  if (const CUresult r = capture_refusal(); r != CUDA_SUCCESS) [[unlikely]]
+    return r;
   ReentrancyGuard guard;
   const auto ptr = static_cast<std::uintptr_t>(dptr);
   if (reporting().any()) current_call().start_ns = monotonic_ns();

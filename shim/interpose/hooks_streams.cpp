@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // shim/interpose/hooks_streams.cpp: stream creation and destruction (streams are registered for the
-// reuse fences of their context, stream_registry.h, and logged) and stream capture begin/end (while
-// a capture runs, the shim records and waits on nothing). The calls themselves always go to the
+// reuse fences of their context, stream_registry.h, and logged) and stream capture begin/end
+// (reported to stream_capture.h: while a capture runs, the shim records and waits on nothing, and
+// the pooled hooks refuse what the driver would refuse). The calls themselves always go to the
 // driver unchanged. Event records and waits: hooks_events.cpp.
 #include "shim/driver/export.h"
 #include "shim/interpose/hooks.h"
@@ -68,35 +69,49 @@ CUDAPOOL_EXPORT CUresult cuStreamDestroy_v2(CUstream stream) {
 
 namespace {
 
-CUresult begun(CUresult r) {
-  if (r == CUDA_SUCCESS) captures_in_progress().fetch_add(1, std::memory_order_relaxed);
+CUresult begun(CUresult r, CUstream stream, CUstreamCaptureMode mode) {
+  if (r == CUDA_SUCCESS) note_capture_begun(stream, mode);
   return r;
 }
 
-CUresult ended(CUresult r) {
+CUresult ended(CUresult r, CUstream stream) {
   // The capture is over when EndCapture succeeds or reports it invalidated.
-  if (r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
-    int n = captures_in_progress().load(std::memory_order_relaxed);
-    while (n > 0 && !captures_in_progress().compare_exchange_weak(n, n - 1)) {
-    }
-  }
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) note_capture_ended(stream);
   return r;
 }
 
 }  // namespace
 
 CUDAPOOL_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
-  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2, stream, mode));
+  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2, stream, mode), stream, mode);
 }
 
 CUDAPOOL_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
-  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2_ptsz, stream, mode));
+  return begun(CUDAPOOL_PASS(cuStreamBeginCapture_v2_ptsz, stream, mode), stream, mode);
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                                     const CUgraphNode* dependencies,
+                                                     const CUgraphEdgeData* edge_data, size_t count,
+                                                     CUstreamCaptureMode mode) {
+  return begun(CUDAPOOL_PASS(cuStreamBeginCaptureToGraph, stream, graph, dependencies, edge_data,
+                             count, mode),
+               stream, mode);
+}
+
+CUDAPOOL_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph,
+                                                          const CUgraphNode* dependencies,
+                                                          const CUgraphEdgeData* edge_data,
+                                                          size_t count, CUstreamCaptureMode mode) {
+  return begun(CUDAPOOL_PASS(cuStreamBeginCaptureToGraph_ptsz, stream, graph, dependencies,
+                             edge_data, count, mode),
+               stream, mode);
 }
 
 CUDAPOOL_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
-  return ended(CUDAPOOL_PASS(cuStreamEndCapture, stream, graph));
+  return ended(CUDAPOOL_PASS(cuStreamEndCapture, stream, graph), stream);
 }
 
 CUDAPOOL_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
-  return ended(CUDAPOOL_PASS(cuStreamEndCapture_ptsz, stream, graph));
+  return ended(CUDAPOOL_PASS(cuStreamEndCapture_ptsz, stream, graph), stream);
 }

@@ -15,7 +15,7 @@
 # log directory, default /tmp/cudapool-gpu), OUT (if set: $OUT/gpu-tests.log and the per-program
 # logs in $OUT/gpu-tests-logs/), CUDA_HOME (/usr/local/cuda), NVCC, CUDA_ARCH (sm_90), PYTHON
 # (python3), GPU_TESTS_ONLY (sections to run, e.g. "logs jax"; default all: cross_stream
-# fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf
+# fence_shortcuts late_stream alloc_basic driver_api capture contexts threads errors libraries other_allocs two_devices torch conf
 # cupy numba jax logs hostile oom_snapshot control_cli), CUDAPOOL_REPLAY (default
 # $REPO/build/tools/cudapool-replay: the log checks replay
 # every log with it), GPU_TESTS_BUDGET_S (1200: no program starts after this many seconds; those
@@ -64,6 +64,8 @@ source "$HERE/sections/late_stream.sh" || exit 2
 source "$HERE/sections/alloc_basic.sh" || exit 2
 # shellcheck source=tests/gpu/sections/driver_api.sh
 source "$HERE/sections/driver_api.sh" || exit 2
+# shellcheck source=tests/gpu/sections/capture.sh
+source "$HERE/sections/capture.sh" || exit 2
 # shellcheck source=tests/gpu/sections/contexts.sh
 source "$HERE/sections/contexts.sh" || exit 2
 # shellcheck source=tests/gpu/sections/threads.sh
@@ -116,9 +118,9 @@ main() {
 
   build_all
   local section
-  for section in ${GPU_TESTS_ONLY:-cross_stream fence_shortcuts late_stream alloc_basic driver_api contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs hostile oom_snapshot control_cli}; do
+  for section in ${GPU_TESTS_ONLY:-cross_stream fence_shortcuts late_stream alloc_basic driver_api capture contexts threads errors libraries other_allocs two_devices torch conf cupy numba jax logs hostile oom_snapshot control_cli}; do
     case $section in
-      cross_stream | fence_shortcuts | late_stream | alloc_basic | driver_api | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs | hostile | oom_snapshot | control_cli) "test_$section" ;;
+      cross_stream | fence_shortcuts | late_stream | alloc_basic | driver_api | capture | contexts | threads | errors | libraries | other_allocs | two_devices | torch | conf | cupy | numba | jax | logs | hostile | oom_snapshot | control_cli) "test_$section" ;;
       *) fail "GPU_TESTS_ONLY" "no section '$section'" ;;
     esac
   done

@@ -172,6 +172,12 @@ int main(int argc, char** argv) {
   get(d.StreamQuery, "cuStreamQuery", kPtds);
   get(d.StreamGetFlags, "cuStreamGetFlags");
   get(d.StreamIsCapturing, "cuStreamIsCapturing");
+  get(d.StreamBeginCapture, "cuStreamBeginCapture");
+  get(d.StreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph");
+  get(d.StreamEndCapture, "cuStreamEndCapture");
+  get(d.ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+  get(d.GraphCreate, "cuGraphCreate");
+  get(d.GraphDestroy, "cuGraphDestroy");
   get(d.StreamWaitEvent, "cuStreamWaitEvent");
   get(d.EventCreate, "cuEventCreate");
   get(d.EventRecord, "cuEventRecord", kPtds);

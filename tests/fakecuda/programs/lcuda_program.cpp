@@ -51,6 +51,12 @@ int main(int argc, char** argv) {
   d.StreamQuery = &cuStreamQuery;
   d.StreamGetFlags = &cuStreamGetFlags;
   d.StreamIsCapturing = &cuStreamIsCapturing;
+  d.StreamBeginCapture = &cuStreamBeginCapture;
+  d.StreamBeginCaptureToGraph = &cuStreamBeginCaptureToGraph;
+  d.StreamEndCapture = &cuStreamEndCapture;
+  d.ThreadExchangeStreamCaptureMode = &cuThreadExchangeStreamCaptureMode;
+  d.GraphCreate = &cuGraphCreate;
+  d.GraphDestroy = &cuGraphDestroy;
   d.StreamWaitEvent = &cuStreamWaitEvent;
   d.EventCreate = &cuEventCreate;
   d.EventRecord = &cuEventRecord;

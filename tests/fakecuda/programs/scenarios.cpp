@@ -100,6 +100,10 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"idle_unmap_wait", [&] { return idle_unmap_wait(d, mode); }},
       // scenario_idle_oom.cpp: the device full while the idle-release thread gives back.
       {"idle_oom_wait", [&] { return idle_oom_wait(d, mode); }},
+      // scenario_capture.cpp: the driver's answers during stream captures.
+      {"capture_rules", [&] { return capture_rules(d, mode); }},
+      {"capture_rules_expandable", [&] { return capture_rules(d, mode); }},
+      {"capture_rules_tc", [&] { return capture_rules(d, mode); }},
   };
   auto it = scenarios.find(scenario);
   if (it == scenarios.end()) {

@@ -55,6 +55,12 @@ struct Driver {
   decltype(&::cuStreamQuery) StreamQuery = nullptr;
   decltype(&::cuStreamGetFlags) StreamGetFlags = nullptr;
   decltype(&::cuStreamIsCapturing) StreamIsCapturing = nullptr;
+  decltype(&::cuStreamBeginCapture) StreamBeginCapture = nullptr;
+  decltype(&::cuStreamBeginCaptureToGraph) StreamBeginCaptureToGraph = nullptr;
+  decltype(&::cuStreamEndCapture) StreamEndCapture = nullptr;
+  decltype(&::cuThreadExchangeStreamCaptureMode) ThreadExchangeStreamCaptureMode = nullptr;
+  decltype(&::cuGraphCreate) GraphCreate = nullptr;
+  decltype(&::cuGraphDestroy) GraphDestroy = nullptr;
   decltype(&::cuStreamWaitEvent) StreamWaitEvent = nullptr;
   decltype(&::cuEventCreate) EventCreate = nullptr;
   decltype(&::cuEventRecord) EventRecord = nullptr;
@@ -221,6 +227,11 @@ int idle_unmap_wait(const Driver& d, Mode mode);
 // slow cuMemFree_v2 keeps its memory used (fake); an allocation that finds the device full while
 // the idle-release thread gives a segment back waits for it (shim, idle_release_ms).
 int idle_oom_wait(const Driver& d, Mode mode);
+
+// scenario_capture.cpp: allocations and frees during stream captures get the driver's answer (the
+// fake models the documented rule: capture.cpp), with the shim as without it (run also with
+// expandable_segments:True and thread_cache:always).
+int capture_rules(const Driver& d, Mode mode);
 
 }  // namespace fakecuda_test
 

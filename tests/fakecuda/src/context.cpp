@@ -495,6 +495,7 @@ CUresult cuCtxSynchronize(void) {
   FAKECUDA_WAIT_ENTRY("cuCtxSynchronize");
   Context* ctx = nullptr;
   if (CUresult rc = require_context(&ctx)) return FAKECUDA_WAITED(rc);
+  if (CUresult rc = capture_allows_unsafe_call()) return FAKECUDA_WAITED(rc);
   complete_context(ctx);
   ++S().sync_count;
   return FAKECUDA_WAITED(CUDA_SUCCESS);

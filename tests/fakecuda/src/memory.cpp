@@ -213,6 +213,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   Context* ctx = nullptr;
   if (CUresult rc = require_context(&ctx)) return rc;
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult rc = capture_allows_unsafe_call()) return rc;
   if (S().fail_next_alloc > 0) {
     --S().fail_next_alloc;
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -224,6 +225,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   FAKECUDA_ENTRY("cuMemFree_v2");
   Context* ctx = nullptr;
   if (CUresult rc = require_context(&ctx)) return rc;
+  if (CUresult rc = capture_allows_unsafe_call()) return rc;
   return free_base(dptr, {Kind::kDevice, Kind::kPitch, Kind::kAsync, Kind::kManaged});
 }
 

@@ -42,6 +42,11 @@ struct Stream {
   bool is_default = false;
   bool held = false;
   std::vector<Event*> pending;  // incomplete events recorded on this stream, in record order
+  // Stream capture (capture.cpp): its status, the mode it was begun in and the thread that began
+  // it.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  pid_t capture_thread = 0;
 };
 
 struct Event {
@@ -184,6 +189,9 @@ Stream* resolve_stream(CUstream handle, CUresult* rc);
 void complete_pending(Stream* s);            // every pending event of s
 void complete_through(Stream* s, Event* e);  // pending events of s up to and including e
 void complete_context(Context* ctx);         // every stream of ctx
+// The rule of stream capture for a potentially unsafe call (capture.cpp): CUDA_SUCCESS, or
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED with the captures that forbid the call invalidated.
+CUresult capture_allows_unsafe_call();
 
 // Memory.
 Allocation* find_containing(uintptr_t p);  // an allocation of any kind containing p

@@ -2,8 +2,8 @@
 // tests/fakecuda/src/streams.cpp: streams and events as host objects. Work is complete at once
 // unless a test holds the stream (fakecuda_hold_stream): then events recorded on it stay incomplete
 // until a synchronize (event, stream or context; each call counts one sync) or the hold's release.
-// Not modelled: cross-stream dependencies (cuStreamWaitEvent only validates), capture, timing,
-// callbacks; cuMemFree does not synchronize.
+// Not modelled: cross-stream dependencies (cuStreamWaitEvent only validates), timing, callbacks;
+// cuMemFree does not synchronize. Capture: capture.cpp.
 #include "exports.h"
 #include "state.h"
 
@@ -71,7 +71,7 @@ CUresult stream_is_capturing(CUstream handle, CUstreamCaptureStatus* status) {
   Stream* s = resolve_stream(handle, &rc);
   if (s == nullptr) return rc;
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  *status = s->capture;
   return CUDA_SUCCESS;
 }
 

@@ -29,6 +29,7 @@ build_all() {
   b alloc_basic_ptds alloc_basic.cu --default-stream per-thread
   b driver_api driver_api.cpp -cudart=none "${lcuda[@]}"
   b contexts contexts.cpp -cudart=none "${lcuda[@]}"
+  b capture_rules capture_rules.cpp -cudart=none "${lcuda[@]}"
   b threads threads.cu
   b cross_stream cross_stream.cu
   b cross_stream_ptds cross_stream.cu --default-stream per-thread
