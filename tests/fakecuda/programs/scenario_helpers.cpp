@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "scenarios.h"
 
@@ -108,6 +109,33 @@ std::string result_name(const Driver& d, CUresult rc) {
     return name;
   }
   return "CUresult " + std::to_string(static_cast<int>(rc));
+}
+
+void require_conf(const char* with, const char* without) {
+  const char* env = std::getenv("CUDAPOOL_CONF");
+  const std::string conf = env != nullptr ? env : "";
+  const auto pairs = [](const char* list) {
+    std::vector<std::string> out;
+    std::string item;
+    for (const char* c = list;; ++c) {
+      if (*c == ',' || *c == '\0') {
+        if (!item.empty()) out.push_back(item);
+        item.clear();
+        if (*c == '\0') break;
+      } else {
+        item += *c;
+      }
+    }
+    return out;
+  };
+  for (const std::string& pair : pairs(with)) {
+    FC_CHECK(conf.find(pair) != std::string::npos,
+             "CUDAPOOL_CONF is '%s', expected it to hold '%s'", conf.c_str(), pair.c_str());
+  }
+  for (const std::string& pair : pairs(without)) {
+    FC_CHECK(conf.find(pair) == std::string::npos, "CUDAPOOL_CONF is '%s', expected no '%s'",
+             conf.c_str(), pair.c_str());
+  }
 }
 
 }  // namespace fakecuda_test

@@ -65,11 +65,7 @@ int fake_alone(const Driver& d) {
 }
 
 int under_shim(const Driver& d) {
-  const char* conf = std::getenv("CUDAPOOL_CONF");
-  FC_CHECK(conf != nullptr && std::strstr(conf, "idle_release_ms:") != nullptr &&
-               std::strstr(conf, "expandable_segments:True") == nullptr,
-           "CUDAPOOL_CONF is '%s', expected idle_release_ms without expandable segments",
-           conf != nullptr ? conf : "(unset)");
+  require_conf("idle_release_ms:", "expandable_segments:True");
   const CUdeviceptr first = alloc_ok(d, kBlock);
   stamp(first, kBlock, 0x0a1);
   const unsigned long long before = d.calls("cuMemFree_v2");

@@ -92,11 +92,7 @@ int fake_alone(const Driver& d, unsigned slow) {
 }
 
 int under_shim(const Driver& d, unsigned slow) {
-  const char* conf = std::getenv("CUDAPOOL_CONF");
-  FC_CHECK(conf != nullptr && std::strstr(conf, "expandable_segments:True") != nullptr &&
-               std::strstr(conf, "idle_release_ms:") != nullptr,
-           "CUDAPOOL_CONF is '%s', expected expandable_segments:True and idle_release_ms",
-           conf != nullptr ? conf : "(unset)");
+  require_conf("expandable_segments:True,idle_release_ms:");
   const size_t page = 20 * kMiB;  // the large pool's page (large_segment_size_mb's default)
   const size_t n = 3 * page;
   const CUdeviceptr keep = alloc_ok(d, page);  // the segment's first page, used to the end

@@ -565,17 +565,14 @@ bool env_set(const char* name) {
 
 int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached) {
   FC_CHECK(mode == Mode::kShim, "the thread_cache scenarios run under the shim only");
-  const char* env_conf = std::getenv("CUDAPOOL_CONF");
-  FC_CHECK(env_conf != nullptr && std::strstr(env_conf, conf) != nullptr,
-           "CUDAPOOL_CONF is '%s', expected it to contain '%s'", env_conf ? env_conf : "(unset)",
-           conf);
+  require_conf(conf);
   const bool reporting = env_set("CUDAPOOL_LOG") || env_set("CUDAPOOL_SUMMARY");
   if (cached) {
     FC_CHECK(!reporting, "reporting (CUDAPOOL_LOG, CUDAPOOL_SUMMARY) turns the caches off");
   } else if (std::strstr(conf, "always") != nullptr) {
     FC_CHECK(reporting, "with %s and no reporting the caches are on", conf);
   }
-  say("CUDAPOOL_CONF=%s%s: thread caches expected %s", env_conf,
+  say("CUDAPOOL_CONF=%s%s: thread caches expected %s", std::getenv("CUDAPOOL_CONF"),
       reporting ? " with reporting on" : "", cached ? "on" : "off");
   CUcontext ctx = current(d);
   same_thread_reuse(d, ctx, cached);
@@ -594,9 +591,7 @@ int thread_cache(const Driver& d, Mode mode, const char* conf, bool cached) {
 
 int thread_cache_auto(const Driver& d, Mode mode) {
   FC_CHECK(mode == Mode::kShim, "the thread_cache scenarios run under the shim only");
-  const char* env_conf = std::getenv("CUDAPOOL_CONF");
-  FC_CHECK(env_conf != nullptr && std::strstr(env_conf, "thread_cache:auto") != nullptr,
-           "CUDAPOOL_CONF is '%s', expected thread_cache:auto", env_conf ? env_conf : "(unset)");
+  require_conf("thread_cache:auto");
   CUcontext ctx = current(d);
   say("k. thread_cache:auto, one thread allocating (20000 pairs of 4 MiB): the caches stay off");
   {

@@ -145,6 +145,9 @@ CUcontext current(const Driver& d);
 // Waits until the fake counted the driver call `name` more than `before` times (a call is counted
 // before a FAKECUDA_SLOW sleep, so it is then inside it); false after limit_ms.
 bool calls_exceed(const Driver& d, const char* name, unsigned long long before, double limit_ms);
+// A guard against a mis-registered test: CUDAPOOL_CONF holds every key:value of `with` (a
+// comma-separated list) and none of `without` (empty: no check); else the scenario fails.
+void require_conf(const char* with, const char* without = "");
 // cuMemCreate's properties for pinned memory on device 0.
 CUmemAllocationProp device0_pinned();
 
