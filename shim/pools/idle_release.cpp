@@ -22,6 +22,7 @@
 #include "shim/pools/context_registry.h"
 #include "shim/pools/context_scope.h"
 #include "shim/pools/stream_capture.h"
+#include "shim/pools/thread_cache.h"
 #include "shim/support/clock.h"
 #include "shim/support/diagnostics.h"
 #include "shim/support/guard.h"
@@ -46,6 +47,7 @@ void tick(ContextPool& p) {
   {
     std::lock_guard<SpinLock> lock(p.mutex);
     if (capturing()) return;
+    thread_cache_idle_tick(p);  // blocks the threads' caches kept unused go back to the pool
     if (!p.pool.idle_release_due()) {
       p.pool.release_idle_tick();  // no memory goes back: only the clock moves
       return;

@@ -77,6 +77,11 @@ class ThreadCache {
   // live.count, readable without the lock: only the owner adds live entries, so when the owner
   // reads 0 it has none (others only remove), and its free skips the lock.
   std::atomic<int> live_count{0};
+  // Hits and kept frees, counted under the lock; what the idle-release thread saw of it at its
+  // last tick, and for how many ticks since it has not moved (under the pool's lock and this one).
+  std::uint64_t uses = 0;
+  std::uint64_t uses_seen = 0;
+  std::uint32_t quiet_ticks = 0;
 
   void push_live(const Entry& e) {
     live.push(e);
@@ -282,6 +287,7 @@ bool thread_cache_alloc(ContextPool& p, std::size_t bytes, std::uintptr_t* ptr, 
     if (!c->live.full()) {
       const int i = c->idle.find_rounded(rounded);
       if (i >= 0) {
+        ++c->uses;
         const Entry e = c->take_idle(i);
         c->push_live(e);
         *ptr = e.ptr;
@@ -316,6 +322,7 @@ bool thread_cache_free(ContextPool& p, std::uintptr_t ptr) {
     if (i < 0) return false;
     const Entry e = c->remove_live(i);
     if (reuse_needs_no_fence(p)) {
+      ++c->uses;
       c->keep(e, &to_pool);  // live entries are never larger than a cache keeps (track)
     } else {
       to_pool.push(e);
@@ -354,6 +361,27 @@ bool thread_cache_holds_freed(const pool::Block& b) {
 bool thread_cache_flush_all(ContextPool& p) {
   bool any = false;
   for (ThreadCache* c : p.thread_caches) any = return_kept(p, *c) || any;
+  return any;
+}
+
+bool thread_cache_idle_tick(ContextPool& p) {
+  bool any = false;
+  for (ThreadCache* c : p.thread_caches) {
+    EntryList<kIdleSlots> kept;
+    {
+      std::lock_guard<SpinLock> lock(c->lock);
+      if (c->idle.count == 0 || c->uses != c->uses_seen) {
+        c->uses_seen = c->uses;
+        c->quiet_ticks = 0;
+        continue;
+      }
+      if (++c->quiet_ticks <= pool::kIdleTicks) continue;
+      c->quiet_ticks = 0;
+      kept = c->take_all_idle();
+    }
+    give_back(p, kept);
+    any = any || kept.count > 0;
+  }
   return any;
 }
 

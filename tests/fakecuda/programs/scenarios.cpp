@@ -100,6 +100,9 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       {"idle_unmap_wait", [&] { return idle_unmap_wait(d, mode); }},
       // scenario_idle_oom.cpp: the device full while the idle-release thread gives back.
       {"idle_oom_wait", [&] { return idle_oom_wait(d, mode); }},
+      // scenario_idle_cache.cpp: the threads' caches give back what they keep unused.
+      {"idle_thread_cache", [&] { return idle_thread_cache(d, mode); }},
+      {"idle_thread_cache_expandable", [&] { return idle_thread_cache(d, mode); }},
       // scenario_capture.cpp: the driver's answers during stream captures.
       {"capture_rules", [&] { return capture_rules(d, mode); }},
       {"capture_rules_expandable", [&] { return capture_rules(d, mode); }},

@@ -231,6 +231,10 @@ int idle_unmap_wait(const Driver& d, Mode mode);
 // the idle-release thread gives a segment back waits for it (shim, idle_release_ms).
 int idle_oom_wait(const Driver& d, Mode mode);
 
+// scenario_idle_cache.cpp, with thread_cache:always and idle_release_ms: what a thread's cache
+// keeps unused goes back to the pool, and its segment to the device.
+int idle_thread_cache(const Driver& d, Mode mode);
+
 // scenario_capture.cpp: allocations and frees during stream captures get the driver's answer (the
 // fake models the documented rule: capture.cpp), with the shim as without it (run also with
 // expandable_segments:True and thread_cache:always).
