@@ -149,7 +149,9 @@ class DevicePool {
   // simulated ones). One tick settles the reuse fences that passed (polled, never waited for),
   // counts one tick, then gives back the cached memory unused for more than kIdleTicks ticks
   // (whole segments, and the whole unused pages of expandable segments), the longest unused first,
-  // as long as reserved memory stays at or above idle_release_floor; and emits kIdleRelease (size:
+  // as long as reserved memory stays at or above idle_release_floor (a segment goes whole or not
+  // at all; of an expandable segment's unused range, as many of its highest pages as leave the
+  // floor reserved, the rest kept mapped and cached); and emits kIdleRelease (size:
   // the bytes given back, maybe 0). A pool with no cached block that could give memory back does
   // not tick (returns false, emits nothing): such a block can only become one by a merge or new
   // pages, which stamp it anew. Off (idle_release_ms 0): no tick either. The caller makes sure the
@@ -158,7 +160,8 @@ class DevicePool {
   // A tick that settled a fence is one too, whatever it gives back. logged: the replay ticking at
   // a logged idle_release event, which always ticks.
   bool release_idle_tick(bool logged = false);
-  // Whether the next release_idle_tick() would give memory back. Cheap: O(cached blocks).
+  // Whether the next release_idle_tick() would give memory back (the floor counted). Cheap:
+  // O(cached blocks).
   bool idle_release_due() const;
   // The device memory behind the pool is gone (its context was destroyed or reset): forgets every
   // block and segment without asking the backend, and gives the bookkeeping's memory back to the
@@ -251,7 +254,9 @@ class DevicePool {
   Block* find_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
   bool map_block(Block* to_map, std::size_t size);
   Block* try_allocate_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
-  void unmap_block(Block* block);
+  // Unbacks the whole pages inside block (at most `most` bytes of them: the highest); block
+  // becomes the unbacked range, what is left of it stays cached beside it.
+  void unmap_block(Block* block, std::size_t most = SIZE_MAX);
   void release_expandable_segment(Block* block);
 
   void insert_cached(BlockPool& pool, Block* block);
@@ -282,6 +287,9 @@ class DevicePool {
   // Idle release: the bytes a cached block would give back (a whole segment, or the whole pages
   // of an expandable segment's free range); whether it has been unused long enough at tick `now`.
   std::size_t idle_releasable_bytes(const Block* block) const;
+  // What of those a tick gives back when reserved memory may drop by `room` bytes (to the floor):
+  // all of them when they fit; else the whole pages that fit, in an expandable segment; else 0.
+  std::size_t idle_release_bytes(const Block* block, std::size_t room) const;
   bool idle_long_enough(const Block* block, std::uint32_t now) const;
 
   config::Options options_;

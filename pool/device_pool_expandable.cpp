@@ -129,11 +129,17 @@ Block* DevicePool::try_allocate_expandable_block(std::uintptr_t stream, BlockPoo
   return candidate;
 }
 
-void DevicePool::unmap_block(Block* block) {
+void DevicePool::unmap_block(Block* block, std::size_t most) {
   ExpandableSegment& es = *block->expandable;
-  // Only pages wholly inside the block can be unbacked.
-  const std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
+  // Only pages wholly inside the block can be unbacked; of those, the highest ones when `most`
+  // leaves out some. The low part stays mapped: the segment stays one backed run from its base,
+  // the pages unbacked join the unbacked rest above them (one range, not a hole between two
+  // backed ones), and a request larger than the part kept grows it upwards, mapping only what is
+  // missing (find_expandable_block: free -> unbacked), as PyTorch's segments grow.
+  std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
   const std::size_t end = (block->end() - es.base) / es.page_size;
+  if (begin >= end) return;
+  if ((end - begin) * es.page_size > most) begin = end - most / es.page_size;
   if (begin >= end) return;
   const std::uintptr_t unmapped_ptr = es.base + begin * es.page_size;
   const std::size_t unmapped_size = (end - begin) * es.page_size;

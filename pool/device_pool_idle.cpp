@@ -19,6 +19,16 @@ std::size_t DevicePool::idle_releasable_bytes(const Block* block) const {
   return begin < end ? (end - begin) * es.page_size : 0;
 }
 
+std::size_t DevicePool::idle_release_bytes(const Block* block, std::size_t room) const {
+  const std::size_t bytes = idle_releasable_bytes(block);
+  if (bytes <= room) return bytes;
+  // A whole segment goes whole or not at all (cudaFree frees it all); an expandable segment's
+  // pages go one by one, as many as the floor leaves room for.
+  if (block->expandable == nullptr) return 0;
+  const std::size_t page = block->expandable->page_size;
+  return room / page * page;
+}
+
 bool DevicePool::idle_long_enough(const Block* block, std::uint32_t now) const {
   // Ticks wrap after 2^32 (49 days at the shortest tick): the difference is still right.
   return static_cast<std::uint32_t>(now - block->idle_tick) > kIdleTicks;
@@ -26,10 +36,13 @@ bool DevicePool::idle_long_enough(const Block* block, std::uint32_t now) const {
 
 bool DevicePool::idle_release_due() const {
   if (options_.idle_release_ms == 0 || reserved_ <= options_.idle_release_floor) return false;
+  // The tick gives back something when any candidate alone fits above the floor: the candidates
+  // before it either gave something back or left the room as it is.
+  const std::size_t room = reserved_ - options_.idle_release_floor;
   const std::uint32_t next = idle_ticks_ + 1;
   for (const BlockPool* pool : {&large_, &small_}) {
     for (const Block* b : pool->blocks) {
-      if (idle_long_enough(b, next) && idle_releasable_bytes(b) > 0) return true;
+      if (idle_long_enough(b, next) && idle_release_bytes(b, room) > 0) return true;
     }
   }
   return false;
@@ -80,12 +93,15 @@ bool DevicePool::release_idle_tick(bool logged) {
   const std::size_t before = reserved_;
   for (const Candidate& c : candidates) {
     Block* block = c.block;
-    const std::size_t bytes = idle_releasable_bytes(block);
-    if (reserved_ < options_.idle_release_floor + bytes) continue;  // the floor stays reserved
+    // reserved_ >= the floor here: there were candidates only above it, and none goes below it.
+    const std::size_t bytes = idle_release_bytes(block, reserved_ - options_.idle_release_floor);
+    if (bytes == 0) continue;  // the floor stays reserved
     if (block->expandable == nullptr) {
       release_block(block);
     } else {
-      unmap_block(block);  // block is now the unbacked range, merged with its unbacked neighbours
+      // Down to the floor: the block's highest pages go, its low part stays cached and mapped
+      // (unmap_block). block is now the unbacked range, merged with its unbacked neighbours.
+      unmap_block(block, bytes);
       if (!block->is_split() && !block->mapped) release_expandable_segment(block);
     }
   }

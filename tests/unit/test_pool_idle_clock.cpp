@@ -2,10 +2,11 @@
 // tests/unit/test_pool_idle_clock.cpp: idle release in the pool (idle_release_ms,
 // idle_release_floor_mb): DevicePool::release_idle_tick and idle_release_due over a
 // SimulatedBackend. When a tick counts, when a cached block is idle long enough (more than
-// kIdleTicks ticks), the floor, the order, expandable segments' pages, reuse fences, the
-// idle_release event. Not here: who ticks the clock (the shim's release thread, the replay:
-// test_replay_idle.cpp), the conf keys (test_config_idle.cpp), release_idle_segments
-// (test_pool_release_idle.cpp).
+// kIdleTicks ticks), the floor (whole segments whole or not at all, an expandable segment's range
+// down to the floor by its highest pages, the pages kept serving the next request), the order,
+// expandable segments' pages, reuse fences, the idle_release event. Not here: who ticks the clock
+// (the shim's release thread, the replay: test_replay_idle.cpp), the conf keys
+// (test_config_idle.cpp), release_idle_segments (test_pool_release_idle.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -263,6 +264,115 @@ TEST_CASE("pool idle: expandable segments give back whole unused pages, then the
   CHECK(h.backend.backed_pages() == 0);
   CHECK(h.backend.live_reservations() == 0);
   CHECK_FALSE(tick(h, log));  // nothing cached
+}
+
+namespace {
+
+// A 100 MiB block of an expandable segment (five 20 MiB large-pool pages), freed, then ticked
+// until it is due (the fifth tick): what that tick gave back.
+std::size_t floor_release(Harness& h, EventLog& log, std::uintptr_t* seg) {
+  const std::uintptr_t a = h.alloc(100 * kMiB);
+  *seg = h.segment_of(a);
+  CHECK(h.pool.reserved_bytes() == 100 * kMiB);
+  h.free(a);
+  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
+    CHECK(tick(h, log));
+    CHECK(released(log) == 0);
+  }
+  CHECK(h.pool.idle_release_due());
+  CHECK(tick(h, log));
+  return released(log);
+}
+
+}  // namespace
+
+TEST_CASE("pool idle: under expandable segments the floor keeps the low pages of a range") {
+  // Floors of whole pages and between them: reserved memory goes down to the floor rounded up to
+  // a page, the range's highest pages unmapped in one call.
+  for (const std::size_t floor_mb : {40, 50, 60, 79}) {
+    INFO("floor " << floor_mb << " MiB");
+    EventLog log;
+    Harness h(kGiB, idle(100, floor_mb * kMiB, expandable()), &log);
+    std::uintptr_t seg = 0;
+    const std::size_t kept = (floor_mb + 19) / 20 * 20 * kMiB;
+    CHECK(floor_release(h, log, &seg) == 100 * kMiB - kept);
+    CHECK(log.names() == Names{"segment_unmap", "idle_release"});
+    CHECK(log.events[0].ptr == seg + kept);
+    CHECK(log.events[0].size == 100 * kMiB - kept);
+    CHECK(h.pool.reserved_bytes() == kept);
+    CHECK(h.backend.backed_pages() == kept / (20 * kMiB));
+    CHECK(h.backend.live_reservations() == 1);
+    CHECK(h.stat("num_device_free") == 1);
+    CHECK(h.pool.idle_cached_bytes() == kept);
+    // The part kept is not due again (the floor leaves no room for a page of it), and stays.
+    for (int i = 0; i < 10; ++i) {
+      CHECK_FALSE(h.pool.idle_release_due());
+      CHECK(tick(h, log));
+      CHECK(released(log) == 0);
+    }
+    CHECK(h.pool.reserved_bytes() == kept);
+  }
+}
+
+TEST_CASE("pool idle: the pages the floor kept serve the next request without a new map") {
+  EventLog log;
+  Harness h(kGiB, idle(100, 50 * kMiB, expandable()), &log);
+  std::uintptr_t seg = 0;
+  CHECK(floor_release(h, log, &seg) == 40 * kMiB);
+  const std::int64_t maps = h.stat("num_device_alloc");
+  log.events.clear();
+  const std::uintptr_t b = h.alloc(50 * kMiB);  // fits in the 60 MiB kept
+  CHECK(b == seg);
+  CHECK(h.stat("num_device_alloc") == maps);
+  CHECK(h.backend.backed_pages() == 3);
+  CHECK(log.names() == Names{"alloc"});
+  CHECK(h.pool.reserved_bytes() == 60 * kMiB);
+  h.free(b);
+  // One larger than the part kept grows it upwards: only the missing page is mapped.
+  log.events.clear();
+  const std::uintptr_t c = h.alloc(70 * kMiB);
+  CHECK(c == seg);
+  CHECK(h.stat("num_device_alloc") == maps + 1);
+  CHECK(log.names() == Names{"segment_map", "alloc"});
+  CHECK(log.events[0].ptr == seg + 60 * kMiB);
+  CHECK(log.events[0].size == 20 * kMiB);
+  CHECK(h.pool.reserved_bytes() == 80 * kMiB);
+}
+
+TEST_CASE("pool idle: without a floor an expandable range goes whole, the address space too") {
+  EventLog log;
+  Harness h(kGiB, idle(100, 0, expandable()), &log);
+  std::uintptr_t seg = 0;
+  CHECK(floor_release(h, log, &seg) == 100 * kMiB);
+  CHECK(log.names() == Names{"segment_unmap", "idle_release"});
+  CHECK(log.events[0].ptr == seg);
+  CHECK(h.pool.reserved_bytes() == 0);
+  CHECK(h.backend.backed_pages() == 0);
+  CHECK(h.backend.live_reservations() == 0);
+  CHECK_FALSE(tick(h, log));  // nothing cached
+}
+
+TEST_CASE("pool idle: a whole segment the floor would cut into stays whole, and is not due") {
+  EventLog log;
+  Harness h(kGiB, idle(100, 50 * kMiB), &log);
+  const std::uintptr_t a = h.alloc(100 * kMiB);  // a segment of its own
+  h.free(a);
+  for (int i = 1; i <= 20; ++i) {
+    INFO("tick " << i);
+    // Due would make the shim synchronize the device for a tick that gives nothing back.
+    CHECK_FALSE(h.pool.idle_release_due());
+    CHECK(tick(h, log));
+    CHECK(released(log) == 0);
+  }
+  CHECK(h.pool.reserved_bytes() == 100 * kMiB);
+  CHECK(h.stat("num_device_free") == 0);
+  // With room for all of it above the floor (a request it cannot serve took a segment of its
+  // own), it goes whole.
+  h.alloc(120 * kMiB);
+  CHECK(h.pool.idle_release_due());
+  CHECK(tick(h, log));
+  CHECK(released(log) == 100 * kMiB);
+  CHECK(h.pool.reserved_bytes() == 120 * kMiB);
 }
 
 TEST_CASE(

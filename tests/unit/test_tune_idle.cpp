@@ -4,9 +4,11 @@
 // the gaps recommended, with less memory held over time; bursts whose gaps are too short for the
 // delays that would help (releasing would map too much again) get none, and the why names the
 // variant that would save most and its cost; a log without timestamps, or too short, gets no idle
-// variant and a note; a log read once (stdin) has the variants in its one pass. The costs are
-// derived from idle_costs.h, so the logs keep their meaning when the constants change. Not here:
-// the replay's clock (test_replay_idle.cpp), the pool's idle policy (test_pool_idle_clock.cpp).
+// variant and a note; a log read once (stdin) has the variants in its one pass; under expandable
+// segments the floors save (down to the floor), and the PyTorch string of a variant with larger
+// pages has the setting's own pages. The costs are derived from idle_costs.h, so the logs keep
+// their meaning when the constants change. Not here: the replay's clock (test_replay_idle.cpp),
+// the pool's idle policy (test_pool_idle_clock.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -327,12 +329,55 @@ TEST_CASE("tune idle: under expandable segments, larger pages make giving back a
     }
   }
   CHECK(pages == std::size(kIdlePagesMb) * idle_delays(3000 * kMs).size());  // a 3 s span
+  // The floors (512 and 1024 MiB, with 20 MiB pages): the 2 GiB range goes back down to the
+  // floor, so they save, less than the same delay without a floor (idle_release_floor_mb:
+  // docs/pool-policy.md, "Idle release").
+  const auto no_floor = std::find_if(study.rows.begin(), study.rows.end(), [](const IdleRow& row) {
+    return row.delay_ms == 100 && row.floor_mb == 0 && row.page_mb == 0;
+  });
+  REQUIRE(no_floor != study.rows.end());
+  const IdleFigures whole = idle_figures(study, no_floor - study.rows.begin());
+  std::size_t floors = 0;
+  for (std::size_t k = 1; k < study.rows.size(); ++k) {
+    if (study.rows[k].floor_mb == 0) continue;
+    ++floors;
+    const IdleFigures f = idle_figures(study, k);
+    INFO(study.rows[k].setting.label);
+    CHECK(f.releases > 0);
+    CHECK(f.vs_without <= -kIdleMinSaving);
+    CHECK(f.mean_reserved > whole.mean_reserved);
+    CHECK(f.mapped_again < whole.mapped_again);
+  }
+  CHECK(floors == 2);
   REQUIRE(study.chosen);
   const IdleRow& chosen = study.rows[*study.chosen];
   CHECK(chosen.delay_ms == 100);
   CHECK(chosen.page_mb == 1024);  // the same mean as 256 MiB pages, and cheaper
   CHECK(has(r.recommendation.conf, "large_segment_size_mb:1024"));
   CHECK(has(r.recommendation.conf, "idle_release_ms:100"));
+  // The larger page pays off only with idle release, which PyTorch has not: its string is the
+  // setting's without it, and the text says so.
+  CHECK(r.recommendation.pytorch_conf == "expandable_segments:True");
+  ReportContext ctx;
+  ctx.paths = {"bursts"};
+  CHECK(has(text_report(r, ctx),
+            "PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'  (PyTorch's own allocator: its "
+            "keys only, without the idle variant's large_segment_size_mb, "));
+}
+
+TEST_CASE("tune idle: the PyTorch string of a larger-page variant keeps the setting's own page") {
+  // The bursts above on a setting of 64 MiB pages: the variant of 1024 MiB pages is recommended;
+  // for PyTorch the setting's own 64 MiB.
+  const std::uint64_t gib = 1024 * kMiB;
+  const std::string text = bursts_log(20, 10 * kMs, 150 * kMs, 2 * gib, false, 1,
+                                      "expandable_segments:True,large_segment_size_mb:64");
+  const TuneResult r = tuned(inputs(text, true));
+  REQUIRE(r.idle.chosen);
+  CHECK(r.idle.rows[*r.idle.chosen].page_mb == 1024);
+  const Recommendation& rec = r.recommendation;
+  CHECK(rec.idle);
+  CHECK(rec.conf == "expandable_segments:True,large_segment_size_mb:1024,idle_release_ms:100");
+  CHECK(rec.pytorch_conf == "expandable_segments:True,large_segment_size_mb:64");
 }
 
 TEST_CASE("tune idle: a larger page that raises the peak by more than 1% is not recommended") {

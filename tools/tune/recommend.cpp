@@ -233,7 +233,10 @@ void recommend_idle(TuneResult* out) {
     rec.keep_own = false;
     rec.setting = row.setting.label;
     rec.conf = paste_conf(row.setting, false);
-    rec.pytorch_conf = paste_conf(row.setting, true);
+    // PyTorch has no idle release, so its string is the base setting's: the row adds cudapool's
+    // idle keys and maybe a larger large_segment_size_mb (row.page_mb), which pays off only by
+    // making memory given back cheaper to map again; for PyTorch it would only change the pages.
+    rec.pytorch_conf = paste_conf(r.candidates[study.base], true);
     Outcome mine, own_outcome;  // the device allocations of the worst log, for the caveat
     for (std::size_t l = 0; l < logs; ++l) {
       mine.device_allocs = std::max(mine.device_allocs, row.outcomes[l].device_allocs);

@@ -83,8 +83,10 @@ struct Recommendation {
   // over several logs the worst log's).
   double mean_reserved = 0.0;
   double own_mean_reserved = 0.0;
-  std::string conf;          // for CUDAPOOL_CONF: every key the candidate sets, each once
-  std::string pytorch_conf;  // for PYTORCH_CUDA_ALLOC_CONF: the same without cudapool's own keys
+  std::string conf;  // for CUDAPOOL_CONF: every key the candidate sets, each once
+  // For PYTORCH_CUDA_ALLOC_CONF: the same without cudapool's own keys; for an idle variant, its
+  // base setting's (without the large_segment_size_mb the variant adds: idle.h IdleRow::page_mb).
+  std::string pytorch_conf;
   std::string why;
   std::vector<std::string> caveats;
 };
