@@ -9,8 +9,8 @@
 // Each tick also hands back to the pool what a thread's cache kept and left unused for more than
 // kIdleTicks ticks (thread_cache_idle_tick), so that cached memory goes back too. Nothing while a
 // stream capture is in progress. No hook calls anything here: the hot path pays only the pool's
-// stamp of a cached block and a thread cache's count of its uses. A fork child has no thread (its pools keep what they
-// cache); at exit the thread is stopped (at most 2 s) before the exit report.
+// stamp of a cached block and a thread cache's count of its uses. A fork child has no thread (its
+// pools keep what they cache); at exit the thread is stopped (at most 2 s) before the exit report.
 #pragma once
 
 namespace cudapool::shim {

@@ -364,8 +364,7 @@ bool thread_cache_flush_all(ContextPool& p) {
   return any;
 }
 
-bool thread_cache_idle_tick(ContextPool& p) {
-  bool any = false;
+void thread_cache_idle_tick(ContextPool& p) {
   for (ThreadCache* c : p.thread_caches) {
     EntryList<kIdleSlots> kept;
     {
@@ -380,9 +379,7 @@ bool thread_cache_idle_tick(ContextPool& p) {
       kept = c->take_all_idle();
     }
     give_back(p, kept);
-    any = any || kept.count > 0;
   }
-  return any;
 }
 
 std::size_t thread_cached_bytes(const ContextPool& p) {

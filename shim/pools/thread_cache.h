@@ -55,8 +55,8 @@ bool thread_cache_flush_all(ContextPool& p);
 // Under p's lock, one tick of the idle-release clock (idle_release.cpp): a cache that keeps blocks
 // and was not used (no hit, no kept free) for more than pool::kIdleTicks ticks gives them back to
 // the pool, whose own idle clock then starts for them (so they go back to the device one
-// idle_release_ms later). Whether any went back.
-bool thread_cache_idle_tick(ContextPool& p);
+// idle_release_ms later).
+void thread_cache_idle_tick(ContextPool& p);
 // Under p's lock: bytes of freed blocks in p's thread caches.
 std::size_t thread_cached_bytes(const ContextPool& p);
 

@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
-#include <vector>
 
 #include "scenarios.h"
 
@@ -114,27 +114,14 @@ std::string result_name(const Driver& d, CUresult rc) {
 void require_conf(const char* with, const char* without) {
   const char* env = std::getenv("CUDAPOOL_CONF");
   const std::string conf = env != nullptr ? env : "";
-  const auto pairs = [](const char* list) {
-    std::vector<std::string> out;
-    std::string item;
-    for (const char* c = list;; ++c) {
-      if (*c == ',' || *c == '\0') {
-        if (!item.empty()) out.push_back(item);
-        item.clear();
-        if (*c == '\0') break;
-      } else {
-        item += *c;
-      }
+  for (bool wanted : {true, false}) {
+    std::istringstream list(wanted ? with : without);
+    for (std::string pair; std::getline(list, pair, ',');) {
+      if (pair.empty()) continue;
+      FC_CHECK((conf.find(pair) != std::string::npos) == wanted,
+               "CUDAPOOL_CONF is '%s', expected it %s '%s'", conf.c_str(),
+               wanted ? "to hold" : "not to hold", pair.c_str());
     }
-    return out;
-  };
-  for (const std::string& pair : pairs(with)) {
-    FC_CHECK(conf.find(pair) != std::string::npos,
-             "CUDAPOOL_CONF is '%s', expected it to hold '%s'", conf.c_str(), pair.c_str());
-  }
-  for (const std::string& pair : pairs(without)) {
-    FC_CHECK(conf.find(pair) == std::string::npos, "CUDAPOOL_CONF is '%s', expected no '%s'",
-             conf.c_str(), pair.c_str());
   }
 }
 

@@ -43,6 +43,12 @@ CUresult begin_capture(CUstream handle, CUstreamCaptureMode mode) {
   return CUDA_SUCCESS;
 }
 
+// Into an existing graph: the graph is not looked at (graphs are not modelled).
+CUresult begin_capture_to_graph(CUstream handle, CUgraph graph, CUstreamCaptureMode mode) {
+  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return begin_capture(handle, mode);
+}
+
 CUresult end_capture(CUstream handle, CUgraph* graph) {
   CUresult rc = CUDA_SUCCESS;
   Stream* s = resolve_stream(handle, &rc);
@@ -101,20 +107,17 @@ CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode
   return begin_capture(hStream, mode);
 }
 
-// Into an existing graph: the graph is not looked at (graphs are not modelled).
 CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode*,
                                      const CUgraphEdgeData*, size_t, CUstreamCaptureMode mode) {
   FAKECUDA_ENTRY("cuStreamBeginCaptureToGraph");
-  if (hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return begin_capture(hStream, mode);
+  return begin_capture_to_graph(hStream, hGraph, mode);
 }
 
 CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode*,
                                           const CUgraphEdgeData*, size_t,
                                           CUstreamCaptureMode mode) {
   FAKECUDA_ENTRY("cuStreamBeginCaptureToGraph_ptsz");
-  if (hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return begin_capture(hStream, mode);
+  return begin_capture_to_graph(hStream, hGraph, mode);
 }
 
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
