@@ -112,10 +112,12 @@ namespace {
 // cache or the pool (pooled_alloc.h); everything else is behind a call that is not taken.
 CUDAPOOL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (!pooling()) return CUDAPOOL_PASS(cuMemAlloc_v2, dptr, bytesize);
-  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  // During a stream capture that forbids it, the driver's refusal (stream_capture.h).
+  // During a stream capture that forbids it, the driver's refusal (stream_capture.h), before the
+  // arguments are looked at: the driver refuses a call of 0 bytes there with the capture's error
+  // and invalidates the capture (H200, driver 580.159.04, tests/gpu/capture_rules.cpp).
   if (const CUresult r = capture_refusal(); r != CUDA_SUCCESS) [[unlikely]]
     return r;
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   // The Python stack first (CUDAPOOL_BACKTRACE=python), while this frame has nothing to destroy: a
   // thread that Python ends as it waits for the GIL during finalization (pthread_exit) is unwound
   // through here by libgcc_s, which cannot run a cleanup of the shim's (its unwinder is static).

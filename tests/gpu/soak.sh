@@ -4,8 +4,9 @@
 # once on one GPU (they share it; each runs SOAK_SECONDS, default 300): the shim's default
 # (reuse_fence:auto, thread_cache:auto), reuse_fence:sync, reuse_fence:none, thread_cache:always,
 # thread_cache:never, expandable_segments:True, idle release (idle_release_ms:20, alone and with
-# expandable segments: released memory comes back all the time), and the program without the shim
-# (the anchor).
+# expandable segments: released memory comes back all the time; and both again with a floor of
+# 256 MiB kept, below what the soak holds, so that releases are partial), and the program without
+# the shim (the anchor).
 # For each: zero corrupted blocks (reuse_fence:none may corrupt: its count is reported, not
 # failed), memory flat (nvidia-smi's per-process used memory, sampled every 2 s: the second half
 # of the run never above the first half's most by more than 10% + 64 MiB), and, where a log is
@@ -43,6 +44,8 @@ SETTINGS=(
   "expandable|expandable_segments:True|1|1"
   "idle|idle_release_ms:20|1|1"
   "idle-expandable|expandable_segments:True,idle_release_ms:20|1|1"
+  "idle-floor|idle_release_ms:20,idle_release_floor_mb:256|1|1"
+  "idle-expandable-floor|expandable_segments:True,idle_release_ms:20,idle_release_floor_mb:256|1|1"
   "no-shim||0|0"
 )
 

@@ -212,8 +212,11 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   FAKECUDA_ENTRY("cuMemAlloc_v2");
   Context* ctx = nullptr;
   if (CUresult rc = require_context(&ctx)) return rc;
-  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  // The capture's rule before the arguments: the driver answers a call of 0 bytes during a
+  // global capture with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (H200,
+  // driver 580.159.04, tests/gpu/capture_rules.cpp's alloc-of-0-bytes).
   if (CUresult rc = capture_allows_unsafe_call()) return rc;
+  if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   if (S().fail_next_alloc > 0) {
     --S().fail_next_alloc;
     return CUDA_ERROR_OUT_OF_MEMORY;
