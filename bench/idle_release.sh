@@ -24,6 +24,7 @@
 #   train_shim_idle   steady_train.py under the shim with $IDLE_CONF
 #   shim:CONF         variable_inputs.py under the shim with CUDAPOOL_CONF=CONF (no spaces)
 #   shim2:CONF        the same under a second build of the shim, $CUDAPOOL_LIB2 (before and after)
+#   nolog:CONF        as shim:CONF without CUDAPOOL_LOG (what writing the log costs the program)
 # Each run is a fresh process; every shim run writes its allocation log (CUDAPOOL_LOG, zstd) for
 # `cudapool report` / `cudapool tune`.
 #
@@ -111,7 +112,7 @@ if [ "${PROBE:-0}" = 1 ]; then
 fi
 
 run_one() {  # config round
-  local config=$1 round=$2 script conf="" shim=0 elapsed limit name line
+  local config=$1 round=$2 script conf="" shim=0 log=1 elapsed limit name line
   local -a envs=(PYTHONUNBUFFERED=1) args=()
   case "$config" in
     defaults) script=variable_inputs.py; args=(--mode defaults) ;;
@@ -121,9 +122,10 @@ run_one() {  # config round
       conf="expandable_segments:True"; envs+=(PYTORCH_CUDA_ALLOC_CONF="$conf") ;;
     shim_expandable) script=variable_inputs.py; args=(--mode defaults); shim=1; conf="expandable_segments:True" ;;
     shim_idle) script=variable_inputs.py; args=(--mode defaults); shim=1; conf="$IDLE_CONF" ;;
-    shim:* | shim2:*)  # a conf of your own, under $CUDAPOOL_LIB or $CUDAPOOL_LIB2
+    shim:* | shim2:* | nolog:*)  # a conf of your own, under $CUDAPOOL_LIB or $CUDAPOOL_LIB2
       script=variable_inputs.py; args=(--mode defaults); shim=1; conf="${config#*:}"
-      [ "${config%%:*}" = shim2 ] && shim=2 ;;
+      [ "${config%%:*}" = shim2 ] && shim=2
+      [ "${config%%:*}" = nolog ] && log=0 ;;
     train_defaults) script=steady_train.py ;;
     train_shim_idle) script=steady_train.py; shim=1; conf="$IDLE_CONF" ;;
     *) echo "unknown configuration $config" | tee -a "$RAW"; return ;;
@@ -148,8 +150,8 @@ run_one() {  # config round
       echo "SKIPPED $name: no shim at '$lib'" | tee -a "$RAW"
       return
     fi
-    envs+=(PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_CONF="$conf"
-      CUDAPOOL_LOG="$LOGDIR/$name.jsonl.zst" LD_PRELOAD="$lib")
+    envs+=(PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAPOOL_CONF="$conf" LD_PRELOAD="$lib")
+    [ "$log" = 1 ] && envs+=(CUDAPOOL_LOG="$LOGDIR/$name.jsonl.zst")
   fi
   elapsed=$((SECONDS - START))
   limit=$((HARD - elapsed))
@@ -210,9 +212,10 @@ LABEL = {
     "train_shim_idle": "shim, `%s`" % idle_conf,
 }
 for c in runs:
-    if c.startswith(("shim:", "shim2:")):
+    if c.startswith(("shim:", "shim2:", "nolog:")):
         lib, conf = c.split(":", 1)
-        LABEL[c] = "%s, `%s`" % ("shim" if lib == "shim" else "shim ($CUDAPOOL_LIB2)", conf)
+        LABEL[c] = "%s, `%s`" % ({"shim": "shim", "shim2": "shim ($CUDAPOOL_LIB2)",
+                                  "nolog": "shim without its log"}[lib], conf)
 med = lambda xs: statistics.median(xs) if xs else None
 gb = lambda b: "-" if b is None else "%.1f" % (b / GB)
 
