@@ -7,6 +7,8 @@ user tool (users have `cudapool report` and `cudapool replay`).
 
   log_check.py LOG [--replay BIN] [--no-summary] [--min-allocs N]
 
+LOG: plain, gzip or zstd (the zstd command decompresses it).
+
 Checks: every line is complete JSON; the header's fields and types; every event's common fields,
 types, and the fields its action requires (the names, kinds and actions come from
 scripts/cudapool_analysis/vocabulary.py); seq is 1..N in file order; the summary line (unless
@@ -109,9 +111,22 @@ def check_event(e, n):
         need(e["size"] > 0, "line", n, a, "of 0 bytes")
 
 
-def check(path, want_summary, min_allocs):
+def read_log(path):
+    """The log's bytes, a gzip or zstd file decompressed (the shim writes both: docs/log-format.md)."""
     with open(path, "rb") as f:
         raw = f.read()
+    if raw.startswith(b"\x1f\x8b"):
+        import gzip
+        return gzip.decompress(raw)
+    if raw.startswith(b"\x28\xb5\x2f\xfd"):  # Python's stdlib has no zstd before 3.14
+        run = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, check=False)
+        need(run.returncode == 0, "zstd -dc failed:", run.stderr.decode(errors="replace").strip())
+        return run.stdout
+    return raw
+
+
+def check(path, want_summary, min_allocs):
+    raw = read_log(path)
     need(raw.endswith(b"\n"), "the file does not end with a newline (a line was cut)")
     objs = []
     for n, line in enumerate(raw.split(b"\n")[:-1], 1):

@@ -144,6 +144,20 @@ for bad in wrong-stat cut gap; do
     fail "log_check.py accepted $bad.jsonl"
   fi
 done
+# It reads the log compressed as the shim writes it (gzip, zstd), and a cut compressed one fails.
+gzip -c "$f" >"$tmp/one.jsonl.gz"
+n_gz=$(python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/one.jsonl.gz") ||
+  fail "log_check.py on the gzip copy"
+[ "$n_gz" = "$(python3 "$src/tests/log_check.py" --replay "$replay" "$f")" ] || fail "gzip copy: $n_gz"
+if command -v zstd >/dev/null; then
+  zstd -qc "$f" >"$tmp/one.jsonl.zst"
+  python3 "$src/tests/log_check.py" --replay "$replay" "$tmp/one.jsonl.zst" >/dev/null ||
+    fail "log_check.py on the zstd copy"
+  head -c 3000 "$f" | zstd -qc >"$tmp/cut.jsonl.zst"
+  if python3 "$src/tests/log_check.py" "$tmp/cut.jsonl.zst" >/dev/null 2>&1; then
+    fail "log_check.py accepted a cut zstd log"
+  fi
+fi
 "$replay" --json "$f" >"$tmp/replay.json" || fail "replay failed"
 python3 - "$tmp/replay.json" <<'PY' || fail "replay did not place segments at the log's addresses"
 import json, sys
