@@ -151,7 +151,8 @@ class DevicePool {
   // (whole segments, and the whole unused pages of expandable segments), the longest unused first,
   // as long as reserved memory stays at or above idle_release_floor (a segment goes whole or not
   // at all; of an expandable segment's unused range, as many of its highest pages as leave the
-  // floor reserved, the rest kept mapped and cached); and emits kIdleRelease (size:
+  // floor reserved, the rest kept mapped and cached; an island above an unmapped range goes whole,
+  // floor or not); and emits kIdleRelease (size:
   // the bytes given back, maybe 0). A pool with no cached block that could give memory back does
   // not tick (returns false, emits nothing): such a block can only become one by a merge or new
   // pages, which stamp it anew. Off (idle_release_ms 0): no tick either. The caller makes sure the

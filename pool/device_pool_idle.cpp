@@ -25,6 +25,11 @@ std::size_t DevicePool::idle_release_bytes(const Block* block, std::size_t room)
   // A whole segment goes whole or not at all (cudaFree frees it all); an expandable segment's
   // pages go one by one, as many as the floor leaves room for.
   if (block->expandable == nullptr) return 0;
+  // An island (a free range just above an unmapped one) goes whole, floor or not: mapped and
+  // unmapped free ranges never merge, so a kept island splits the unmapped space and a later large
+  // request maps above the segment's top (a higher peak). The floor keeps the backed run from the
+  // segment's base.
+  if (block->prev != nullptr && !block->prev->mapped) return bytes;
   const std::size_t page = block->expandable->page_size;
   return room / page * page;
 }
