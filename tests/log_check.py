@@ -7,7 +7,8 @@ user tool (users have `cudapool report` and `cudapool replay`).
 
   log_check.py LOG [--replay BIN] [--no-summary] [--min-allocs N]
 
-LOG: plain, gzip or zstd (the zstd command decompresses it).
+LOG: plain, gzip or zstd (decoded by cudapool-cat: the one beside BIN, else the one
+cudapool_analysis/tools.py finds).
 
 Checks: every line is complete JSON; the header's fields and types; every event's common fields,
 types, and the fields its action requires (the names, kinds and actions come from
@@ -28,7 +29,7 @@ import sys
 # The names and kinds of the format, from the package's vocabulary (checked against the C++ by
 # tests/cli/vocabulary_check.sh), as (field, Python type) pairs.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from cudapool_analysis import vocabulary  # noqa: E402
+from cudapool_analysis import tools, vocabulary  # noqa: E402
 
 
 def typed_fields(fields):
@@ -111,22 +112,24 @@ def check_event(e, n):
         need(e["size"] > 0, "line", n, a, "of 0 bytes")
 
 
-def read_log(path):
-    """The log's bytes, a gzip or zstd file decompressed (the shim writes both: docs/log-format.md)."""
+def read_log(path, cat):
+    """The log's plain bytes: a compressed one (vocabulary.COMPRESSIONS, by its first bytes)
+    decoded by cat, the cudapool-cat binary (the tools' one decoder: log/read/input.h)."""
     with open(path, "rb") as f:
         raw = f.read()
-    if raw.startswith(b"\x1f\x8b"):
-        import gzip
-        return gzip.decompress(raw)
-    if raw.startswith(b"\x28\xb5\x2f\xfd"):  # Python's stdlib has no zstd before 3.14
-        run = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, check=False)
-        need(run.returncode == 0, "zstd -dc failed:", run.stderr.decode(errors="replace").strip())
-        return run.stdout
-    return raw
+    packed = next((c for c in vocabulary.COMPRESSIONS if raw.startswith(c.magic)), None)
+    if packed is None:
+        return raw
+    need(packed.read, "a %s file, which the tools do not read: %s it first" %
+         (packed.name, packed.decompressor))
+    need(cat is not None, "a %s file, and no cudapool-cat to decode it" % packed.name)
+    run = subprocess.run([cat, "--quiet", path], capture_output=True, check=False)
+    need(run.returncode == 0, "cudapool-cat:", run.stderr.decode(errors="replace").strip())
+    return run.stdout
 
 
-def check(path, want_summary, min_allocs):
-    raw = read_log(path)
+def check(path, want_summary, min_allocs, cat):
+    raw = read_log(path, cat)
     need(raw.endswith(b"\n"), "the file does not end with a newline (a line was cut)")
     objs = []
     for n, line in enumerate(raw.split(b"\n")[:-1], 1):
@@ -193,7 +196,9 @@ def main():
     ap.add_argument("--min-allocs", type=int, default=0)
     args = ap.parse_args()
     try:
-        events, actions, summary = check(args.log, not args.no_summary, args.min_allocs)
+        beside = os.path.join(os.path.dirname(args.replay), "cudapool-cat") if args.replay else ""
+        cat = beside if os.access(beside, os.X_OK) else tools.find_tool("cudapool-cat")
+        events, actions, summary = check(args.log, not args.no_summary, args.min_allocs, cat)
         line = "%d events (%s)" % (len(events), ", ".join(
             "%s %d" % kv for kv in sorted(actions.items())))
         if args.replay:

@@ -55,6 +55,14 @@ std::size_t released(const EventLog& log) {
   return log.events.back().size;
 }
 
+// kIdleTicks ticks that give nothing back (a block freed before them is not due yet).
+void quiet_ticks(Harness& h, EventLog& log) {
+  for (std::uint32_t n = 1; n <= kIdleTicks; ++n) {
+    CHECK(tick(h, log));
+    CHECK(released(log) == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("pool idle: the clock does not tick while idle release is off") {
@@ -76,10 +84,7 @@ TEST_CASE("pool idle: a pool with nothing cached does not tick and emits nothing
   for (int i = 0; i < 20; ++i) CHECK_FALSE(tick(h, log));
   // Those ticks did not count: freed now, the block still needs five ticks of its own.
   h.free(a);
-  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
+  quiet_ticks(h, log);
   CHECK(tick(h, log));
   CHECK(released(log) == 30 * kMiB);
   CHECK(h.pool.reserved_bytes() == 0);
@@ -231,10 +236,7 @@ TEST_CASE("pool idle: expandable segments give back whole unused pages, then the
   const std::uintptr_t seg = h.segment_of(a);
   CHECK(h.pool.reserved_bytes() == 40 * kMiB);
   h.free(b);  // free: [1 MiB + 512, 40 MiB): page 1 wholly, page 0 partly
-  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
+  quiet_ticks(h, log);
   CHECK(h.pool.idle_release_due());
   CHECK(tick(h, log));
   CHECK(log.names() == Names{"segment_unmap", "idle_release"});
@@ -253,10 +255,7 @@ TEST_CASE("pool idle: expandable segments give back whole unused pages, then the
   CHECK(h.block_size(a) == kMiB + 512);
   // a freed: page 0 wholly unused, then unmapped, and the reservation given back with it.
   h.free(a);
-  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
+  quiet_ticks(h, log);
   CHECK(tick(h, log));
   CHECK(log.names() == Names{"segment_unmap", "idle_release"});
   CHECK(released(log) == 20 * kMiB);
@@ -275,10 +274,7 @@ std::size_t floor_release(Harness& h, EventLog& log, std::uintptr_t* seg) {
   *seg = h.segment_of(a);
   CHECK(h.pool.reserved_bytes() == 100 * kMiB);
   h.free(a);
-  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
+  quiet_ticks(h, log);
   CHECK(h.pool.idle_release_due());
   CHECK(tick(h, log));
   return released(log);
@@ -338,18 +334,6 @@ TEST_CASE("pool idle: the pages the floor kept serve the next request without a 
   CHECK(log.events[0].size == 20 * kMiB);
   CHECK(h.pool.reserved_bytes() == 80 * kMiB);
 }
-
-namespace {
-
-// kIdleTicks ticks that give nothing back (a block freed before them is not due yet).
-void quiet_ticks(Harness& h, EventLog& log) {
-  for (std::uint32_t n = 1; n <= kIdleTicks; ++n) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
-}
-
-}  // namespace
 
 TEST_CASE("pool idle: the floor does not keep an island above a hole") {
   // Pages of 20 MiB: x, a, i, t one page each, in that order from the segment's base. a and t go
@@ -440,10 +424,7 @@ TEST_CASE(
   for (int i = 0; i < 10; ++i) CHECK_FALSE(tick(h, log));  // nothing that could go: no tick
   CHECK(h.pool.reserved_bytes() == 40 * kMiB);
   h.free(a);  // merges with b's range: page 0 wholly free, cached now
-  for (std::uint32_t i = 1; i <= kIdleTicks; ++i) {
-    CHECK(tick(h, log));
-    CHECK(released(log) == 0);
-  }
+  quiet_ticks(h, log);
   CHECK(tick(h, log));
   CHECK(released(log) == 20 * kMiB);
   CHECK(h.pool.reserved_bytes() == 20 * kMiB);
