@@ -344,6 +344,17 @@ void apply_idle_release_floor(const RawValue& value, Options& options, Problems&
   if (read_mebibytes(value, 0, bytes, problems)) options.idle_release_floor = bytes;
 }
 
+void apply_expandable_handle(const RawValue& value, Options& options, Problems& problems) {
+  std::size_t bytes = 0;
+  if (!read_mebibytes(value, 0, bytes, problems)) return;
+  if (bytes / kMiB > kMaxLargeSegmentMebibytes) {
+    problems.push_back("more than any device's memory (at most " +
+                       number_text(kMaxLargeSegmentMebibytes) + " MiB, 1 TiB)");
+    return;
+  }
+  options.expandable_handle = bytes;
+}
+
 void check_register_threads(const RawValue& value, Options&, Problems& problems) {
   std::size_t v = 0;
   std::string error;

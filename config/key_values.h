@@ -54,6 +54,9 @@ inline constexpr std::uint64_t kMaxIdleReleaseMs = 3600000;
 void apply_idle_release_ms(const RawValue& value, Options& options, Problems& problems);
 std::string render_idle_release_ms(const Options& options);
 void apply_idle_release_floor(const RawValue& value, Options& options, Problems& problems);
+// expandable_handle_mb: a whole number of MiB from 0 (one handle per page) to
+// kMaxLargeSegmentMebibytes (no handle is larger than a device).
+void apply_expandable_handle(const RawValue& value, Options& options, Problems& problems);
 
 // --- booleans, fractions, choices --------------------------------------------------------------
 

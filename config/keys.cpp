@@ -57,6 +57,9 @@ constexpr KeyInfo kKeys[] = {
      "off", false, apply_idle_release_ms, render_idle_release_ms, true},
     {"idle_release_floor_mb", "", ValueKind::kMebibytes, "an integer >= 0 (MiB)", "0", false,
      apply_idle_release_floor, render_mebibytes<&Options::idle_release_floor>, true},
+    {"expandable_handle_mb", "", ValueKind::kMebibytes,
+     "an integer from 0 (one handle per page) to 1048576 (MiB)", "0", false,
+     apply_expandable_handle, render_mebibytes<&Options::expandable_handle>, true},
     // PyTorch-only keys (default_text is PyTorch's default).
     {"backend", "", ValueKind::kChoice, "native or cudaMallocAsync", "native", true, check_backend,
      render_ignored},

@@ -47,6 +47,11 @@ struct Options {
   // pages); 0 turns it off. The pool keeps at least idle_release_floor bytes reserved.
   std::uint64_t idle_release_ms = 0;
   std::size_t idle_release_floor = 0;
+  // With expandable segments, the large pool's pages are backed by driver allocations (cuMemCreate
+  // handles) of up to this many bytes, whole pages each (expandable_handle_mb); 0: one handle per
+  // page, as PyTorch. The segment still grows by whole pages (large_segment_size); memory goes
+  // back only in whole handles.
+  std::size_t expandable_handle = 0;
 
   bool operator==(const Options&) const = default;
 };

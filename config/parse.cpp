@@ -25,6 +25,7 @@ class Parser {
     split_pairs();
     check_expandable_page();
     note_inactive_gc_threshold();
+    note_inactive_expandable_handle();
     if (suppressed_diagnostics_ > 0) {
       Diagnostic summary;
       summary.detail =
@@ -227,6 +228,16 @@ class Parser {
             std::string(gc->name) + ":" + gc->render(o) +
                 " has no effect while per_process_memory_fraction is 1 (PyTorch collects only "
                 "under a memory fraction below 1)"});
+    }
+  }
+
+  // expandable_handle_mb sizes the handles of expandable segments' pages: nothing without them.
+  void note_inactive_expandable_handle() {
+    const Options& o = result_.options;
+    if (o.expandable_handle != 0 && !o.expandable_segments) {
+      const KeyInfo* key = find_key("expandable_handle_mb");
+      note({std::string(key->name), std::string(key->name) + ":" + key->render(o) +
+                                        " has no effect while expandable_segments is False"});
     }
   }
 

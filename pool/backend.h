@@ -37,9 +37,12 @@ class Backend {
   // Expandable segments: address space is reserved once, then backed page by page.
   virtual BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) = 0;
   virtual void release_address_space(std::uintptr_t ptr, std::size_t bytes) = 0;
-  // Backs [ptr, ptr + bytes) with `bytes / page_size` new pages; all or nothing.
-  virtual BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) = 0;
-  // Unbacks [ptr, ptr + bytes), after the device is done with it.
+  // Backs [ptr, ptr + bytes) with new device allocations (handles) of handle_size bytes each, the
+  // last one smaller when bytes is not a multiple of it; all or nothing.
+  virtual BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes,
+                                  std::size_t handle_size) = 0;
+  // Unbacks [ptr, ptr + bytes), after the device is done with it. The range holds whole handles
+  // made by map_pages, each a multiple of page_size (the pool's page) in size.
   virtual void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) = 0;
 
   // Reuse fences. When a block is freed the backend may return a nonzero fence: the block is then

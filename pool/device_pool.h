@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "config/options.h"
@@ -75,13 +76,19 @@ struct BlockPool {
   std::int64_t lookups = 0;  // cache lookups counted for garbage-collection ages
 };
 
-// Address space reserved for one expandable segment, backed page by page.
+// Address space reserved for one expandable segment, backed page by page. Each backed page lies in
+// one driver allocation (a handle) of at most handle_pages pages: map_block makes them, a run of
+// pages at a time; unmap_block gives back only whole ones (device_pool_expandable.cpp).
 struct ExpandableSegment {
   std::uintptr_t base = 0;
   std::size_t page_size = 0;  // 2 MiB (small pool) or large_segment_size (large pool)
   std::size_t pages = 0;      // capacity in pages
   std::uintptr_t stream = 0;
-  std::vector<bool> backed;  // one entry per page
+  std::size_t handle_pages = 1;  // expandable_handle_mb in pages (large pool); 1: PyTorch's way
+  // With handle_pages > 1, for each backed page the first page of its handle, and at that first
+  // page the handle's length in pages (entries of unbacked pages mean nothing).
+  std::vector<std::uint32_t> handle_first;
+  std::vector<std::uint32_t> handle_length;
   std::size_t size() const { return pages * page_size; }
 };
 
@@ -255,8 +262,12 @@ class DevicePool {
   Block* find_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
   bool map_block(Block* to_map, std::size_t size);
   Block* try_allocate_expandable_block(std::uintptr_t stream, BlockPool& pool, std::size_t size);
-  // Unbacks the whole pages inside block (at most `most` bytes of them: the highest); block
-  // becomes the unbacked range, what is left of it stays cached beside it.
+  // The pages of the whole handles inside a free, backed block: the highest of them that hold at
+  // most `most` bytes, as a page range [first, second) of its segment (empty: first == second).
+  std::pair<std::size_t, std::size_t> unmappable_pages(const Block* block,
+                                                       std::size_t most = SIZE_MAX) const;
+  // Unbacks those pages; block becomes the unbacked range, what is left of it stays cached beside
+  // it.
   void unmap_block(Block* block, std::size_t most = SIZE_MAX);
   void release_expandable_segment(Block* block);
 
@@ -285,11 +296,11 @@ class DevicePool {
   // Completes last_refusal_ for a failed request and emits kAllocFailed with it.
   void refused(std::size_t requested, std::size_t rounded, std::uintptr_t stream);
   bool gc_active() const;
-  // Idle release: the bytes a cached block would give back (a whole segment, or the whole pages
+  // Idle release: the bytes a cached block would give back (a whole segment, or the whole handles
   // of an expandable segment's free range); whether it has been unused long enough at tick `now`.
   std::size_t idle_releasable_bytes(const Block* block) const;
   // What of those a tick gives back when reserved memory may drop by `room` bytes (to the floor):
-  // all of them when they fit; else the whole pages that fit, in an expandable segment; else 0.
+  // all of them when they fit; else the whole handles that fit, in an expandable segment; else 0.
   std::size_t idle_release_bytes(const Block* block, std::size_t room) const;
   bool idle_long_enough(const Block* block, std::uint32_t now) const;
 

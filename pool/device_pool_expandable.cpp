@@ -2,7 +2,9 @@
 // pool/device_pool_expandable.cpp: expandable segments (PyTorch's expandable_segments:True). A
 // segment is a reservation of address space for 9/8 of the device, backed page by page (2 MiB pages
 // for the small pool, large_segment_size for the large pool) as blocks need them, and unbacked
-// again when memory is released. See device_pool.h.
+// again when memory is released; the large pool's pages lie in driver allocations of up to
+// expandable_handle_mb (one page each by default), and go back only in whole ones. See
+// device_pool.h.
 #include <algorithm>
 #include <limits>
 
@@ -60,7 +62,16 @@ Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
   const BackendResult res = backend_.reserve_address_space(pages * page, &base);
   note_device_answer(res, RefusalStep::kAddressRange, pages * page, page);
   if (!res.ok()) return nullptr;
-  auto* es = new ExpandableSegment{base, page, pages, stream, std::vector<bool>(pages, false)};
+  auto* es = new ExpandableSegment;
+  es->base = base;
+  es->page_size = page;
+  es->pages = pages;
+  es->stream = stream;
+  if (!pool.is_small && options_.expandable_handle / page > 1) {
+    es->handle_pages = options_.expandable_handle / page;
+    es->handle_first.resize(pages);
+    es->handle_length.resize(pages);
+  }
   expandable_segments_.push_back(es);
   Block* candidate = new_block(base, es->size(), stream, &pool);
   candidate->mapped = false;
@@ -77,7 +88,9 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
   if (begin == end) return false;
   const std::uintptr_t mapped_ptr = es.base + begin * es.page_size;
   const std::size_t mapped_size = (end - begin) * es.page_size;
-  const BackendResult res = backend_.map_pages(mapped_ptr, mapped_size, es.page_size);
+  // Handles of handle_pages pages from the first page up, the last one smaller.
+  const BackendResult res =
+      backend_.map_pages(mapped_ptr, mapped_size, es.handle_pages * es.page_size);
   note_device_answer(res, RefusalStep::kPages, mapped_size, es.page_size);
   if (!res.ok()) {
     if (res.status == BackendStatus::kOutOfMemory) {
@@ -85,8 +98,14 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
     }
     return false;
   }
-  std::fill(es.backed.begin() + static_cast<std::ptrdiff_t>(begin),
-            es.backed.begin() + static_cast<std::ptrdiff_t>(end), true);
+  if (es.handle_pages > 1) {
+    for (std::size_t first = begin; first < end; first += es.handle_pages) {
+      const std::size_t length = std::min(es.handle_pages, end - first);
+      std::fill_n(es.handle_first.begin() + static_cast<std::ptrdiff_t>(first), length,
+                  static_cast<std::uint32_t>(first));
+      es.handle_length[first] = static_cast<std::uint32_t>(length);
+    }
+  }
 
   BlockPool& pool = *to_map->pool;
   erase_block(pool.unmapped, to_map);
@@ -129,23 +148,48 @@ Block* DevicePool::try_allocate_expandable_block(std::uintptr_t stream, BlockPoo
   return candidate;
 }
 
+std::pair<std::size_t, std::size_t> DevicePool::unmappable_pages(const Block* block,
+                                                                 std::size_t most) const {
+  const ExpandableSegment& es = *block->expandable;
+  // Only pages wholly inside the block can be unbacked, and of those only whole handles: a handle
+  // that reaches past either end of the block stays. The block is backed: every page inside it
+  // lies in a handle.
+  std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
+  std::size_t end = (block->end() - es.base) / es.page_size;
+  if (begin >= end) return {end, end};
+  const std::size_t most_pages = most / es.page_size;
+  if (es.handle_pages == 1) {
+    if (end - begin > most_pages) begin = end - most_pages;
+    return {begin, end};
+  }
+  if (es.handle_first[begin] != begin) {
+    const std::size_t first = es.handle_first[begin];
+    begin = first + es.handle_length[first];
+  }
+  if (begin >= end) return {end, end};
+  if (const std::size_t last = es.handle_first[end - 1]; last + es.handle_length[last] != end) {
+    end = last;
+  }
+  if (begin >= end) return {end, end};
+  // The highest handles that fit in `most`, whole.
+  std::size_t low = end;
+  while (low > begin && end - es.handle_first[low - 1] <= most_pages)
+    low = es.handle_first[low - 1];
+  return {low, end};
+}
+
 void DevicePool::unmap_block(Block* block, std::size_t most) {
   ExpandableSegment& es = *block->expandable;
-  // Only pages wholly inside the block can be unbacked; of those, the highest ones when `most`
-  // leaves out some. The low part stays mapped: the segment stays one backed run from its base,
-  // the pages unbacked join the unbacked rest above them (one range, not a hole between two
-  // backed ones), and a request larger than the part kept grows it upwards, mapping only what is
-  // missing (find_expandable_block: free -> unbacked), as PyTorch's segments grow.
-  std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
-  const std::size_t end = (block->end() - es.base) / es.page_size;
-  if (begin >= end) return;
-  if ((end - begin) * es.page_size > most) begin = end - most / es.page_size;
+  // The highest whole handles when `most` leaves out some. The low part stays mapped: the segment
+  // stays one backed run from its base, the pages unbacked join the unbacked rest above them (one
+  // range, not a hole between two backed ones), and a request larger than the part kept grows it
+  // upwards, mapping only what is missing (find_expandable_block: free -> unbacked), as PyTorch's
+  // segments grow.
+  const auto [begin, end] = unmappable_pages(block, most);
   if (begin >= end) return;
   const std::uintptr_t unmapped_ptr = es.base + begin * es.page_size;
   const std::size_t unmapped_size = (end - begin) * es.page_size;
   backend_.unmap_pages(unmapped_ptr, unmapped_size, es.page_size);
-  std::fill(es.backed.begin() + static_cast<std::ptrdiff_t>(begin),
-            es.backed.begin() + static_cast<std::ptrdiff_t>(end), false);
 
   BlockPool& pool = *block->pool;
   erase_block(pool.blocks, block);

@@ -13,25 +13,23 @@ namespace cudapool::pool {
 
 std::size_t DevicePool::idle_releasable_bytes(const Block* block) const {
   if (block->expandable == nullptr) return block->is_split() ? 0 : block->size;
-  const ExpandableSegment& es = *block->expandable;
-  const std::size_t begin = (block->ptr - es.base + es.page_size - 1) / es.page_size;
-  const std::size_t end = (block->end() - es.base) / es.page_size;
-  return begin < end ? (end - begin) * es.page_size : 0;
+  const auto [begin, end] = unmappable_pages(block);
+  return (end - begin) * block->expandable->page_size;
 }
 
 std::size_t DevicePool::idle_release_bytes(const Block* block, std::size_t room) const {
   const std::size_t bytes = idle_releasable_bytes(block);
   if (bytes <= room) return bytes;
   // A whole segment goes whole or not at all (cudaFree frees it all); an expandable segment's
-  // pages go one by one, as many as the floor leaves room for.
+  // handles go one by one, as many as the floor leaves room for.
   if (block->expandable == nullptr) return 0;
   // An island (a free range just above an unmapped one) goes whole, floor or not: mapped and
   // unmapped free ranges never merge, so a kept island splits the unmapped space and a later large
   // request maps above the segment's top (a higher peak). The floor keeps the backed run from the
   // segment's base.
   if (block->prev != nullptr && !block->prev->mapped) return bytes;
-  const std::size_t page = block->expandable->page_size;
-  return room / page * page;
+  const auto [begin, end] = unmappable_pages(block, room);
+  return (end - begin) * block->expandable->page_size;
 }
 
 bool DevicePool::idle_long_enough(const Block* block, std::uint32_t now) const {

@@ -150,54 +150,76 @@ void SimulatedBackend::release_address_space(std::uintptr_t ptr, std::size_t byt
 }
 
 BackendResult SimulatedBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
-                                          std::size_t page_size) {
+                                          std::size_t handle_size) {
   if (BackendResult forced = forced_failure(); !forced.ok()) return forced;
   if (refused_by_script(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   if (!take(bytes)) return BackendResult{BackendStatus::kOutOfMemory, 0};
   const std::uintptr_t end = ptr + bytes;
   if (bytes == 0) return BackendResult{};
-  if (end < ptr || mapped_overlaps(ptr, end)) {  // a page mapped twice
+  if (end < ptr || handle_size == 0 || mapped_overlaps(ptr, end)) {  // a page mapped twice
     ++misuse_;
     return BackendResult{};
   }
-  backed_pages_ += (bytes + page_size - 1) / page_size;
-  // Merged with the ranges it touches.
-  std::uintptr_t start = ptr, stop = end;
-  auto next = mapped_.lower_bound(ptr);
-  if (next != mapped_.end() && next->first == end) {
-    stop = next->second;
-    next = mapped_.erase(next);
-  }
-  if (next != mapped_.begin() && std::prev(next)->second == ptr) {
-    std::prev(next)->second = stop;
-    return BackendResult{};
-  }
-  mapped_[start] = stop;
+  backed_pages_ += (bytes + handle_size - 1) / handle_size;
+  runs_[ptr] = MappedRun{end, handle_size};
   return BackendResult{};
 }
 
 bool SimulatedBackend::mapped_overlaps(std::uintptr_t ptr, std::uintptr_t end) const {
-  auto it = mapped_.upper_bound(ptr);
-  if (it != mapped_.begin() && std::prev(it)->second > ptr) return true;
-  return it != mapped_.end() && it->first < end;
+  auto it = runs_.upper_bound(ptr);
+  if (it != runs_.begin() && std::prev(it)->second.end > ptr) return true;
+  return it != runs_.end() && it->first < end;
 }
 
-void SimulatedBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) {
-  in_use_ -= bytes;
-  // The range must lie inside one backed range (every page of it mapped).
+void SimulatedBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t) {
   const std::uintptr_t end = ptr + bytes;
-  auto it = mapped_.upper_bound(ptr);
   if (bytes == 0) return;
-  if (end < ptr || it == mapped_.begin() || std::prev(it)->second < end) {
+  // The range must hold whole handles, every byte of it mapped: it starts and ends on handle
+  // boundaries of the runs it crosses, and those runs follow each other without a gap.
+  auto boundary = [](std::uintptr_t at, std::uintptr_t start, const MappedRun& run) {
+    return at == run.end || (at - start) % run.handle == 0;
+  };
+  auto it = runs_.upper_bound(ptr);
+  if (end < ptr || it == runs_.begin() || std::prev(it)->second.end <= ptr) {
     ++misuse_;
     return;
   }
   --it;
-  const std::uintptr_t start = it->first, stop = it->second;
-  mapped_.erase(it);
-  if (start < ptr) mapped_[start] = ptr;
-  if (end < stop) mapped_[end] = stop;
-  backed_pages_ -= (bytes + page_size - 1) / page_size;
+  if (!boundary(ptr, it->first, it->second)) {
+    ++misuse_;
+    return;
+  }
+  auto last = it;
+  while (last->second.end < end) {
+    auto next = std::next(last);
+    if (next == runs_.end() || next->first != last->second.end) {
+      ++misuse_;
+      return;
+    }
+    last = next;
+  }
+  if (!boundary(end, last->first, last->second)) {
+    ++misuse_;
+    return;
+  }
+  // Split the first and last runs at the range's ends; every handle between goes.
+  auto handles = [](std::uintptr_t from, std::uintptr_t to, std::uintptr_t start,
+                    const MappedRun& run) {
+    const std::uintptr_t h = run.handle;
+    return (to - start + h - 1) / h - (from - start) / h;
+  };
+  std::vector<std::pair<std::uintptr_t, MappedRun>> kept;
+  for (auto r = it;; ++r) {
+    const std::uintptr_t from = std::max(ptr, r->first);
+    const std::uintptr_t to = std::min(end, r->second.end);
+    backed_pages_ -= handles(from, to, r->first, r->second);
+    if (r->first < from) kept.emplace_back(r->first, MappedRun{from, r->second.handle});
+    if (to < r->second.end) kept.emplace_back(to, r->second);
+    if (r == last) break;
+  }
+  runs_.erase(it, std::next(last));
+  for (const auto& [start, run] : kept) runs_[start] = run;
+  in_use_ -= bytes;
 }
 
 std::uint64_t SimulatedBackend::fence_next_free() {

@@ -38,7 +38,7 @@ class SimulatedBackend : public Backend {
   void free_segment(std::uintptr_t ptr, std::size_t bytes) override;
   BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
   void release_address_space(std::uintptr_t ptr, std::size_t bytes) override;
-  BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
+  BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t handle_size) override;
   void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
 
   std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
@@ -53,7 +53,7 @@ class SimulatedBackend : public Backend {
   std::size_t peak_in_use() const { return peak_in_use_; }
   std::size_t live_segments() const { return segments_.size(); }
   std::size_t live_reservations() const { return reservations_.size(); }
-  std::size_t backed_pages() const { return backed_pages_; }
+  std::size_t backed_pages() const { return backed_pages_; }  // handles mapped (map_pages)
   std::uint64_t segment_allocs() const { return segment_allocs_; }
   std::uint64_t segment_frees() const { return segment_frees_; }
 
@@ -126,9 +126,15 @@ class SimulatedBackend : public Backend {
   std::uint64_t scripted_used_ = 0;
   bool script_dropped_ = false;
   std::map<std::uintptr_t, std::size_t> reservations_;
-  // Backed pages as merged ranges [start, end): a mapping costs O(log ranges), whatever its size.
-  std::map<std::uintptr_t, std::uintptr_t> mapped_;
-  std::size_t backed_pages_ = 0;
+  // Backed pages as the runs map_pages made, by start: handles of `handle` bytes from the start,
+  // the last one smaller when the run is not a multiple of it. A mapping costs O(log runs),
+  // whatever its size; an unmapping splits at most the two runs at its ends.
+  struct MappedRun {
+    std::uintptr_t end = 0;
+    std::size_t handle = 0;
+  };
+  std::map<std::uintptr_t, MappedRun> runs_;
+  std::size_t backed_pages_ = 0;  // handles
   bool mapped_overlaps(std::uintptr_t ptr, std::uintptr_t end) const;
   std::uint64_t segment_allocs_ = 0;
   std::uint64_t segment_frees_ = 0;

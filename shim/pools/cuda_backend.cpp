@@ -157,15 +157,15 @@ void CudaBackend::release_address_space(std::uintptr_t ptr, std::size_t bytes) {
 }
 
 pool::BackendResult CudaBackend::map_pages(std::uintptr_t ptr, std::size_t bytes,
-                                           std::size_t page_size) {
+                                           std::size_t handle_size) {
   wait_for_unmapping(ptr, bytes);
-  const pool::BackendResult first = map_pages_once(ptr, bytes, page_size);
+  const pool::BackendResult first = map_pages_once(ptr, bytes, handle_size);
   if (first.status != pool::BackendStatus::kOutOfMemory || !waited_for_give_back()) return first;
-  return map_pages_once(ptr, bytes, page_size);
+  return map_pages_once(ptr, bytes, handle_size);
 }
 
 pool::BackendResult CudaBackend::map_pages_once(std::uintptr_t ptr, std::size_t bytes,
-                                                std::size_t page_size) {
+                                                std::size_t handle_size) {
   ContextScope scope(context_);
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -176,23 +176,24 @@ pool::BackendResult CudaBackend::map_pages_once(std::uintptr_t ptr, std::size_t 
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   std::vector<std::uintptr_t> done;
   CUresult r = CUDA_SUCCESS;
-  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+  for (std::uintptr_t p = ptr; p < ptr + bytes; p += handle_size) {
+    const std::size_t size = std::min(handle_size, ptr + bytes - p);  // the last may be smaller
     CUmemGenericAllocationHandle handle = 0;
-    r = real().cuMemCreate(&handle, page_size, &prop, 0);
+    r = real().cuMemCreate(&handle, size, &prop, 0);
     if (r != CUDA_SUCCESS) break;
-    r = real().cuMemMap(static_cast<CUdeviceptr>(p), page_size, 0, handle, 0);
+    r = real().cuMemMap(static_cast<CUdeviceptr>(p), size, 0, handle, 0);
     if (r != CUDA_SUCCESS) {
       real().cuMemRelease(handle);
       break;
     }
-    r = real().cuMemSetAccess(static_cast<CUdeviceptr>(p), page_size, &access, 1);
-    pages_[p] = Page{handle, page_size};
+    r = real().cuMemSetAccess(static_cast<CUdeviceptr>(p), size, &access, 1);
+    pages_[p] = Page{handle, size};
     done.push_back(p);
     if (r != CUDA_SUCCESS) break;
   }
   if (r != CUDA_SUCCESS) {  // all or nothing
     for (std::uintptr_t p : done) {
-      real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
+      real().cuMemUnmap(static_cast<CUdeviceptr>(p), pages_[p].size);
       real().cuMemRelease(pages_[p].handle);
       pages_.erase(p);
     }
@@ -206,17 +207,23 @@ void CudaBackend::unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t
   if (!defer_ && captures_in_progress().load(std::memory_order_relaxed) == 0) {
     real().cuCtxSynchronize();
   }
-  for (std::uintptr_t p = ptr; p < ptr + bytes; p += page_size) {
+  // Handle by handle, each as large as map_pages made it (a multiple of page_size).
+  for (std::uintptr_t p = ptr; p < ptr + bytes;) {
     auto it = pages_.find(p);
-    if (it == pages_.end()) continue;
+    if (it == pages_.end()) {
+      p += page_size;
+      continue;
+    }
+    const Page page = it->second;
     if (defer_) {  // unmapped and released by give_back(); map_pages waits for it there
-      deferred_.calls.push_back({DeferredGiveBack::Kind::kHandle, p, page_size, it->second.handle});
-      deferred_.bytes += page_size;
+      deferred_.calls.push_back({DeferredGiveBack::Kind::kHandle, p, page.size, page.handle});
+      deferred_.bytes += page.size;
     } else {
-      real().cuMemUnmap(static_cast<CUdeviceptr>(p), page_size);
-      real().cuMemRelease(it->second.handle);
+      real().cuMemUnmap(static_cast<CUdeviceptr>(p), page.size);
+      real().cuMemRelease(page.handle);
     }
     pages_.erase(it);
+    p += page.size;
   }
 }
 

@@ -29,7 +29,7 @@ class CudaBackend final : public pool::Backend {
   pool::BackendResult reserve_address_space(std::size_t bytes, std::uintptr_t* ptr) override;
   void release_address_space(std::uintptr_t ptr, std::size_t bytes) override;
   pool::BackendResult map_pages(std::uintptr_t ptr, std::size_t bytes,
-                                std::size_t page_size) override;
+                                std::size_t handle_size) override;
   void unmap_pages(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size) override;
 
   std::uint64_t fence_after_free(std::uintptr_t ptr, std::size_t size,
@@ -89,7 +89,8 @@ class CudaBackend final : public pool::Backend {
   CUdevice device() const { return device_; }
 
  private:
-  pool::BackendResult map_pages_once(std::uintptr_t ptr, std::size_t bytes, std::size_t page_size);
+  pool::BackendResult map_pages_once(std::uintptr_t ptr, std::size_t bytes,
+                                     std::size_t handle_size);
   // When an allocation failed for lack of memory: waits (at most 2 s) for memory the idle-release
   // thread is giving back; whether there was any to wait for (then the caller asks again).
   bool waited_for_give_back();

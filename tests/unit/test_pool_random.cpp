@@ -129,6 +129,13 @@ std::vector<Config> configs() {
     o.large_segment_size = 32 * kMiB;
     out.push_back({"large_segment_size 32 MiB", o});
   }
+  {
+    Options o = expandable();
+    o.expandable_handle = 100 * kMiB;  // 5 pages
+    out.push_back({"expandable, handles of 100 MiB", o});
+    out.push_back({"expandable, handles of 100 MiB, 3 streams", o, 3});
+    out.push_back({"reuse fences, expandable, handles of 100 MiB", o, 2, true});
+  }
   out.push_back({"reuse fences", Options{}, 2, true});
   out.push_back({"reuse fences, expandable", expandable(), 2, true});
   {

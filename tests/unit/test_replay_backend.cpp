@@ -100,3 +100,31 @@ TEST_CASE("simulated backend: terabytes of pages are mapped and unmapped as rang
   // A page each would be 1.5 million tree nodes: seconds and a hundred MB.
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300));
 }
+
+TEST_CASE("simulated backend: pages go back only in whole handles, as the driver's cuMemUnmap") {
+  SimulatedBackend b(64 * kGiB);
+  std::uintptr_t base = 0;
+  REQUIRE(b.reserve_address_space(4 * kGiB, &base).ok());
+  // 220 MiB in handles of 100 MiB: 100 + 100 + 20; then 60 MiB in one handle right above.
+  REQUIRE(b.map_pages(base, 220 * kMiB, 100 * kMiB).ok());
+  REQUIRE(b.map_pages(base + 220 * kMiB, 60 * kMiB, 60 * kMiB).ok());
+  CHECK(b.backed_pages() == 4);
+  CHECK(b.in_use() == 280 * kMiB);
+  // Cutting a handle is misuse, whether at the start, the end or inside one.
+  b.unmap_pages(base + 20 * kMiB, 80 * kMiB, 20 * kMiB);
+  b.unmap_pages(base, 40 * kMiB, 20 * kMiB);
+  b.unmap_pages(base + 200 * kMiB, 40 * kMiB, 20 * kMiB);
+  CHECK(b.misuse() == 3);
+  CHECK(b.backed_pages() == 4);
+  CHECK(b.in_use() == 280 * kMiB);  // a refused unmapping gives nothing back
+  // Whole handles go, across the two mappings too: the second 100 MiB handle, the 20 MiB one
+  // and the 60 MiB one.
+  b.unmap_pages(base + 100 * kMiB, 180 * kMiB, 20 * kMiB);
+  CHECK(b.misuse() == 3);
+  CHECK(b.backed_pages() == 1);
+  b.unmap_pages(base, 100 * kMiB, 20 * kMiB);
+  CHECK(b.backed_pages() == 0);
+  CHECK(b.in_use() == 0);
+  b.release_address_space(base, 4 * kGiB);
+  CHECK(b.misuse() == 3);
+}

@@ -40,20 +40,27 @@ Candidate without_idle(const Candidate& base, bool* same) {
 }
 
 Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb,
-                       std::uint64_t page_mb) {
+                       std::uint64_t handle_mb) {
   std::string pairs;
-  if (page_mb != 0) pairs = "large_segment_size_mb:" + std::to_string(page_mb) + ",";
+  if (handle_mb != 0) pairs = "expandable_handle_mb:" + std::to_string(handle_mb) + ",";
   pairs += "idle_release_ms:" + std::to_string(delay_ms);
   if (floor_mb != 0) pairs += ",idle_release_floor_mb:" + std::to_string(floor_mb);
   return with_pairs(base, pairs);
 }
 
-std::vector<std::uint64_t> idle_pages_mb(const Candidate& base) {
+std::size_t handle_bytes(const config::Options& options) {
+  const std::size_t page = options.large_segment_size;
+  return std::max<std::size_t>(1, options.expandable_handle / page) * page;
+}
+
+std::vector<std::uint64_t> idle_handles_mb(const Candidate& base) {
   const config::Options options = config::parse_conf(base.conf).options;
   std::vector<std::uint64_t> out;
   if (!options.expandable_segments) return out;
-  for (const std::uint64_t mb : kIdlePagesMb) {
-    if (mb * kMiB > options.large_segment_size) out.push_back(mb);
+  for (const std::uint64_t mb : kIdleHandlesMb) {
+    config::Options larger = options;
+    larger.expandable_handle = mb * kMiB;
+    if (handle_bytes(larger) > handle_bytes(options)) out.push_back(mb);
   }
   return out;
 }
@@ -67,7 +74,7 @@ std::string idle_keys(const IdleRow& row) {
     return explicit_off ? off : "none";
   }
   std::string out;
-  if (row.page_mb != 0) out = "large_segment_size_mb:" + std::to_string(row.page_mb) + ",";
+  if (row.handle_mb != 0) out = "expandable_handle_mb:" + std::to_string(row.handle_mb) + ",";
   out += "idle_release_ms:" + std::to_string(row.delay_ms);
   if (row.floor_mb != 0) out += ",idle_release_floor_mb:" + std::to_string(row.floor_mb);
   return out;
@@ -105,9 +112,9 @@ std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_
     if (!delays.empty())
       rows.push_back(IdleRow{idle_variant(base, delays[0], mb), delays[0], mb, 0, {}});
   }
-  for (const std::uint64_t page : idle_pages_mb(base)) {
+  for (const std::uint64_t handle : idle_handles_mb(base)) {
     for (const std::uint64_t ms : delays)
-      rows.push_back(IdleRow{idle_variant(base, ms, 0, page), ms, 0, page, {}});
+      rows.push_back(IdleRow{idle_variant(base, ms, 0, handle), ms, 0, handle, {}});
   }
   return rows;
 }
@@ -127,10 +134,11 @@ IdleFigures idle_figures(const IdleStudy& study, std::size_t row) {
   IdleFigures f;
   const IdleRow& r = study.rows[row];
   const IdleRow& w = study.rows[0];
-  // Mapping costs per page under expandable segments (the large pool's page; the small pool's
-  // 2 MiB pages hold little), per segment otherwise.
+  // Mapping costs per driver allocation: under expandable segments per handle (the large pool's:
+  // expandable_handle_mb's whole pages, or one page; the small pool's 2 MiB pages hold little),
+  // per segment otherwise.
   const config::Options options = config::parse_conf(r.setting.conf).options;
-  const double page = static_cast<double>(options.large_segment_size);
+  const double page = static_cast<double>(handle_bytes(options));
   double deciding = -1.0;
   for (std::size_t l = 0; l < r.outcomes.size(); ++l) {
     const Outcome& o = r.outcomes[l];

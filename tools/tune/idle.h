@@ -3,7 +3,7 @@
 // docs/pool-policy.md, "Idle release"): the idle variants of one setting (idle_release_ms at
 // kIdleDelaysMs, and the shortest of them, which gives back most, with idle_release_floor_mb at
 // a quarter and a half of the peak of bytes requested that the first look saw; under expandable
-// segments every delay again with larger pages, kIdlePagesMb), their figures
+// segments every delay again with larger handles, kIdleHandlesMb), their figures
 // against the same setting without idle release (memory held over time, memory mapped again and
 // the time that costs: idle_costs.h), and the choice among them. The variants are known before
 // the pass (the floors from the first look, first_look.h), so that a log read once has the same
@@ -12,11 +12,13 @@
 // words (recommend.cpp), printing (tune_report.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/options.h"
 #include "tools/tune/idle_costs.h"
 #include "tools/tune/outcome.h"
 #include "tools/tune/sweep.h"
@@ -31,7 +33,7 @@ struct IdleRow {
   Candidate setting;              // label: the changes against the log's own; conf: replayed
   std::uint64_t delay_ms = 0;     // idle_release_ms; 0: the setting without idle release (row 0)
   std::uint64_t floor_mb = 0;     // the idle_release_floor_mb the row adds (0: none added)
-  std::uint64_t page_mb = 0;      // the large_segment_size_mb the row adds (0: the setting's)
+  std::uint64_t handle_mb = 0;    // the expandable_handle_mb the row adds (0: the setting's)
   std::vector<Outcome> outcomes;  // one per log
 };
 
@@ -44,7 +46,7 @@ struct IdleFigures {
   std::uint64_t peak_reserved = 0;
   std::uint64_t peak_without = 0;  // row 0's
   std::uint64_t mapped_again = 0;  // bytes taken from the device beyond row 0's (none: 0)
-  double mappings_again = 0.0;     // the pages (expandable segments) or segments that takes
+  double mappings_again = 0.0;     // the handles (expandable segments) or segments that takes
   double cost_s = 0.0;             // what mapping them again costs (idle_costs.h)
   double cost_share = 0.0;         // cost_s over the log's span
   std::uint64_t span_ns = 0;       // that span
@@ -76,15 +78,19 @@ void choose_idle(IdleStudy* study);
 // The setting without idle release (row 0) of base: base itself when its idle release is off,
 // else base with idle_release_ms:0 (*same: whether it is base itself).
 Candidate without_idle(const Candidate& base, bool* same);
-// base with idle_release_ms:delay_ms (and idle_release_floor_mb:floor_mb, large_segment_size_mb:
-// page_mb, each when not 0).
+// base with idle_release_ms:delay_ms (and idle_release_floor_mb:floor_mb, expandable_handle_mb:
+// handle_mb, each when not 0).
 Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb,
-                       std::uint64_t page_mb = 0);
-// The larger pages tried with every delay on a setting with expandable segments (MiB, those above
-// its own): mapping costs per page (idle_costs.h), so memory given back in 1 GiB pages costs
-// about 50 times less to map again than in PyTorch's 20 MiB ones.
-inline constexpr std::uint64_t kIdlePagesMb[] = {256, 1024};
-std::vector<std::uint64_t> idle_pages_mb(const Candidate& base);
+                       std::uint64_t handle_mb = 0);
+// The bytes of one handle of the large pool under options (expandable_handle_mb's whole pages, at
+// least one page).
+std::size_t handle_bytes(const config::Options& options);
+// The larger handles tried with every delay on a setting with expandable segments (MiB, those
+// whose handle is larger than its own): mapping costs per handle (idle_costs.h), so memory given
+// back in 1 GiB handles costs about 50 times less to map again than in PyTorch's 20 MiB pages,
+// and the segment still grows by its own pages (the peak stays).
+inline constexpr std::uint64_t kIdleHandlesMb[] = {256, 1024};
+std::vector<std::uint64_t> idle_handles_mb(const Candidate& base);
 // The delays worth trying on logs whose longest span is span_ns (none releases anything in a
 // shorter one); every delay when the span is not known (nullopt).
 std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns);
@@ -93,7 +99,7 @@ std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns);
 std::vector<std::uint64_t> idle_floors_mb(std::uint64_t peak_requested);
 // The rows of a study of base (row 0 first) on logs whose longest span is span_ns (nullopt: not
 // known, every delay), floors_mb with the shortest delay, then every delay with each of
-// idle_pages_mb(base).
+// idle_handles_mb(base).
 std::vector<IdleRow> idle_rows(const Candidate& base, std::optional<std::uint64_t> span_ns,
                                const std::vector<std::uint64_t>& floors_mb);
 // What the first pass over logs read once replays beside the sweep (whose candidates are given):

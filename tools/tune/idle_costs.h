@@ -27,8 +27,9 @@ inline constexpr double kRemapSecondsPerMapping = 45e-6;      // 45 us per page 
 inline constexpr double kIdleCostBudget = 0.02;
 // ... and it holds at least this much less on average than the same setting without idle release.
 inline constexpr double kIdleMinSaving = 0.05;
-// ... and its peak reserved is at most this much above that setting's (a larger page, tried
-// with idle release under expandable segments, may round a segment's growth up by up to a page).
+// ... and its peak reserved is at most this much above that setting's (memory given back and
+// taken again may land elsewhere: a handle still partly in use stays, and the next request may
+// map above it).
 inline constexpr double kIdlePeakTolerance = 0.01;
 
 // The estimated seconds of mapping `bytes` again in `mappings` pages or segments (negative

@@ -233,9 +233,8 @@ void recommend_idle(TuneResult* out) {
     rec.keep_own = false;
     rec.setting = row.setting.label;
     rec.conf = paste_conf(row.setting, false);
-    // PyTorch has no idle release, so its string is the base setting's: the row adds cudapool's
-    // idle keys and maybe a larger large_segment_size_mb (row.page_mb), which pays off only by
-    // making memory given back cheaper to map again; for PyTorch it would only change the pages.
+    // PyTorch has no idle release, so its string is the base setting's: the row adds only
+    // cudapool's own keys (idle release, and maybe expandable_handle_mb: row.handle_mb).
     rec.pytorch_conf = paste_conf(r.candidates[study.base], true);
     Outcome mine, own_outcome;  // the device allocations of the worst log, for the caveat
     for (std::size_t l = 0; l < logs; ++l) {

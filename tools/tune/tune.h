@@ -85,7 +85,7 @@ struct Recommendation {
   double own_mean_reserved = 0.0;
   std::string conf;  // for CUDAPOOL_CONF: every key the candidate sets, each once
   // For PYTORCH_CUDA_ALLOC_CONF: the same without cudapool's own keys; for an idle variant, its
-  // base setting's (without the large_segment_size_mb the variant adds: idle.h IdleRow::page_mb).
+  // base setting's (the variant adds only cudapool's own keys: idle.h IdleRow).
   std::string pytorch_conf;
   std::string why;
   std::vector<std::string> caveats;

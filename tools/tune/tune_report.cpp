@@ -186,7 +186,7 @@ nlohmann::json idle_json(const TuneResult& r) {
                          {"conf", row.setting.conf},
                          {"idle_release_ms", row.delay_ms},
                          {"idle_release_floor_mb", row.floor_mb},
-                         {"large_segment_size_mb", row.page_mb},
+                         {"expandable_handle_mb", row.handle_mb},
                          {"mean_reserved", f.mean_reserved},
                          {"vs_without", f.vs_without},
                          {"peak_reserved", f.peak_reserved},
@@ -246,13 +246,8 @@ std::string text_report(const TuneResult& r, const ReportContext& ctx) {
           "  (PyTorch's own allocator: no PYTORCH_CUDA_ALLOC_CONF; its keys are cudapool's "
           "own)\n";
     } else if (rec.pytorch_conf != rec.conf) {
-      const bool page = rec.idle && r.idle.chosen && r.idle.rows[*r.idle.chosen].page_mb != 0;
       out += "  PYTORCH_CUDA_ALLOC_CONF='" + rec.pytorch_conf +
-             "'  (PyTorch's own allocator: its keys only" +
-             (page ? ", without the idle variant's large_segment_size_mb, which pays off only with "
-                     "idle release"
-                   : "") +
-             ")\n";
+             "'  (PyTorch's own allocator: its keys only)\n";
     } else {
       out += "  (the same string works as PYTORCH_CUDA_ALLOC_CONF for PyTorch's own allocator)\n";
     }
