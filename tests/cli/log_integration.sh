@@ -208,9 +208,11 @@ assert len(tids) >= 4, tids
 PY
 
 # 2a. Under other pool settings the replay still reproduces the summary (the header carries the
-# settings): expandable segments (the log has segment_map, no segment_alloc), and splitting,
-# rounding, garbage collection and a memory fraction.
+# settings): expandable segments (the log has segment_map, no segment_alloc), the same with pages
+# in handles of 3 given back by idle release, and splitting, rounding, garbage collection and a
+# memory fraction.
 for conf in expandable_segments:True \
+  expandable_segments:True,expandable_handle_mb:60,idle_release_ms:5 \
   max_split_size_mb:20,roundup_power2_divisions:4,garbage_collection_threshold:0.5,per_process_memory_fraction:0.25; do
   rm -f "$tmp/conf.jsonl"
   CUDAPOOL_CONF="$conf" CUDAPOOL_LOG="$tmp/conf.jsonl" run python3 "$tmp/drive.py" threads ||

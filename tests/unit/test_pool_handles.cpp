@@ -68,7 +68,7 @@ TEST_CASE("pool handles: the small pool keeps one 2 MiB page per handle") {
   CHECK(h.backend.backed_pages() == 0);
 }
 
-TEST_CASE("pool handles: a handle partly in use stays mapped; whole handles go back") {
+TEST_CASE("pool handles: a handle partly in use stays mapped, whole handles go back") {
   // One handle of 5 pages [0, 100 MiB) and one of 5 [100, 200 MiB). Then x takes 40 MiB and y
   // 60 MiB of the first, z 20 MiB of the second.
   for (const bool pytorch : {true, false}) {

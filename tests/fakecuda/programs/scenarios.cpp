@@ -103,6 +103,9 @@ int run_scenario(const Driver& d, const std::string& scenario, Mode mode) {
       // scenario_idle_cache.cpp: the threads' caches give back what they keep unused.
       {"idle_thread_cache", [&] { return idle_thread_cache(d, mode); }},
       {"idle_thread_cache_expandable", [&] { return idle_thread_cache(d, mode); }},
+      // scenario_handles.cpp: expandable_handle_mb's driver allocations, made and given back.
+      {"expandable_handles", [&] { return expandable_handles(d, mode); }},
+      {"threads_handles", [&] { return threads(d, mode); }},
       // scenario_capture.cpp: the driver's answers during stream captures.
       {"capture_rules", [&] { return capture_rules(d, mode); }},
       {"capture_rules_expandable", [&] { return capture_rules(d, mode); }},

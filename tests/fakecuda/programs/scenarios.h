@@ -235,6 +235,11 @@ int idle_oom_wait(const Driver& d, Mode mode);
 // keeps unused goes back to the pool, and its segment to the device.
 int idle_thread_cache(const Driver& d, Mode mode);
 
+// scenario_handles.cpp, with expandable_segments:True, expandable_handle_mb:100 and
+// idle_release_ms: pages mapped in driver allocations of 5 pages, given back whole; a mapping that
+// fails at its second handle takes nothing.
+int expandable_handles(const Driver& d, Mode mode);
+
 // scenario_capture.cpp: allocations and frees during stream captures get the driver's answer (the
 // fake models the documented rule: capture.cpp), with the shim as without it (run also with
 // expandable_segments:True and thread_cache:always).
