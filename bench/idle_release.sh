@@ -18,8 +18,10 @@
 #   shim_expandable   the shim (PYTORCH_NO_CUDA_MEMORY_CACHING=1, LD_PRELOAD), CUDAPOOL_CONF=
 #                     expandable_segments:True
 #   shim_idle         the shim, CUDAPOOL_CONF=$IDLE_CONF (default
-#                     "expandable_segments:True,idle_release_ms:200": cached memory unused for
-#                     200 ms goes back to the device; idle_release_floor_mb keeps a floor)
+#                     "expandable_segments:True,expandable_handle_mb:256,idle_release_ms:100",
+#                     what cudapool tune recommends on this loop's shim_expandable log (session
+#                     19): cached memory unused for 100 ms goes back to the device, mapped in
+#                     driver allocations of 12 pages; idle_release_floor_mb would keep a floor)
 #   train_defaults    steady_train.py, PyTorch's cache, its defaults
 #   train_shim_idle   steady_train.py under the shim with $IDLE_CONF
 #   shim:CONF         variable_inputs.py under the shim with CUDAPOOL_CONF=CONF (no spaces)
@@ -54,7 +56,7 @@ set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SHIM="${CUDAPOOL_LIB:-$REPO/build/shim/libcudapool.so}"
-IDLE_CONF="${IDLE_CONF:-expandable_segments:True,idle_release_ms:200}"
+IDLE_CONF="${IDLE_CONF:-expandable_segments:True,expandable_handle_mb:256,idle_release_ms:100}"
 ROUNDS="${ROUNDS:-2}"
 CONFIGS="${CONFIGS:-defaults empty_cache torch_expandable shim_expandable shim_idle train_defaults train_shim_idle}"
 IMAGES="${IMAGES:-48}"

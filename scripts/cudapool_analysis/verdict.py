@@ -174,7 +174,7 @@ def _held_over_time(tune):
            "cudapool_conf": row.get("conf"), "logs": len(tune.get("logs") or []) or 1}
     if out["chosen"]:
         out["cudapool_conf"] = (tune.get("recommendation") or {}).get("cudapool_conf") or row.get("conf")
-    for k in ("idle_release_ms", "idle_release_floor_mb", "large_segment_size_mb", "peak_reserved",
+    for k in ("idle_release_ms", "idle_release_floor_mb", "expandable_handle_mb", "peak_reserved",
               "mapped_again", "cost_s", "cost_share"):
         out[k] = row.get(k)
     out["mean_reserved"], out["without_mean_reserved"] = row["mean_reserved"], none["mean_reserved"]
@@ -256,8 +256,8 @@ def _held_line(h):
         how = "the shim gives back cache unused for %d ms" % h["idle_release_ms"]
         if h["idle_release_floor_mb"]:
             how += ", keeping %d MiB" % h["idle_release_floor_mb"]
-        if h["large_segment_size_mb"]:
-            how += ", in pages of %d MiB" % h["large_segment_size_mb"]
+        if h["expandable_handle_mb"]:
+            how += ", in driver allocations of up to %d MiB" % h["expandable_handle_mb"]
         return ("Memory held over time: with %s (idle release, cudapool's own keys: %s), the pool "
                 "would have held %s on average instead of %s without idle release (%.1f%% less), "
                 "predicted by replaying %s; %s."

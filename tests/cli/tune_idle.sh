@@ -54,7 +54,7 @@ for r in rows:
     assert r["mapped_again"] == max(extra, 0), r
     # whole segments (the log's own setting): a cudaMalloc per segment taken again
     mappings = max(one["device_allocs"] - without["device_allocs"], 0)
-    assert r["mappings_again"] == mappings and r["large_segment_size_mb"] == 0, r
+    assert r["mappings_again"] == mappings and r["expandable_handle_mb"] == 0, r
     cost = max(extra, 0) * h["remap_seconds_per_byte"] + mappings * h["remap_seconds_per_mapping"]
     assert abs(r["cost_s"] - cost) < 1e-12 and abs(r["cost_share"] - cost / 20) < 1e-12, r
     assert r["affordable"] == (r is not rows[0] and r["cost_share"] <= 0.02 and

@@ -46,6 +46,7 @@ SETTINGS=(
   "idle-expandable|expandable_segments:True,idle_release_ms:20|1|1"
   "idle-floor|idle_release_ms:20,idle_release_floor_mb:256|1|1"
   "idle-expandable-floor|expandable_segments:True,idle_release_ms:20,idle_release_floor_mb:256|1|1"
+  "idle-handles|expandable_segments:True,expandable_handle_mb:100,idle_release_ms:20,idle_release_floor_mb:256|1|1"
   "no-shim||0|0"
 )
 

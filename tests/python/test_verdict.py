@@ -119,9 +119,10 @@ def test_requests_only_reads_the_replay():
 MiB = 1 << 20
 
 
-def idle_row(setting, ms, mean, vs, cost_s, share, peak=2000 * MiB, floor=0, page=0, mapped=14 << 30):
+def idle_row(setting, ms, mean, vs, cost_s, share, peak=2000 * MiB, floor=0, handle=0,
+             mapped=14 << 30):
     return {"setting": setting, "conf": setting, "idle_release_ms": ms,
-            "idle_release_floor_mb": floor, "large_segment_size_mb": page, "mean_reserved": mean,
+            "idle_release_floor_mb": floor, "expandable_handle_mb": handle, "mean_reserved": mean,
             "vs_without": vs, "peak_reserved": peak, "mapped_again": mapped, "cost_s": cost_s,
             "cost_share": share, "span_ns": 20 * 10**9, "idle_releases": 8}
 
@@ -160,6 +161,17 @@ def test_held_over_time_chosen():
     # right after the setting's line
     whats = [l["what"] for l in vd["lines"]]
     assert whats[whats.index("setting") + 1] == "held_over_time"
+
+
+def test_held_over_time_chosen_with_larger_handles():
+    conf = "expandable_segments:True,idle_release_ms:100,expandable_handle_mb:256"
+    rows = ROWS[:2] + [idle_row("expandable_handle_mb:256,idle_release_ms:100", 100, 90.0 * MiB,
+                                -0.91, 0.1, 0.005, handle=256)]
+    vd = vmod.verdict(report(), None, idle_tune(rows[2]["setting"], rows[2]["setting"], rows,
+                                                conf=conf))
+    assert vd["held_over_time"]["expandable_handle_mb"] == 256
+    assert ("the shim gives back cache unused for 100 ms, in driver allocations of up to 256 MiB)"
+            in held_line(vd))
 
 
 def test_held_over_time_not_chosen_says_why():
