@@ -113,6 +113,13 @@ void require_in_range(const cfg::Options& o, std::string_view conf) {
           "per_process_memory_fraction is in [0, 1] and not -0", conf);
   require(o.reuse_fence <= cfg::ReuseFence::kNone, "reuse_fence is a known mode", conf);
   require(o.thread_cache <= cfg::ThreadCacheMode::kNever, "thread_cache is a known mode", conf);
+  require(o.idle_release_ms <= cfg::kMaxIdleReleaseMs, "idle_release_ms is 0..3600000", conf);
+  require(o.idle_release_floor == 0 || whole_mebibytes(o.idle_release_floor, 0),
+          "idle_release_floor is whole MiB", conf);
+  require(o.expandable_handle == 0 ||
+              (whole_mebibytes(o.expandable_handle, 0) &&
+               o.expandable_handle / cfg::kMiB <= cfg::kMaxLargeSegmentMebibytes),
+          "expandable_handle is 0..1048576 MiB", conf);
 }
 
 // Divisions of 0 and 1 both mean plain rounding, and render alike ("off").
@@ -129,7 +136,9 @@ bool same_options(const cfg::Options& a, const cfg::Options& b) {
          a.per_process_memory_fraction == b.per_process_memory_fraction &&
          a.release_lock_on_cudamalloc == b.release_lock_on_cudamalloc &&
          a.large_segment_size == b.large_segment_size && a.reuse_fence == b.reuse_fence &&
-         a.thread_cache == b.thread_cache && a.strict == b.strict;
+         a.thread_cache == b.thread_cache && a.strict == b.strict &&
+         a.idle_release_ms == b.idle_release_ms && a.idle_release_floor == b.idle_release_floor &&
+         a.expandable_handle == b.expandable_handle;
 }
 
 void require_messages(const cfg::ParseResult& r, std::string_view conf) {
