@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -85,10 +86,9 @@ struct ExpandableSegment {
   std::size_t pages = 0;      // capacity in pages
   std::uintptr_t stream = 0;
   std::size_t handle_pages = 1;  // expandable_handle_mb in pages (large pool); 1: PyTorch's way
-  // With handle_pages > 1, for each backed page the first page of its handle, and at that first
-  // page the handle's length in pages (entries of unbacked pages mean nothing).
-  std::vector<std::uint32_t> handle_first;
-  std::vector<std::uint32_t> handle_length;
+  // With handle_pages > 1, the handles mapped: first page -> length in pages (memory in
+  // proportion to what is mapped, not to the reservation).
+  std::map<std::size_t, std::size_t> handles;
   std::size_t size() const { return pages * page_size; }
 };
 

@@ -69,8 +69,6 @@ Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
   es->stream = stream;
   if (!pool.is_small && options_.expandable_handle / page > 1) {
     es->handle_pages = options_.expandable_handle / page;
-    es->handle_first.resize(pages);
-    es->handle_length.resize(pages);
   }
   expandable_segments_.push_back(es);
   Block* candidate = new_block(base, es->size(), stream, &pool);
@@ -100,10 +98,7 @@ bool DevicePool::map_block(Block* to_map, std::size_t size) {
   }
   if (es.handle_pages > 1) {
     for (std::size_t first = begin; first < end; first += es.handle_pages) {
-      const std::size_t length = std::min(es.handle_pages, end - first);
-      std::fill_n(es.handle_first.begin() + static_cast<std::ptrdiff_t>(first), length,
-                  static_cast<std::uint32_t>(first));
-      es.handle_length[first] = static_cast<std::uint32_t>(length);
+      es.handles.emplace_hint(es.handles.end(), first, std::min(es.handle_pages, end - first));
     }
   }
 
@@ -162,19 +157,24 @@ std::pair<std::size_t, std::size_t> DevicePool::unmappable_pages(const Block* bl
     if (end - begin > most_pages) begin = end - most_pages;
     return {begin, end};
   }
-  if (es.handle_first[begin] != begin) {
-    const std::size_t first = es.handle_first[begin];
-    begin = first + es.handle_length[first];
-  }
+  // The handle holding page p: the last one that starts at or below it (a backed page has one;
+  // were none there, nothing would be given back rather than a page the pool does not know).
+  if (es.handles.empty() || es.handles.begin()->first > begin) return {end, end};
+  const auto holding = [&](std::size_t p) { return std::prev(es.handles.upper_bound(p)); };
+  if (const auto h = holding(begin); h->first != begin) begin = h->first + h->second;
   if (begin >= end) return {end, end};
-  if (const std::size_t last = es.handle_first[end - 1]; last + es.handle_length[last] != end) {
-    end = last;
+  auto top = holding(end - 1);
+  if (top->first + top->second != end) {
+    end = top->first;
+    if (begin >= end) return {end, end};
+    --top;
   }
-  if (begin >= end) return {end, end};
   // The highest handles that fit in `most`, whole.
   std::size_t low = end;
-  while (low > begin && end - es.handle_first[low - 1] <= most_pages)
-    low = es.handle_first[low - 1];
+  for (auto h = top; h->first >= begin && end - h->first <= most_pages; --h) {
+    low = h->first;
+    if (h == es.handles.begin()) break;
+  }
   return {low, end};
 }
 
@@ -190,6 +190,7 @@ void DevicePool::unmap_block(Block* block, std::size_t most) {
   const std::uintptr_t unmapped_ptr = es.base + begin * es.page_size;
   const std::size_t unmapped_size = (end - begin) * es.page_size;
   backend_.unmap_pages(unmapped_ptr, unmapped_size, es.page_size);
+  es.handles.erase(es.handles.lower_bound(begin), es.handles.lower_bound(end));
 
   BlockPool& pool = *block->pool;
   erase_block(pool.blocks, block);

@@ -38,6 +38,7 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
   if (!pool.cache_sets_ordered()) fail("a free set is out of its key order");
 
   std::array<Totals, kStatTypes> totals{};
+  std::map<const ExpandableSegment*, std::size_t> mapped_bytes;  // of segments with handles
   for (const Block* b : all) {
     if (b->prev != nullptr && b->prev->next != b) fail("prev/next mismatch at " + hex(b->ptr));
     if (b->next != nullptr && b->next->prev != b) fail("next/prev mismatch at " + hex(b->ptr));
@@ -65,6 +66,9 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
       if (b->prev == nullptr && b->next == nullptr && b->size != kSmallBuffer) {
         fail("small segment of odd size at " + hex(b->ptr));
       }
+    }
+    if (b->expandable != nullptr && b->expandable->handle_pages > 1) {
+      mapped_bytes[b->expandable] += b->mapped ? b->size : 0;
     }
     if (!b->mapped) continue;
     const std::size_t type = b->pool->is_small ? 1 : 2;
@@ -113,6 +117,24 @@ std::vector<std::string> check_invariants(const DevicePool& pool) {
       if (st->allocated - st->freed != st->current) {
         fail(std::string("allocated - freed != current in ") + names[t]);
       }
+    }
+  }
+  // The handles of an expandable segment (expandable_handle_mb) cover its mapped pages exactly:
+  // in the segment, none longer than handle_pages, none overlapping the next.
+  for (const auto& [es, bytes] : mapped_bytes) {
+    std::size_t pages = 0, after_last = 0;
+    for (const auto& [first, length] : es->handles) {
+      if (first < after_last || length == 0 || length > es->handle_pages ||
+          first + length > es->pages) {
+        fail("a handle of pages [" + std::to_string(first) + ", +" + std::to_string(length) +
+             ") in the expandable segment at " + hex(es->base));
+      }
+      after_last = first + length;
+      pages += length;
+    }
+    if (pages * es->page_size != bytes) {
+      fail("the handles of the expandable segment at " + hex(es->base) + " hold " +
+           std::to_string(pages) + " pages, its mapped blocks " + std::to_string(bytes) + " bytes");
     }
   }
   if (static_cast<std::int64_t>(pool.reserved_bytes()) != s.reserved_bytes[0].current) {
