@@ -10,6 +10,7 @@
 
 #include "pool/constants.h"
 #include "pool/device_pool.h"
+#include "pool/rounding.h"
 
 namespace cudapool::pool {
 
@@ -67,9 +68,7 @@ Block* DevicePool::find_expandable_block(std::uintptr_t stream, BlockPool& pool,
   es->page_size = page;
   es->pages = pages;
   es->stream = stream;
-  if (!pool.is_small && options_.expandable_handle / page > 1) {
-    es->handle_pages = options_.expandable_handle / page;
-  }
+  if (!pool.is_small) es->handle_pages = large_handle_pages(options_);
   expandable_segments_.push_back(es);
   Block* candidate = new_block(base, es->size(), stream, &pool);
   candidate->mapped = false;

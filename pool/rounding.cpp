@@ -44,4 +44,9 @@ std::size_t segment_size_for(std::size_t rounded, const config::Options& options
   return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
 }
 
+std::size_t large_handle_pages(const config::Options& options) {
+  const std::size_t pages = options.expandable_handle / options.large_segment_size;
+  return pages > 1 ? pages : 1;
+}
+
 }  // namespace cudapool::pool

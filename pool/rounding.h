@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // pool/rounding.h: request rounding and segment sizing, as PyTorch's round_size() and
-// get_allocation_size(). Pure functions of the size and the options; no state.
+// get_allocation_size(), and the large pool's handles under expandable segments. Pure functions of
+// the size and the options; no state.
 #pragma once
 
 #include <cstddef>
@@ -21,5 +22,9 @@ std::size_t round_size(std::size_t size, const config::Options& options);
 
 // The size of a new segment made for a block of `rounded` bytes.
 std::size_t segment_size_for(std::size_t rounded, const config::Options& options);
+
+// Under expandable segments, the pages of the large pool (large_segment_size) in one driver
+// allocation: expandable_handle_mb's whole pages, at least one.
+std::size_t large_handle_pages(const config::Options& options);
 
 }  // namespace cudapool::pool

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "config/parse.h"
+#include "pool/rounding.h"
 #include "tools/tune/idle_costs.h"
 #include "tools/tune/tune.h"
 
@@ -32,6 +33,15 @@ std::string milliseconds_text(std::uint64_t ns) {
   return buf;
 }
 
+// The keys an idle variant adds, in the order its label shows them.
+std::string idle_pairs(std::uint64_t delay_ms, std::uint64_t floor_mb, std::uint64_t handle_mb) {
+  std::string pairs;
+  if (handle_mb != 0) pairs = "expandable_handle_mb:" + std::to_string(handle_mb) + ",";
+  pairs += "idle_release_ms:" + std::to_string(delay_ms);
+  if (floor_mb != 0) pairs += ",idle_release_floor_mb:" + std::to_string(floor_mb);
+  return pairs;
+}
+
 }  // namespace
 
 Candidate without_idle(const Candidate& base, bool* same) {
@@ -41,16 +51,11 @@ Candidate without_idle(const Candidate& base, bool* same) {
 
 Candidate idle_variant(const Candidate& base, std::uint64_t delay_ms, std::uint64_t floor_mb,
                        std::uint64_t handle_mb) {
-  std::string pairs;
-  if (handle_mb != 0) pairs = "expandable_handle_mb:" + std::to_string(handle_mb) + ",";
-  pairs += "idle_release_ms:" + std::to_string(delay_ms);
-  if (floor_mb != 0) pairs += ",idle_release_floor_mb:" + std::to_string(floor_mb);
-  return with_pairs(base, pairs);
+  return with_pairs(base, idle_pairs(delay_ms, floor_mb, handle_mb));
 }
 
 std::size_t handle_bytes(const config::Options& options) {
-  const std::size_t page = options.large_segment_size;
-  return std::max<std::size_t>(1, options.expandable_handle / page) * page;
+  return pool::large_handle_pages(options) * options.large_segment_size;
 }
 
 std::vector<std::uint64_t> idle_handles_mb(const Candidate& base) {
@@ -73,11 +78,7 @@ std::string idle_keys(const IdleRow& row) {
                               changes.compare(changes.size() - off.size(), off.size(), off) == 0;
     return explicit_off ? off : "none";
   }
-  std::string out;
-  if (row.handle_mb != 0) out = "expandable_handle_mb:" + std::to_string(row.handle_mb) + ",";
-  out += "idle_release_ms:" + std::to_string(row.delay_ms);
-  if (row.floor_mb != 0) out += ",idle_release_floor_mb:" + std::to_string(row.floor_mb);
-  return out;
+  return idle_pairs(row.delay_ms, row.floor_mb, row.handle_mb);
 }
 
 std::vector<std::uint64_t> idle_delays(std::optional<std::uint64_t> span_ns) {

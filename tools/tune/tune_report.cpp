@@ -141,8 +141,8 @@ void idle_table(std::string& out, const TuneResult& r) {
                 "  mean resv: reserved memory averaged over the log's span; mapped again: bytes "
                 "taken from the device beyond the first row's, costed at %.0f us a driver "
                 "allocation (a handle of expandable segments, or a segment) and %.1f ms per GB "
-                "(tools/tune/idle_costs.h: "
-                "measured on an H200); *: recommended, the least held on average at a cost "
+                "(tools/tune/idle_costs.h: measured on an H200); *: recommended, the least held on "
+                "average at a cost "
                 "within %g%% of the span, %.0f%% or more below the first row, peak within "
                 "%.0f%% of it\n",
                 kRemapSecondsPerMapping * 1e6, kRemapSecondsPerByte * 1e12,
