@@ -30,10 +30,10 @@
 # Each run is a fresh process; every shim run writes its allocation log (CUDAPOOL_LOG, zstd) for
 # `cudapool report` / `cudapool tune`.
 #
-# Time, estimated (not yet measured) on an H200: a variable_inputs.py run about 25-35 s (imports
-# and building SAM ~10-15 s, warm-up ~2 s, 96 measured images ~6-12 s, 1 s idle tail), a
-# steady_train.py run about 15-20 s (70 steps at ~9-12 steps/s after ~8 s of start); 2 rounds of
-# the 7 configurations: about 5-7 minutes. BUDGET_S (480): no run starts after that many seconds;
+# Time, measured with VARIABLE_ARGS="--heavy-share 0.04" (sessions 18 and 20, H200 and H100): a
+# variable_inputs.py run 19-32 s (imports, building SAM, warm-up, 96 measured images in 4-6 s, a
+# 1 s idle tail), a steady_train.py run 14-18 s; 2 rounds of the 7 configurations: 319 s on the
+# H100. BUDGET_S (480): no run starts after that many seconds;
 # HARD_S (530): each run is killed (timeout) so that none ends past it; RUN_TIMEOUT_S (150) caps
 # one run. Skipped runs are named in the output.
 #
